@@ -1,0 +1,45 @@
+package io.servegate.sdk;
+
+import picocli.CommandLine.Option;
+
+/**
+ * The options every model container takes, each with an environment default, as a picocli
+ * mixin: {@code @Mixin ContainerOptions options;} in a container's command.
+ */
+public final class ContainerOptions {
+
+    @Option(names = "--name", defaultValue = "${env:MODEL_NAME}", description = "Model name (env MODEL_NAME).",
+            required = true)
+    String name;
+
+    @Option(names = "--version", defaultValue = "${env:MODEL_VERSION:-1}",
+            description = "Model version (env MODEL_VERSION, default ${DEFAULT-VALUE}).")
+    String version;
+
+    @Option(names = "--port", defaultValue = "${env:PORT:-8001}",
+            description = "gRPC port, 0 for any free port (env PORT, default ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--host", defaultValue = "${env:HOST:-0.0.0.0}",
+            description = "Address to bind (env HOST, default ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = "--max-message-bytes", defaultValue = "${env:MAX_MESSAGE_BYTES:-16777216}",
+            description = "Largest request accepted; larger ones get RESOURCE_EXHAUSTED (default ${DEFAULT-VALUE}).")
+    int maxMessageBytes;
+
+    @Option(names = "--concurrency", defaultValue = "${env:CONCURRENCY:-1}",
+            description = "Batches predicted at once (default ${DEFAULT-VALUE}).")
+    int concurrency;
+
+    @Option(names = "--drain-seconds", defaultValue = "${env:DRAIN_SECONDS:-30}",
+            description = "On SIGTERM, how long in-flight batches may take to finish (default ${DEFAULT-VALUE}).")
+    int drainSeconds;
+
+    /** Applies these options to a builder. */
+    public <X, Y> ModelContainer.Builder<X, Y> applyTo(ModelContainer.Builder<X, Y> builder) {
+        return builder.name(name).version(version).host(host).port(port)
+                .maxMessageBytes(maxMessageBytes).concurrency(concurrency)
+                .drainTimeout(java.time.Duration.ofSeconds(drainSeconds));
+    }
+}

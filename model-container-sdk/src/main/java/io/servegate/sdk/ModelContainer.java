@@ -1,0 +1,199 @@
+package io.servegate.sdk;
+
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves one {@link Predictor} as an Open Inference Protocol (KServe v2) gRPC server, so that
+ * the gateway, Triton's and KServe's clients, or any other OIP client can call it.
+ *
+ * <p>Every request is validated before the predictor sees it. Batches run on a fixed pool of
+ * {@code concurrency} threads (one by default, as Clipper's containers do) behind a bounded
+ * queue; a full queue is answered with RESOURCE_EXHAUSTED rather than growing without bound.
+ * {@link #close()} (and SIGTERM, under {@link #runUntilShutdown()}) stops accepting new calls,
+ * lets in-flight batches finish within the drain timeout, then stops.
+ *
+ * @param <X> input type
+ * @param <Y> output type
+ */
+public final class ModelContainer<X, Y> implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ModelContainer.class);
+
+    private final Server server;
+    private final ThreadPoolExecutor predictPool;
+    private final OipInferenceService<X, Y> service;
+    private final Duration drainTimeout;
+    private final String name;
+
+    private ModelContainer(Builder<X, Y> b) {
+        this.name = b.name;
+        this.drainTimeout = b.drainTimeout;
+        AtomicInteger threads = new AtomicInteger();
+        this.predictPool = new ThreadPoolExecutor(b.concurrency, b.concurrency, 0, TimeUnit.MILLISECONDS,
+                new ArrayBlockingQueue<>(b.maxQueuedBatches), r -> {
+                    Thread t = new Thread(r, "predict-" + b.name + "-" + threads.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        this.service = new OipInferenceService<>(b.name, b.version, b.inputType, b.inputLength, b.outputType,
+                b.predictor, predictPool);
+        this.server = NettyServerBuilder.forAddress(new InetSocketAddress(b.host, b.port))
+                .maxInboundMessageSize(b.maxMessageBytes)
+                .addService(service)
+                .build();
+    }
+
+    /** A builder for a container serving {@code predictor}. */
+    public static <X, Y> Builder<X, Y> builder(TensorType<X> inputType, TensorType<Y> outputType,
+            Predictor<X, Y> predictor) {
+        return new Builder<>(inputType, outputType, predictor);
+    }
+
+    /** Binds the port and starts serving; the model is ready when this returns. */
+    public ModelContainer<X, Y> start() throws IOException {
+        server.start();
+        service.markReady();
+        LOG.info("model '{}' serving Open Inference Protocol on port {}", name, port());
+        return this;
+    }
+
+    /** The bound port (useful after binding port 0). */
+    public int port() {
+        return server.getPort();
+    }
+
+    /**
+     * Starts, prints {@code READY port=N} on standard output for whoever launched the process,
+     * and blocks until the JVM is asked to stop; a shutdown hook drains in-flight batches.
+     */
+    public void runUntilShutdown() throws IOException, InterruptedException {
+        start();
+        Runtime.getRuntime().addShutdownHook(new Thread(this::close, "drain-" + name));
+        System.out.println("READY port=" + port());
+        System.out.flush();
+        server.awaitTermination();
+    }
+
+    /** Stops accepting calls, waits for in-flight batches up to the drain timeout, then stops. */
+    @Override
+    public void close() {
+        service.markNotReady();
+        server.shutdown();
+        try {
+            long deadline = System.nanoTime() + drainTimeout.toNanos();
+            if (!server.awaitTermination(drainTimeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                LOG.warn("drain timeout of {} passed with calls still running; cancelling them", drainTimeout);
+                server.shutdownNow();
+            }
+            predictPool.shutdown();
+            predictPool.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            server.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+        predictPool.shutdownNow();
+    }
+
+    /** Configures a {@link ModelContainer}; {@link ContainerOptions} fills it from flags and env. */
+    public static final class Builder<X, Y> {
+        private final TensorType<X> inputType;
+        private final TensorType<Y> outputType;
+        private final Predictor<X, Y> predictor;
+        private String name;
+        private String version = "1";
+        private String host = "0.0.0.0";
+        private int port = 8001;
+        private int inputLength = -1;
+        private int maxMessageBytes = 16 * 1024 * 1024;
+        private int concurrency = 1;
+        private int maxQueuedBatches = 1024;
+        private Duration drainTimeout = Duration.ofSeconds(30);
+
+        private Builder(TensorType<X> inputType, TensorType<Y> outputType, Predictor<X, Y> predictor) {
+            this.inputType = Objects.requireNonNull(inputType, "inputType");
+            this.outputType = Objects.requireNonNull(outputType, "outputType");
+            this.predictor = Objects.requireNonNull(predictor, "predictor");
+        }
+
+        public Builder<X, Y> name(String name) {
+            this.name = name;
+            return this;
+        }
+
+        public Builder<X, Y> version(String version) {
+            this.version = version;
+            return this;
+        }
+
+        public Builder<X, Y> host(String host) {
+            this.host = host;
+            return this;
+        }
+
+        public Builder<X, Y> port(int port) {
+            this.port = port;
+            return this;
+        }
+
+        /** The vector length every numeric input must have; unset (-1) accepts any. */
+        public Builder<X, Y> inputLength(int inputLength) {
+            this.inputLength = inputLength;
+            return this;
+        }
+
+        public Builder<X, Y> maxMessageBytes(int maxMessageBytes) {
+            this.maxMessageBytes = maxMessageBytes;
+            return this;
+        }
+
+        public Builder<X, Y> concurrency(int concurrency) {
+            this.concurrency = concurrency;
+            return this;
+        }
+
+        /** Batches that may wait for a predictor thread before requests get RESOURCE_EXHAUSTED. */
+        public Builder<X, Y> maxQueuedBatches(int maxQueuedBatches) {
+            this.maxQueuedBatches = maxQueuedBatches;
+            return this;
+        }
+
+        public Builder<X, Y> drainTimeout(Duration drainTimeout) {
+            this.drainTimeout = Objects.requireNonNull(drainTimeout, "drainTimeout");
+            return this;
+        }
+
+        /** Validates the configuration and builds the (not yet started) container. */
+        public ModelContainer<X, Y> build() {
+            if (name == null || name.isBlank()) {
+                throw new IllegalArgumentException("a model name is required (--name or MODEL_NAME)");
+            }
+            if (version == null || version.isBlank()) {
+                throw new IllegalArgumentException("a model version is required (--version or MODEL_VERSION)");
+            }
+            requirePositive("concurrency", concurrency);
+            requirePositive("maxMessageBytes", maxMessageBytes);
+            requirePositive("maxQueuedBatches", maxQueuedBatches);
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("port must be in 0..65535, got " + port);
+            }
+            return new ModelContainer<>(this);
+        }
+
+        private static void requirePositive(String what, int value) {
+            if (value <= 0) {
+                throw new IllegalArgumentException(what + " must be positive, got " + value);
+            }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+package io.servegate.sdk;
+
+/**
+ * Names of the response parameters through which a container reports how long the batch took
+ * inside the predictor, so that the gateway can learn per-batch-size latency profiles
+ * (Clockwork) without counting network time.
+ */
+public final class ServiceTime {
+
+    /** int64 parameter: nanoseconds spent in {@link Predictor#predictBatch}. */
+    public static final String SERVICE_TIME_NS = "servegate_service_time_ns";
+
+    /** int64 parameter: the batch size the predictor saw. */
+    public static final String BATCH_SIZE = "servegate_batch_size";
+
+    private ServiceTime() {
+    }
+}
