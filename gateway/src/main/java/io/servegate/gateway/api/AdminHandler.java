@@ -1,0 +1,233 @@
+package io.servegate.gateway.api;
+
+import io.servegate.gateway.cache.PredictionCache;
+import io.servegate.gateway.registry.Application;
+import io.servegate.gateway.registry.ContainerReplica;
+import io.servegate.gateway.registry.ModelVersion;
+import io.servegate.gateway.registry.Names;
+import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.registry.RegistrySnapshot;
+import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.sdk.TensorType;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Clipper's admin API, same paths and bodies, plus {@code add_container} for replicas the
+ * gateway did not start. Every call is a POST with a JSON object, except {@code GET /admin/ping}.
+ */
+public final class AdminHandler {
+
+    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?");
+
+    private final Registry registry;
+    private final ReplicaPool pool;
+    private final PredictionCache cache;
+    private final JsonBodies bodies;
+
+    public AdminHandler(Registry registry, ReplicaPool pool, PredictionCache cache, JsonBodies bodies) {
+        this.registry = registry;
+        this.pool = pool;
+        this.cache = cache;
+        this.bodies = bodies;
+    }
+
+    public Mono<ServerResponse> ping(ServerRequest request) {
+        return ok(Map.of("status", "ok"));
+    }
+
+    public Mono<ServerResponse> addApp(ServerRequest request) {
+        return write(request, body -> {
+            String name = Names.requireValid("app", JsonBodies.requiredString(body, "name"));
+            String inputType = TensorType.forName(JsonBodies.requiredString(body, "input_type")).clipperName();
+            String defaultOutput = JsonBodies.requiredString(body, "default_output");
+            long slo = JsonBodies.requiredLong(body, "latency_slo_micros");
+            if (slo <= 0 || slo > 3_600_000_000L) {
+                throw ApiException.badRequest("'latency_slo_micros' must be between 1 and 3600000000, got " + slo);
+            }
+            List<String> models = JsonBodies.stringList(body, "candidate_model_names", false);
+            models.forEach(m -> Names.requireValid("model", m));
+            return registry.addApp(new Application(name, inputType, defaultOutput, slo, models));
+        });
+    }
+
+    public Mono<ServerResponse> deleteApp(ServerRequest request) {
+        return write(request, body -> registry.deleteApp(JsonBodies.requiredString(body, "name")));
+    }
+
+    public Mono<ServerResponse> addModel(ServerRequest request) {
+        return write(request, body -> {
+            String name = Names.requireValid("model", JsonBodies.requiredString(body, "model_name"));
+            String version = Names.requireValid("model version", JsonBodies.requiredString(body, "model_version"));
+            String inputType = TensorType.forName(JsonBodies.requiredString(body, "input_type")).clipperName();
+            JsonNode batchSizeNode = body.get("batch_size");
+            long batchSize = batchSizeNode == null || batchSizeNode.isNull() ? -1
+                    : JsonBodies.requiredLong(body, "batch_size");
+            if (batchSize == 0 || batchSize < -1 || batchSize > 1_000_000) {
+                throw ApiException.badRequest("'batch_size' must be -1 (adaptive) or in 1..1000000, got " + batchSize);
+            }
+            return registry.addModel(new ModelVersion(name, version, JsonBodies.stringList(body, "labels", false),
+                    inputType, JsonBodies.optionalString(body, "container_name", ""),
+                    JsonBodies.optionalString(body, "model_data_path", ""), (int) batchSize));
+        });
+    }
+
+    public Mono<ServerResponse> setModelVersion(ServerRequest request) {
+        return write(request, body -> registry.setModelVersion(JsonBodies.requiredString(body, "model_name"),
+                JsonBodies.requiredString(body, "model_version")));
+    }
+
+    public Mono<ServerResponse> deleteVersionedModel(ServerRequest request) {
+        return write(request, body -> {
+            String name = JsonBodies.requiredString(body, "model_name");
+            String version = JsonBodies.requiredString(body, "model_version");
+            return registry.deleteVersionedModel(name, version)
+                    .then(Mono.fromRunnable(() -> cache.invalidateModel(name, version)));
+        });
+    }
+
+    public Mono<ServerResponse> addModelLinks(ServerRequest request) {
+        return write(request, body -> registry.addModelLinks(JsonBodies.requiredString(body, "app_name"),
+                JsonBodies.stringList(body, "model_names", true)));
+    }
+
+    public Mono<ServerResponse> deleteModelLinks(ServerRequest request) {
+        return write(request, body -> registry.deleteModelLinks(JsonBodies.requiredString(body, "app_name"),
+                JsonBodies.stringList(body, "model_names", true)));
+    }
+
+    public Mono<ServerResponse> addContainer(ServerRequest request) {
+        return bodies.object(request).flatMap(body -> {
+            String model = JsonBodies.requiredString(body, "model_name");
+            String version = JsonBodies.requiredString(body, "model_version");
+            String address = validAddress(JsonBodies.requiredString(body, "address"));
+            String id = JsonBodies.optionalString(body, "container_id",
+                    model + "-" + version + "-" + UUID.randomUUID().toString().substring(0, 8));
+            Names.requireValid("container id", id);
+            return registry.addReplica(new ContainerReplica(id, model, version, address))
+                    .then(ok(Map.of("success", true, "container_id", id)));
+        });
+    }
+
+    public Mono<ServerResponse> deleteContainer(ServerRequest request) {
+        return write(request, body -> registry.removeReplica(JsonBodies.requiredString(body, "container_id")));
+    }
+
+    public Mono<ServerResponse> getAllApplications(ServerRequest request) {
+        return read(request, (body, s) -> JsonBodies.optionalBoolean(body, "verbose")
+                ? s.apps().stream().map(AdminHandler::describe).toList()
+                : s.apps().stream().map(Application::name).toList());
+    }
+
+    public Mono<ServerResponse> getApplication(ServerRequest request) {
+        return read(request, (body, s) -> describe(QueryHandler.app(s, JsonBodies.requiredString(body, "name"))));
+    }
+
+    public Mono<ServerResponse> getLinkedModels(ServerRequest request) {
+        return read(request, (body, s) -> QueryHandler.app(s, JsonBodies.requiredString(body, "app_name"))
+                .linkedModels());
+    }
+
+    public Mono<ServerResponse> getAllModels(ServerRequest request) {
+        return read(request, (body, s) -> JsonBodies.optionalBoolean(body, "verbose")
+                ? s.models().stream().map(m -> describe(m, s)).toList()
+                : s.models().stream().map(m -> m.name() + ":" + m.version()).toList());
+    }
+
+    public Mono<ServerResponse> getModel(ServerRequest request) {
+        return read(request, (body, s) -> {
+            String name = JsonBodies.requiredString(body, "model_name");
+            String version = JsonBodies.requiredString(body, "model_version");
+            return describe(s.model(name, version).orElseThrow(() ->
+                    ApiException.notFound("unknown model '" + name + ":" + version + "'")), s);
+        });
+    }
+
+    public Mono<ServerResponse> getAllContainers(ServerRequest request) {
+        return read(request, (body, s) -> s.models().stream()
+                .flatMap(m -> pool.status(m.name(), m.version()).stream())
+                .map(AdminHandler::describe).toList());
+    }
+
+    private Mono<ServerResponse> write(ServerRequest request, Function<JsonNode, Mono<Void>> action) {
+        return bodies.object(request).flatMap(body -> action.apply(body)).then(ok(Map.of("success", true)));
+    }
+
+    private Mono<ServerResponse> read(ServerRequest request,
+            java.util.function.BiFunction<JsonNode, RegistrySnapshot, Object> query) {
+        return request.bodyToMono(String.class).defaultIfEmpty("{}")
+                .map(bodies::parseObject)
+                .flatMap(body -> ok(query.apply(body, registry.snapshot())));
+    }
+
+    static String validAddress(String address) {
+        int colon = address.lastIndexOf(':');
+        if (colon <= 0 || colon == address.length() - 1) {
+            throw ApiException.badRequest("container address '" + address + "' must be host:port");
+        }
+        String host = address.substring(0, colon);
+        String portText = address.substring(colon + 1);
+        int port;
+        try {
+            port = Integer.parseInt(portText);
+        } catch (NumberFormatException e) {
+            throw ApiException.badRequest("container address '" + address + "' has no numeric port");
+        }
+        if (port < 1 || port > 65535) {
+            throw ApiException.badRequest("container port must be in 1..65535, got " + port);
+        }
+        if (!HOST.matcher(host).matches() && !(host.startsWith("[") && host.endsWith("]"))) {
+            throw ApiException.badRequest("container host '" + host + "' is not a valid host name or address");
+        }
+        return address;
+    }
+
+    private static Map<String, Object> describe(Application a) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("name", a.name());
+        m.put("input_type", a.inputType());
+        m.put("default_output", a.defaultOutput());
+        m.put("latency_slo_micros", a.latencySloMicros());
+        m.put("linked_models", a.linkedModels());
+        return m;
+    }
+
+    private static Map<String, Object> describe(ModelVersion v, RegistrySnapshot s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("model_name", v.name());
+        m.put("model_version", v.version());
+        m.put("is_current_version", s.currentVersion(v.name()).map(v.version()::equals).orElse(false));
+        m.put("labels", v.labels());
+        m.put("input_type", v.inputType());
+        m.put("container_name", v.containerName());
+        m.put("model_data_path", v.modelDataPath());
+        m.put("batch_size", v.batchSize());
+        return m;
+    }
+
+    private static Map<String, Object> describe(ReplicaPool.ReplicaStatus r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("container_id", r.replica().id());
+        m.put("model_name", r.replica().modelName());
+        m.put("model_version", r.replica().modelVersion());
+        m.put("address", r.replica().address());
+        m.put("available", r.available());
+        m.put("queue_length", r.queueLength());
+        m.put("max_batch_size", r.maxBatchSize());
+        m.put("circuit", r.circuit());
+        return m;
+    }
+
+    private static Mono<ServerResponse> ok(Object body) {
+        return ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).bodyValue(body);
+    }
+}

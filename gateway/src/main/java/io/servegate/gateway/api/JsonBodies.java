@@ -1,0 +1,121 @@
+package io.servegate.gateway.api;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import reactor.core.publisher.Mono;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
+
+/** Reads request bodies as JSON objects and their fields, with errors that say what is wrong. */
+public final class JsonBodies {
+
+    private final ObjectMapper mapper;
+
+    public JsonBodies(ObjectMapper mapper) {
+        this.mapper = mapper;
+    }
+
+    /** The body as a JSON object (size-limited by the codec configuration). */
+    public Mono<JsonNode> object(ServerRequest request) {
+        return request.bodyToMono(String.class)
+                .switchIfEmpty(Mono.error(() -> ApiException.badRequest("the request body is empty; send a JSON object")))
+                .map(this::parseObject);
+    }
+
+    JsonNode parseObject(String body) {
+        JsonNode node;
+        try {
+            node = mapper.readTree(body);
+        } catch (JacksonException e) {
+            throw ApiException.badRequest("malformed JSON: " + e.getOriginalMessage());
+        }
+        if (node == null || !node.isObject()) {
+            throw ApiException.badRequest("the request body must be a JSON object");
+        }
+        return node;
+    }
+
+    /** Parses text as JSON if it is JSON, for nesting model outputs; null otherwise. */
+    public JsonNode tryParse(String text) {
+        if (text == null || text.isEmpty()) {
+            return null;
+        }
+        char c = text.charAt(0);
+        if (!(c == '{' || c == '[' || c == '"' || c == '-' || Character.isDigit(c) || text.equals("true")
+                || text.equals("false") || text.equals("null"))) {
+            return null;
+        }
+        try {
+            return mapper.readTree(text);
+        } catch (JacksonException e) {
+            return null;
+        }
+    }
+
+    public static String requiredString(JsonNode body, String field) {
+        JsonNode n = body.get(field);
+        if (n == null || n.isNull()) {
+            throw ApiException.badRequest("missing field '" + field + "'");
+        }
+        if (!n.isString()) {
+            throw ApiException.badRequest("field '" + field + "' must be a string");
+        }
+        return n.stringValue();
+    }
+
+    public static String optionalString(JsonNode body, String field, String fallback) {
+        JsonNode n = body.get(field);
+        if (n == null || n.isNull()) {
+            return fallback;
+        }
+        if (!n.isString()) {
+            throw ApiException.badRequest("field '" + field + "' must be a string");
+        }
+        return n.stringValue();
+    }
+
+    public static long requiredLong(JsonNode body, String field) {
+        JsonNode n = body.get(field);
+        if (n == null || n.isNull()) {
+            throw ApiException.badRequest("missing field '" + field + "'");
+        }
+        if (!n.isIntegralNumber() || !n.canConvertToLong()) {
+            throw ApiException.badRequest("field '" + field + "' must be an integer");
+        }
+        return n.longValue();
+    }
+
+    public static boolean optionalBoolean(JsonNode body, String field) {
+        JsonNode n = body.get(field);
+        if (n == null || n.isNull()) {
+            return false;
+        }
+        if (!n.isBoolean()) {
+            throw ApiException.badRequest("field '" + field + "' must be true or false");
+        }
+        return n.booleanValue();
+    }
+
+    public static List<String> stringList(JsonNode body, String field, boolean required) {
+        JsonNode n = body.get(field);
+        if (n == null || n.isNull()) {
+            if (required) {
+                throw ApiException.badRequest("missing field '" + field + "'");
+            }
+            return List.of();
+        }
+        if (!n.isArray()) {
+            throw ApiException.badRequest("field '" + field + "' must be an array of strings");
+        }
+        List<String> out = new ArrayList<>();
+        for (JsonNode e : n) {
+            if (!e.isString()) {
+                throw ApiException.badRequest("field '" + field + "' must be an array of strings");
+            }
+            out.add(e.stringValue());
+        }
+        return out;
+    }
+}

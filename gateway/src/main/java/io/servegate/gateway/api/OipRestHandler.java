@@ -1,0 +1,202 @@
+package io.servegate.gateway.api;
+
+import io.servegate.gateway.query.PredictionService;
+import io.servegate.gateway.registry.ModelVersion;
+import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.registry.RegistrySnapshot;
+import io.servegate.gateway.rpc.DefaultReason;
+import io.servegate.gateway.rpc.PredictionException;
+import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.sdk.TensorType;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.JsonNodeFactory;
+
+/**
+ * The Open Inference Protocol's REST binding (KServe v2), for KServe and Triton clients. An
+ * infer request's rows go through the model's cache and batching like any query, with no
+ * selection and no app: the deadline is {@code servegate.oip.timeout}.
+ */
+public final class OipRestHandler {
+
+    private final Registry registry;
+    private final ReplicaPool pool;
+    private final PredictionService predictions;
+    private final JsonBodies bodies;
+    private final InputParser inputs;
+    private final Duration timeout;
+    private final int maxBatchInputs;
+
+    public OipRestHandler(Registry registry, ReplicaPool pool, PredictionService predictions, JsonBodies bodies,
+            InputParser inputs, Duration timeout, int maxBatchInputs) {
+        this.registry = registry;
+        this.pool = pool;
+        this.predictions = predictions;
+        this.bodies = bodies;
+        this.inputs = inputs;
+        this.timeout = timeout;
+        this.maxBatchInputs = maxBatchInputs;
+    }
+
+    public Mono<ServerResponse> live(ServerRequest request) {
+        return json(HttpStatus.OK, Map.of("live", true));
+    }
+
+    public Mono<ServerResponse> ready(ServerRequest request) {
+        return json(HttpStatus.OK, Map.of("ready", true));
+    }
+
+    public Mono<ServerResponse> metadata(ServerRequest request) {
+        RegistrySnapshot snapshot = registry.snapshot();
+        String name = request.pathVariable("model");
+        List<String> versions = snapshot.models().stream().filter(m -> m.name().equals(name))
+                .map(ModelVersion::version).toList();
+        if (versions.isEmpty()) {
+            throw ApiException.notFound("unknown model '" + name + "'");
+        }
+        ModelVersion m = resolve(snapshot, name, null);
+        TensorType<?> type = TensorType.forName(m.inputType());
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("name", name);
+        body.put("versions", versions);
+        body.put("platform", "servegate");
+        body.put("inputs", List.of(Map.of("name", "input", "datatype", type.datatype(),
+                "shape", type.numeric() ? List.of(-1, -1) : List.of(-1))));
+        body.put("outputs", List.of(Map.of("name", "output", "datatype", "BYTES", "shape", List.of(-1))));
+        return json(HttpStatus.OK, body);
+    }
+
+    /** 200 when ready, 400 when not: the protocol's boolean-by-status convention. */
+    public Mono<ServerResponse> modelReady(ServerRequest request) {
+        String name = request.pathVariable("model");
+        ModelVersion m = resolve(registry.snapshot(), name, null);
+        boolean ready = pool.ready(m.name(), m.version());
+        return json(ready ? HttpStatus.OK : HttpStatus.BAD_REQUEST, Map.of("name", name, "ready", ready));
+    }
+
+    public Mono<ServerResponse> infer(ServerRequest request) {
+        String name = request.pathVariable("model");
+        String requestedVersion = request.pathVariables().get("version");
+        return bodies.object(request).flatMap(body -> {
+            ModelVersion m = resolve(registry.snapshot(), name, requestedVersion);
+            TensorType<?> type = TensorType.forName(m.inputType());
+            List<Object> rows = rows(type, body, pool.inputLength(m.name(), m.version()));
+            return Flux.fromIterable(rows)
+                    .flatMapSequential(row -> predictions.infer(m.name(), m.version(), type, row, timeout))
+                    .collectList()
+                    .flatMap(outputs -> {
+                        Map<String, Object> out = new LinkedHashMap<>();
+                        out.put("model_name", m.name());
+                        out.put("model_version", m.version());
+                        JsonNode id = body.get("id");
+                        if (id != null && id.isString()) {
+                            out.put("id", id.stringValue());
+                        }
+                        out.put("outputs", List.of(Map.of("name", "output", "datatype", "BYTES",
+                                "shape", List.of(outputs.size()), "data", outputs)));
+                        return json(HttpStatus.OK, out);
+                    })
+                    .onErrorResume(PredictionException.class, e -> Errors.json(
+                            e.reason() == DefaultReason.DEADLINE ? HttpStatus.GATEWAY_TIMEOUT
+                                    : HttpStatus.SERVICE_UNAVAILABLE, "inference failed", e.getMessage()));
+        });
+    }
+
+    /** Splits the single input tensor into one value per row. */
+    private List<Object> rows(TensorType<?> type, JsonNode body, int expectedLength) {
+        JsonNode tensors = body.get("inputs");
+        if (tensors == null || !tensors.isArray() || tensors.size() != 1) {
+            throw ApiException.badRequest("'inputs' must be an array with exactly one tensor");
+        }
+        JsonNode t = tensors.get(0);
+        String datatype = JsonBodies.requiredString(t, "datatype");
+        if (!datatype.equals(type.datatype())) {
+            throw ApiException.badRequest("input datatype " + datatype + " does not match the model's input type '"
+                    + type.clipperName() + "' (" + type.datatype() + ")");
+        }
+        JsonNode shapeNode = t.get("shape");
+        if (shapeNode == null || !shapeNode.isArray() || shapeNode.isEmpty() || shapeNode.size() > 2) {
+            throw ApiException.badRequest("'shape' must be [N] or [N, d]");
+        }
+        long[] shape = new long[shapeNode.size()];
+        for (int i = 0; i < shape.length; i++) {
+            JsonNode d = shapeNode.get(i);
+            if (!d.isIntegralNumber() || d.longValue() <= 0 || d.longValue() > Integer.MAX_VALUE) {
+                throw ApiException.badRequest("'shape' must hold positive integers");
+            }
+            shape[i] = d.longValue();
+        }
+        int n = (int) shape[0];
+        int width = shape.length == 2 ? (int) shape[1] : 1;
+        if (n > maxBatchInputs) {
+            throw ApiException.badRequest("the tensor has " + n + " rows; the limit is " + maxBatchInputs);
+        }
+        if (expectedLength > 0 && type.numeric() && width != expectedLength) {
+            throw ApiException.badRequest("shape " + shapeNode + " does not match the model's input length "
+                    + expectedLength);
+        }
+        if (!type.numeric() && width != 1) {
+            throw ApiException.badRequest("BYTES tensors must have shape [N] or [N, 1]");
+        }
+        List<JsonNode> flat = new ArrayList<>();
+        JsonNode data = t.get("data");
+        if (data == null || !data.isArray()) {
+            throw ApiException.badRequest("'data' must be an array");
+        }
+        flatten(data, flat, 0);
+        if ((long) n * width != flat.size()) {
+            throw ApiException.badRequest("'data' holds " + flat.size() + " elements but shape needs "
+                    + (long) n * width);
+        }
+        JsonNodeFactory nodes = JsonNodeFactory.instance;
+        List<Object> rows = new ArrayList<>(n);
+        for (int r = 0; r < n; r++) {
+            if (type.numeric()) {
+                rows.add(inputs.parse(type, nodes.arrayNode().addAll(flat.subList(r * width, (r + 1) * width)),
+                        "data[" + r + "]"));
+            } else {
+                JsonNode e = flat.get(r);
+                if (!e.isString()) {
+                    throw ApiException.badRequest("'data[" + r + "]' must be a string");
+                }
+                rows.add(type == TensorType.BYTES ? e.stringValue().getBytes(StandardCharsets.UTF_8) : e.stringValue());
+            }
+        }
+        return rows;
+    }
+
+    private static void flatten(JsonNode node, List<JsonNode> out, int depth) {
+        if (depth > 2) {
+            throw ApiException.badRequest("'data' is nested deeper than the tensor's shape");
+        }
+        for (JsonNode e : node) {
+            if (e.isArray()) {
+                flatten(e, out, depth + 1);
+            } else {
+                out.add(e);
+            }
+        }
+    }
+
+    private static ModelVersion resolve(RegistrySnapshot snapshot, String name, String version) {
+        String v = version != null ? version : snapshot.currentVersion(name)
+                .orElseThrow(() -> ApiException.notFound("unknown model '" + name + "'"));
+        return snapshot.model(name, v)
+                .orElseThrow(() -> ApiException.notFound("model '" + name + "' has no version '" + v + "'"));
+    }
+
+    private static Mono<ServerResponse> json(HttpStatus status, Object body) {
+        return ServerResponse.status(status).contentType(MediaType.APPLICATION_JSON).bodyValue(body);
+    }
+}

@@ -1,0 +1,162 @@
+package io.servegate.gateway.config;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.gateway.api.AdminHandler;
+import io.servegate.gateway.api.AdminServer;
+import io.servegate.gateway.api.Errors;
+import io.servegate.gateway.api.InputParser;
+import io.servegate.gateway.api.JsonBodies;
+import io.servegate.gateway.api.OipRestHandler;
+import io.servegate.gateway.api.QueryHandler;
+import io.servegate.gateway.cache.PredictionCache;
+import io.servegate.gateway.demo.DemoRunner;
+import io.servegate.gateway.query.PredictionService;
+import io.servegate.gateway.registry.InMemoryRegistry;
+import io.servegate.gateway.registry.RedisRegistry;
+import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.rpc.ReplicaPool;
+import java.time.Duration;
+import java.util.function.LongSupplier;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import io.servegate.gateway.api.JsonErrorWebExceptionHandler;
+import org.springframework.core.annotation.Order;
+import org.springframework.http.codec.ServerCodecConfigurer;
+import org.springframework.web.reactive.config.WebFluxConfigurer;
+import org.springframework.web.reactive.function.server.HandlerStrategies;
+import org.springframework.web.reactive.function.server.RouterFunction;
+import org.springframework.web.reactive.function.server.RouterFunctions;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.ObjectMapper;
+
+/** Wires the plain-Java cores (registry, cache, replica pool) into the two HTTP servers. */
+@Configuration(proxyBeanMethods = false)
+public class GatewayConfiguration {
+
+    /** The one clock of the request path; tests of the cores inject virtual ones instead. */
+    @Bean
+    LongSupplier gatewayClock() {
+        return System::nanoTime;
+    }
+
+    @Bean(destroyMethod = "close")
+    Registry registry(ServegateProperties props) {
+        ServegateProperties.Registry r = props.registry();
+        return switch (r.store()) {
+            case "memory" -> new InMemoryRegistry();
+            case "redis" -> RedisRegistry.connect(r.redisUri(), r.keyPrefix(), Duration.ofMillis(500));
+            default -> throw new IllegalArgumentException("servegate.registry.store must be 'memory' or 'redis', got '"
+                    + r.store() + "'");
+        };
+    }
+
+    @Bean
+    PredictionCache predictionCache(ServegateProperties props, MeterRegistry meters) {
+        return new PredictionCache(props.cache().enabled(), props.cache().maxSize().toBytes(), meters);
+    }
+
+    @Bean(destroyMethod = "close")
+    ReplicaPool replicaPool(ServegateProperties props, MeterRegistry meters, LongSupplier clock, Registry registry) {
+        ReplicaPool pool = new ReplicaPool(props.batching(), props.rpc(), meters, clock, Schedulers.parallel());
+        registry.addListener(pool::sync);
+        pool.sync(registry.snapshot());
+        return pool;
+    }
+
+    @Bean
+    PredictionService predictionService(PredictionCache cache, ReplicaPool pool, LongSupplier clock,
+            MeterRegistry meters) {
+        return new PredictionService(cache, pool, clock, meters);
+    }
+
+    @Bean
+    JsonBodies jsonBodies(ObjectMapper mapper) {
+        return new JsonBodies(mapper);
+    }
+
+    @Bean
+    InputParser inputParser(ServegateProperties props) {
+        return new InputParser(props.limits().maxInputLength());
+    }
+
+    @Bean
+    RouterFunction<ServerResponse> queryRoutes(Registry registry, ReplicaPool pool, PredictionService predictions,
+            JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
+            ObjectProvider<io.micrometer.prometheusmetrics.PrometheusMeterRegistry> prometheus) {
+        QueryHandler query = new QueryHandler(registry, pool, predictions, bodies, inputs, props.limits().maxBatchInputs(),
+                clock);
+        OipRestHandler oip = new OipRestHandler(registry, pool, predictions, bodies, inputs, props.oip().timeout(),
+                props.limits().maxBatchInputs());
+        return RouterFunctions.route()
+                .GET("/v2/health/live", oip::live)
+                .GET("/v2/health/ready", oip::ready)
+                .GET("/v2/models/{model}", oip::metadata)
+                .GET("/v2/models/{model}/ready", oip::modelReady)
+                .POST("/v2/models/{model}/infer", oip::infer)
+                .POST("/v2/models/{model}/versions/{version}/infer", oip::infer)
+                .GET("/metrics", request -> ServerResponse.ok()
+                        .contentType(org.springframework.http.MediaType.parseMediaType("text/plain;version=0.0.4"))
+                        .bodyValue(prometheus.getObject().scrape()))
+                .POST("/{app}/predict", query::predict)
+                .POST("/{app}/update", query::update)
+                .filter(Errors.filter())
+                .build();
+    }
+
+    @Bean
+    AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, JsonBodies bodies,
+            ServegateProperties props) {
+        AdminHandler admin = new AdminHandler(registry, pool, cache, bodies);
+        RouterFunction<ServerResponse> routes = RouterFunctions.route()
+                .GET("/admin/ping", admin::ping)
+                .POST("/admin/add_app", admin::addApp)
+                .POST("/admin/delete_app", admin::deleteApp)
+                .POST("/admin/add_model", admin::addModel)
+                .POST("/admin/set_model_version", admin::setModelVersion)
+                .POST("/admin/delete_versioned_model", admin::deleteVersionedModel)
+                .POST("/admin/add_model_links", admin::addModelLinks)
+                .POST("/admin/delete_model_links", admin::deleteModelLinks)
+                .POST("/admin/add_container", admin::addContainer)
+                .POST("/admin/delete_container", admin::deleteContainer)
+                .POST("/admin/get_all_applications", admin::getAllApplications)
+                .POST("/admin/get_application", admin::getApplication)
+                .POST("/admin/get_linked_models", admin::getLinkedModels)
+                .POST("/admin/get_all_models", admin::getAllModels)
+                .POST("/admin/get_model", admin::getModel)
+                .POST("/admin/get_all_containers", admin::getAllContainers)
+                .route(request -> true, request -> Errors.json(org.springframework.http.HttpStatus.NOT_FOUND,
+                        "not found", "no admin endpoint " + request.method() + " " + request.path()))
+                .filter(Errors.filter())
+                .build();
+        HandlerStrategies strategies = HandlerStrategies.builder()
+                .codecs(c -> c.defaultCodecs().maxInMemorySize((int) props.limits().maxBodySize().toBytes()))
+                .build();
+        return new AdminServer(routes, strategies, props.admin().address(), props.admin().port());
+    }
+
+    /** Bodies over the limit fail with DataBufferLimitException, which {@link Errors} turns into 413. */
+    @Bean
+    WebFluxConfigurer bodyLimit(ServegateProperties props) {
+        return new WebFluxConfigurer() {
+            @Override
+            public void configureHttpMessageCodecs(ServerCodecConfigurer configurer) {
+                configurer.defaultCodecs().maxInMemorySize((int) props.limits().maxBodySize().toBytes());
+            }
+        };
+    }
+
+    @Bean
+    @Order(-2)
+    JsonErrorWebExceptionHandler jsonErrors(ServerCodecConfigurer codecs) {
+        return new JsonErrorWebExceptionHandler(codecs.getWriters());
+    }
+
+    @Bean
+    @org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "servegate.demo.enabled",
+            havingValue = "true")
+    DemoRunner demoRunner(ServegateProperties props, Registry registry) {
+        return new DemoRunner(props.demo(), registry);
+    }
+}

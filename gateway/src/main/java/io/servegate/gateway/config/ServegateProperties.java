@@ -1,0 +1,93 @@
+package io.servegate.gateway.config;
+
+import java.time.Duration;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Everything the gateway can be told, under {@code servegate.*}. The query port is Spring's
+ * {@code server.port} (1337 by default).
+ */
+@ConfigurationProperties("servegate")
+public record ServegateProperties(
+        @DefaultValue Admin admin,
+        @DefaultValue Cache cache,
+        @DefaultValue Batching batching,
+        @DefaultValue Rpc rpc,
+        @DefaultValue Limits limits,
+        @DefaultValue Registry registry,
+        @DefaultValue Oip oip,
+        @DefaultValue Demo demo) {
+
+    /** The admin API's own server. */
+    public record Admin(
+            @DefaultValue("1338") int port,
+            /** Loopback by default: only local operators can change what is deployed. */
+            @DefaultValue("127.0.0.1") String address) {
+    }
+
+    /** The prediction cache (Clipper §4.2). */
+    public record Cache(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("32MB") DataSize maxSize) {
+    }
+
+    /** Per-replica batching queues (Clipper §4.3). */
+    public record Batching(
+            /** Delayed batching (§4.3.2): how long a partial batch may wait for more queries; 0 = off. */
+            @DefaultValue("0ms") Duration batchWait,
+            /** Queued queries per replica before new ones are rejected. */
+            @DefaultValue("4096") int queueCapacity,
+            /** AIMD's latency objective for a model no app with an SLO is linked to. */
+            @DefaultValue("100ms") Duration defaultSlo,
+            @DefaultValue("1024") int maxBatchSize) {
+    }
+
+    /** Calls to model containers. */
+    public record Rpc(
+            /** A batch RPC never waits less than this, so a slow container is not cut off mid-batch. */
+            @DefaultValue("1s") Duration minBatchTimeout,
+            @DefaultValue("64MB") DataSize maxMessageSize,
+            /** Circuit breaker per replica (Resilience4j). */
+            @DefaultValue("50") float failureRateThreshold,
+            @DefaultValue("10") int slidingWindowSize,
+            @DefaultValue("5") int minimumNumberOfCalls,
+            @DefaultValue("2s") Duration waitInOpenState,
+            @DefaultValue("2") int permittedCallsInHalfOpenState) {
+    }
+
+    /** Input limits. */
+    public record Limits(
+            /** Request bodies beyond this get 413, on both ports. */
+            @DefaultValue("4MB") DataSize maxBodySize,
+            @DefaultValue("1000") int maxBatchInputs,
+            @DefaultValue("1048576") int maxInputLength) {
+    }
+
+    /** Where apps, models and links live. */
+    public record Registry(
+            /** {@code memory} (embedded default) or {@code redis}. */
+            @DefaultValue("memory") String store,
+            @DefaultValue("redis://127.0.0.1:6379") String redisUri,
+            @DefaultValue("servegate") String keyPrefix) {
+    }
+
+    /** The Open Inference Protocol REST endpoints, which have no app and so no app SLO. */
+    public record Oip(@DefaultValue("1s") Duration timeout) {
+    }
+
+    /** The demo the README's first command starts: a real ONNX model as a local process. */
+    public record Demo(
+            @DefaultValue("false") boolean enabled,
+            @DefaultValue("fashion") String app,
+            @DefaultValue("fmnist-cnn") String model,
+            @DefaultValue("containers/onnx/target/onnx-container.jar") String containerJar,
+            @DefaultValue("containers/onnx/models/fmnist-cnn.onnx") String modelPath,
+            @DefaultValue("50000") long latencySloMicros,
+            @DefaultValue("-1") String defaultOutput,
+            @DefaultValue("1") int replicas,
+            @DefaultValue List<String> jvmArgs) {
+    }
+}

@@ -1,0 +1,96 @@
+package io.servegate.gateway.query;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.servegate.gateway.cache.CacheKey;
+import io.servegate.gateway.cache.PredictionCache;
+import io.servegate.gateway.registry.Application;
+import io.servegate.gateway.rpc.DefaultReason;
+import io.servegate.gateway.rpc.PredictionException;
+import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.sdk.TensorType;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import reactor.core.publisher.Mono;
+
+/**
+ * The query path below the API: cache, then the model version's replicas, under a hard
+ * deadline. A query never answers late: at its deadline it gets its app's default output, and a
+ * prediction that arrives afterwards only fills the cache.
+ */
+public final class PredictionService {
+
+    private final PredictionCache cache;
+    private final ReplicaPool pool;
+    private final LongSupplier clock;
+    private final MeterRegistry meters;
+
+    public PredictionService(PredictionCache cache, ReplicaPool pool, LongSupplier clock, MeterRegistry meters) {
+        this.cache = cache;
+        this.pool = pool;
+        this.clock = clock;
+        this.meters = meters;
+    }
+
+    /**
+     * Predicts one input for an app with the given model version, answering by
+     * {@code arrivalNanos + app SLO}.
+     */
+    public Mono<Prediction> predict(Application app, String model, String version, TensorType<?> type, Object input,
+            long arrivalNanos) {
+        long deadline = arrivalNanos + TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros());
+        Mono<Prediction> answer = model == null || version == null
+                ? Mono.error(new PredictionException(DefaultReason.NO_MODEL,
+                        model == null ? "app " + app.name() : "model " + model + " has no current version"))
+                : infer(model, version, type, input, deadline);
+        return answer
+                .onErrorResume(PredictionException.class, e -> Mono.just(defaultFor(app, e)))
+                .doOnNext(p -> record(app, p, arrivalNanos));
+    }
+
+    /**
+     * Predicts one input for a model version with no app around it (the OIP REST API): the
+     * same cache and batching, failing with {@link PredictionException} at the deadline.
+     */
+    public Mono<String> infer(String model, String version, TensorType<?> type, Object input, Duration timeout) {
+        long deadline = clock.getAsLong() + timeout.toNanos();
+        return infer(model, version, type, input, deadline).map(Prediction::output);
+    }
+
+    private Mono<Prediction> infer(String model, String version, TensorType<?> type, Object input, long deadline) {
+        long remaining = deadline - clock.getAsLong();
+        if (remaining <= 0) {
+            return Mono.error(new PredictionException(DefaultReason.DEADLINE, null));
+        }
+        CacheKey key = new CacheKey(model, version, encode(type, input));
+        CompletableFuture<String> output = cache.get(key, k -> pool.submit(model, version, input, deadline));
+        // shared with other queries: a timeout here must not cancel it, so a late result still fills the cache
+        return Mono.fromFuture(output, true)
+                .map(Prediction::of)
+                .timeout(Duration.ofNanos(remaining),
+                        Mono.error(() -> new PredictionException(DefaultReason.DEADLINE, null)))
+                .onErrorMap(e -> !(e instanceof PredictionException),
+                        e -> new PredictionException(DefaultReason.CONTAINER_ERROR, e.getMessage()));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> com.google.protobuf.ByteString encode(TensorType<T> type, Object input) {
+        return type.encode(List.of((T) input)).raw();
+    }
+
+    private Prediction defaultFor(Application app, PredictionException e) {
+        Counter.builder("servegate.defaults").tag("app", app.name()).tag("reason", e.reason().tag())
+                .description("Queries answered with the app's default output").register(meters).increment();
+        return new Prediction(app.defaultOutput(), true, e.getMessage());
+    }
+
+    private void record(Application app, Prediction p, long arrivalNanos) {
+        Timer.builder("servegate.request.latency").tag("app", app.name()).tag("default", Boolean.toString(p.isDefault()))
+                .description("Query latency from arrival to answer").register(meters)
+                .record(clock.getAsLong() - arrivalNanos, TimeUnit.NANOSECONDS);
+    }
+}

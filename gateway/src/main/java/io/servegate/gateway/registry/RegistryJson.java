@@ -1,0 +1,111 @@
+package io.servegate.gateway.registry;
+
+import java.util.ArrayList;
+import java.util.List;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The JSON form of registry records in Redis. Every object carries {@code "v": 1}, the schema
+ * version; readers refuse other versions. Field order is fixed, so equal records encode to equal
+ * strings (the Lua script relies on that to detect a no-op replica replacement).
+ *
+ * <p>App links are not part of the app object: they live in their own hash as a JSON array of
+ * model names, so that the Lua script can edit them without re-encoding the app (Redis' cjson
+ * would turn an empty array into {@code {}} and large integers into floats).
+ */
+final class RegistryJson {
+
+    static final int SCHEMA_VERSION = 1;
+
+    private static final JsonMapper MAPPER = JsonMapper.builder().build();
+
+    private RegistryJson() {
+    }
+
+    static String app(Application a) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("v", SCHEMA_VERSION);
+        n.put("name", a.name());
+        n.put("inputType", a.inputType());
+        n.put("defaultOutput", a.defaultOutput());
+        n.put("latencySloMicros", a.latencySloMicros());
+        return MAPPER.writeValueAsString(n);
+    }
+
+    static String links(List<String> models) {
+        ArrayNode arr = MAPPER.createArrayNode();
+        models.forEach(arr::add);
+        return MAPPER.writeValueAsString(arr);
+    }
+
+    static String model(ModelVersion m) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("v", SCHEMA_VERSION);
+        n.put("name", m.name());
+        n.put("version", m.version());
+        ArrayNode labels = n.putArray("labels");
+        m.labels().forEach(labels::add);
+        n.put("inputType", m.inputType());
+        n.put("containerName", m.containerName());
+        n.put("modelDataPath", m.modelDataPath());
+        n.put("batchSize", m.batchSize());
+        return MAPPER.writeValueAsString(n);
+    }
+
+    static String replica(ContainerReplica r) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("v", SCHEMA_VERSION);
+        n.put("id", r.id());
+        n.put("modelName", r.modelName());
+        n.put("modelVersion", r.modelVersion());
+        n.put("address", r.address());
+        return MAPPER.writeValueAsString(n);
+    }
+
+    static Application readApp(String json, String linksJson) {
+        JsonNode n = read(json);
+        List<String> links = linksJson == null ? List.of() : strings(MAPPER.readTree(linksJson));
+        return new Application(text(n, "name"), text(n, "inputType"), text(n, "defaultOutput"),
+                n.path("latencySloMicros").asLong(), links);
+    }
+
+    static ModelVersion readModel(String json) {
+        JsonNode n = read(json);
+        return new ModelVersion(text(n, "name"), text(n, "version"), strings(n.path("labels")), text(n, "inputType"),
+                text(n, "containerName"), text(n, "modelDataPath"), n.path("batchSize").asInt());
+    }
+
+    static ContainerReplica readReplica(String json) {
+        JsonNode n = read(json);
+        return new ContainerReplica(text(n, "id"), text(n, "modelName"), text(n, "modelVersion"), text(n, "address"));
+    }
+
+    private static JsonNode read(String json) {
+        JsonNode n = MAPPER.readTree(json);
+        if (!n.isObject()) {
+            throw new IllegalArgumentException("not a JSON object");
+        }
+        int v = n.path("v").asInt(-1);
+        if (v != SCHEMA_VERSION) {
+            throw new IllegalArgumentException("unsupported schema version " + n.path("v")
+                    + " (this gateway reads v" + SCHEMA_VERSION + ")");
+        }
+        return n;
+    }
+
+    private static String text(JsonNode n, String field) {
+        JsonNode f = n.get(field);
+        return f == null || f.isNull() ? null : f.asString();
+    }
+
+    private static List<String> strings(JsonNode arr) {
+        List<String> out = new ArrayList<>();
+        if (arr != null && arr.isArray()) {
+            arr.forEach(e -> out.add(e.asString()));
+        }
+        return out;
+    }
+}

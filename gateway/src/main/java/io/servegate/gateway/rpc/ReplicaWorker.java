@@ -1,0 +1,231 @@
+package io.servegate.gateway.rpc;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.grpc.Status;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.servegate.gateway.batching.Batch;
+import io.servegate.gateway.batching.BatchQueue;
+import io.servegate.gateway.registry.ContainerReplica;
+import io.servegate.sdk.ContainerClient;
+import io.servegate.sdk.InferResult;
+import io.servegate.sdk.TensorType;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
+import java.util.function.LongSupplier;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * Drives one replica's {@link BatchQueue}: forms batches, sends each as one OIP ModelInfer call,
+ * completes the queries, and feeds latencies back to the batching policy. At most one batch is
+ * in flight (Clipper §4.3). The queue decides; this class only does the I/O and the timers, so
+ * a simulator can drive the same queue without it.
+ */
+final class ReplicaWorker implements AutoCloseable {
+
+    private final ContainerReplica replica;
+    private final TensorType<Object> inputType;
+    private final BatchQueue<PendingPrediction> queue;
+    private final ContainerClient client;
+    private final CircuitBreaker breaker;
+    private final LongSupplier clock;
+    private final Scheduler timers;
+    private final Duration minBatchTimeout;
+    private final BiConsumer<PendingPrediction, ReplicaWorker> onTransportFailure;
+    private final MeterRegistry meters;
+    private final List<Meter> ownMeters = new ArrayList<>();
+    private final DistributionSummary batchSizes;
+
+    private final AtomicInteger wip = new AtomicInteger();
+    /** When the pending wake-up timer fires, or Long.MAX_VALUE when none is set. */
+    private final AtomicLong wakeupAt = new AtomicLong(Long.MAX_VALUE);
+    private volatile boolean ready;
+    private volatile boolean closed;
+    /** The vector length the container's metadata declares, or -1 when it declares none. */
+    private volatile int inputLength = -1;
+
+    ReplicaWorker(ContainerReplica replica, TensorType<Object> inputType, BatchQueue<PendingPrediction> queue,
+            ContainerClient client, CircuitBreaker breaker, LongSupplier clock, Scheduler timers,
+            Duration minBatchTimeout, BiConsumer<PendingPrediction, ReplicaWorker> onTransportFailure,
+            MeterRegistry meters) {
+        this.replica = replica;
+        this.inputType = inputType;
+        this.queue = queue;
+        this.client = client;
+        this.breaker = breaker;
+        this.clock = clock;
+        this.timers = timers;
+        this.minBatchTimeout = minBatchTimeout;
+        this.onTransportFailure = onTransportFailure;
+        this.meters = meters;
+        Tags tags = Tags.of("model", replica.modelName(), "version", replica.modelVersion(), "replica", replica.id());
+        this.batchSizes = DistributionSummary.builder("servegate.batch.size").tags(tags)
+                .description("Queries per batch sent to a replica").register(meters);
+        ownMeters.add(batchSizes);
+        ownMeters.add(Gauge.builder("servegate.queue.length", queue, BatchQueue::size).tags(tags)
+                .description("Queries waiting in a replica's batching queue").register(meters));
+        ownMeters.add(Gauge.builder("servegate.batch.max.size", queue, q -> q.policy().maxBatchSize()).tags(tags)
+                .description("Current maximum batch size (AIMD or fixed)").register(meters));
+    }
+
+    ContainerReplica replica() {
+        return replica;
+    }
+
+    BatchQueue<PendingPrediction> queue() {
+        return queue;
+    }
+
+    /** Whether queries may be routed here: ready, not closed, circuit not open. */
+    boolean available() {
+        return ready && !closed && breaker.getState() != CircuitBreaker.State.OPEN
+                && breaker.getState() != CircuitBreaker.State.FORCED_OPEN;
+    }
+
+    int load() {
+        return queue.load();
+    }
+
+    int inputLength() {
+        return inputLength;
+    }
+
+    /**
+     * Polls OIP ServerReady until it says yes, then reads the model's input shape so that the
+     * gateway can reject wrong-length inputs itself; queries are routed here only after that.
+     */
+    void awaitReadiness() {
+        if (closed) {
+            return;
+        }
+        client.serverReady(Duration.ofSeconds(1)).whenComplete((isReady, error) -> {
+            if (error == null && Boolean.TRUE.equals(isReady)) {
+                client.modelMetadata(replica.modelName(), replica.modelVersion(), Duration.ofSeconds(1))
+                        .whenComplete((md, mdError) -> {
+                            if (mdError == null && md.getInputsCount() == 1
+                                    && md.getInputs(0).getShapeCount() == 2 && md.getInputs(0).getShape(1) > 0) {
+                                inputLength = (int) md.getInputs(0).getShape(1);
+                            }
+                            ready = true;
+                        });
+            } else if (!closed) {
+                timers.schedule(this::awaitReadiness, 500, TimeUnit.MILLISECONDS);
+            }
+        });
+    }
+
+    /** Queues a prediction; false when the queue is full. */
+    boolean offer(PendingPrediction p) {
+        if (closed || !queue.offer(p, p.deadlineNanos, clock.getAsLong())) {
+            return false;
+        }
+        p.attempts++;
+        pump();
+        return true;
+    }
+
+    /** Dispatches what can be dispatched now and arms a timer for the next moment that matters. */
+    void pump() {
+        if (wip.getAndIncrement() != 0) {
+            return;
+        }
+        do {
+            long now = clock.getAsLong();
+            Batch<PendingPrediction> batch = queue.tryDispatch(now, ReplicaWorker::expire);
+            if (batch != null) {
+                send(batch, now);
+            } else {
+                armTimer(queue.nextDispatchTime(now), now);
+            }
+        } while (wip.decrementAndGet() != 0);
+    }
+
+    private void armTimer(long at, long now) {
+        if (at == Long.MAX_VALUE || closed) {
+            return;
+        }
+        long current = wakeupAt.get();
+        if (current <= at && current > now) {
+            return; // an earlier or equal timer is already armed
+        }
+        wakeupAt.set(at);
+        timers.schedule(() -> {
+            wakeupAt.compareAndSet(at, Long.MAX_VALUE);
+            pump();
+        }, Math.max(0, at - now), TimeUnit.NANOSECONDS);
+    }
+
+    private void send(Batch<PendingPrediction> batch, long now) {
+        if (!breaker.tryAcquirePermission()) {
+            queue.fail(batch, now);
+            PredictionException open = new PredictionException(DefaultReason.CIRCUIT_OPEN, "replica " + replica.id());
+            batch.items().forEach(p -> retryElsewhereOrFail(p, open));
+            return;
+        }
+        List<Object> inputs = new ArrayList<>(batch.size());
+        long latestDeadline = now;
+        for (PendingPrediction p : batch.items()) {
+            inputs.add(p.input);
+            latestDeadline = Math.max(latestDeadline, p.deadlineNanos);
+        }
+        Duration timeout = Duration.ofNanos(Math.max(minBatchTimeout.toNanos(), latestDeadline - now));
+        batchSizes.record(batch.size());
+        CompletableFuture<InferResult<String>> call = client.inferAsText(replica.modelName(), replica.modelVersion(),
+                inputType, inputs, timeout);
+        call.whenComplete((result, error) -> {
+            long end = clock.getAsLong();
+            long took = end - batch.dispatchedAt();
+            if (error == null) {
+                breaker.onSuccess(took, TimeUnit.NANOSECONDS);
+                queue.complete(batch, end);
+                List<String> outputs = result.outputs();
+                for (int i = 0; i < outputs.size(); i++) {
+                    batch.items().get(i).result.complete(outputs.get(i));
+                }
+            } else {
+                breaker.onError(took, TimeUnit.NANOSECONDS, error);
+                queue.fail(batch, end);
+                batch.items().forEach(p -> retryElsewhereOrFail(p, error));
+            }
+            pump();
+        });
+    }
+
+    private void retryElsewhereOrFail(PendingPrediction p, Throwable error) {
+        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                ? error.getCause() : error;
+        boolean transport = cause instanceof PredictionException
+                || Status.fromThrowable(cause).getCode() == Status.Code.UNAVAILABLE;
+        if (transport && p.attempts < 2 && clock.getAsLong() < p.deadlineNanos) {
+            onTransportFailure.accept(p, this);
+        } else {
+            p.result.completeExceptionally(cause instanceof PredictionException pe ? pe
+                    : new PredictionException(DefaultReason.CONTAINER_ERROR,
+                            "replica " + replica.id() + ": " + Status.fromThrowable(cause)));
+        }
+    }
+
+    private static void expire(PendingPrediction p) {
+        p.result.completeExceptionally(new PredictionException(DefaultReason.DEADLINE, null));
+    }
+
+    /** Stops routing here and hands queued predictions back for another replica or a default. */
+    @Override
+    public void close() {
+        closed = true;
+        PredictionException gone = new PredictionException(DefaultReason.NO_REPLICA,
+                "replica " + replica.id() + " was removed");
+        queue.drain().forEach(p -> retryElsewhereOrFail(p, gone));
+        ownMeters.forEach(meters::remove);
+        client.close();
+    }
+}
