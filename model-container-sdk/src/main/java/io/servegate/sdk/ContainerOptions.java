@@ -8,6 +8,10 @@ import picocli.CommandLine.Option;
  */
 public final class ContainerOptions {
 
+    // picocli's mixinStandardHelpOptions would clash with --version (the model version), so help is declared here
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+    boolean help;
+
     @Option(names = "--name", defaultValue = "${env:MODEL_NAME}", description = "Model name (env MODEL_NAME).",
             required = true)
     String name;

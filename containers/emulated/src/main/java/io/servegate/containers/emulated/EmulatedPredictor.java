@@ -1,0 +1,128 @@
+package io.servegate.containers.emulated;
+
+import io.servegate.sdk.Predictor;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+import java.util.zip.CRC32;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Emulates a GPU-hosted classifier's cost model: a batch of {@code b} inputs takes
+ * {@code β + α·b} milliseconds (a fixed launch cost plus a per-input cost, the shape Clipper and
+ * Clockwork measure on real accelerators), after which every input gets a deterministic label.
+ *
+ * <p>Labels, always in {@code 0..classes-1} and rendered as decimal strings:
+ * <ul>
+ *   <li>numeric vectors ({@code int[]}, {@code float[]}, {@code double[]}): the index of the
+ *       largest element (the first on ties; NaN never wins) modulo {@code classes}, so a vector
+ *       of logits or a one-hot vector gets the class it points at;</li>
+ *   <li>{@code byte[]} and {@code String} (as UTF-8): the CRC-32 of the bytes modulo
+ *       {@code classes}.</li>
+ * </ul>
+ * The same input therefore always gets the same label, in any batch and in any process.
+ *
+ * <p>Stateless apart from its configuration, so it is safe under any container concurrency.
+ *
+ * @param <X> one of the SDK's input types
+ */
+public final class EmulatedPredictor<X> implements Predictor<X, String> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(EmulatedPredictor.class);
+
+    /** Below this, spin instead of parking: parkNanos can overshoot by tens of microseconds. */
+    private static final long SPIN_NANOS = 20_000;
+
+    private final double betaMs;
+    private final double alphaMs;
+    private final int classes;
+
+    /**
+     * @param betaMs fixed cost of any batch, in milliseconds (≥ 0)
+     * @param alphaMs cost of each input of a batch, in milliseconds (≥ 0)
+     * @param classes number of labels (≥ 1)
+     */
+    public EmulatedPredictor(double betaMs, double alphaMs, int classes) {
+        if (!(betaMs >= 0) || !(alphaMs >= 0) || Double.isInfinite(betaMs) || Double.isInfinite(alphaMs)) {
+            throw new IllegalArgumentException("beta and alpha must be finite and non-negative, got beta="
+                    + betaMs + " alpha=" + alphaMs);
+        }
+        if (classes < 1) {
+            throw new IllegalArgumentException("classes must be at least 1, got " + classes);
+        }
+        this.betaMs = betaMs;
+        this.alphaMs = alphaMs;
+        this.classes = classes;
+    }
+
+    /** The emulated service time of a batch of {@code batchSize}: β + α·b, in nanoseconds. */
+    public long serviceTimeNanos(int batchSize) {
+        return Math.round((betaMs + alphaMs * batchSize) * 1_000_000.0);
+    }
+
+    @Override
+    public List<String> predictBatch(List<X> inputs) {
+        long nanos = serviceTimeNanos(inputs.size());
+        LOG.debug("predicting a batch of {} for {} ns", inputs.size(), nanos);
+        long start = System.nanoTime();
+        List<String> labels = new ArrayList<>(inputs.size());
+        for (X input : inputs) {
+            labels.add(Integer.toString(label(input)));
+        }
+        sleepUntil(start + nanos);
+        return labels;
+    }
+
+    /** The label of one input, as described in the class comment. */
+    public int label(X input) {
+        if (input instanceof float[] v) {
+            return argmax(v.length, i -> v[i]) % classes;
+        }
+        if (input instanceof double[] v) {
+            return argmax(v.length, i -> v[i]) % classes;
+        }
+        if (input instanceof int[] v) {
+            return argmax(v.length, i -> v[i]) % classes;
+        }
+        if (input instanceof byte[] b) {
+            return hash(b);
+        }
+        if (input instanceof String s) {
+            return hash(s.getBytes(StandardCharsets.UTF_8));
+        }
+        throw new IllegalArgumentException("unsupported input type " + (input == null ? "null" : input.getClass()));
+    }
+
+    private static int argmax(int length, java.util.function.IntToDoubleFunction element) {
+        int best = 0;
+        double max = Double.NEGATIVE_INFINITY;
+        for (int i = 0; i < length; i++) {
+            double x = element.applyAsDouble(i);
+            if (x > max) {
+                max = x;
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    private int hash(byte[] bytes) {
+        CRC32 crc = new CRC32();
+        crc.update(bytes);
+        return (int) (crc.getValue() % classes);
+    }
+
+    /** Parks until {@code deadline} (a {@link System#nanoTime()} value), spinning the last few microseconds. */
+    private static void sleepUntil(long deadline) {
+        long remaining;
+        while ((remaining = deadline - System.nanoTime()) > 0) {
+            if (remaining > SPIN_NANOS) {
+                LockSupport.parkNanos(remaining - SPIN_NANOS);
+            } else {
+                Thread.onSpinWait();
+            }
+        }
+    }
+}
