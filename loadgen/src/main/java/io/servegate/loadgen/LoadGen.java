@@ -1,0 +1,25 @@
+package io.servegate.loadgen;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/** The load generator's entry point: one subcommand per kind of benchmark. */
+@Command(name = "loadgen", mixinStandardHelpOptions = true,
+        description = "Benchmarks Servegate: closed-loop load, HdrHistogram latencies, JSON results.",
+        subcommands = {GrpcDirectCommand.class})
+public final class LoadGen implements Runnable {
+
+    @Spec
+    CommandSpec spec;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new LoadGen()).execute(args));
+    }
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "a subcommand is required");
+    }
+}
