@@ -1,0 +1,79 @@
+package io.servegate.gateway.testsupport;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A model container in its own JVM, started from the test classpath: a real process on a real
+ * loopback port, which a test can SIGTERM or SIGKILL.
+ */
+public final class ContainerProcess implements AutoCloseable {
+
+    private final Process process;
+    private final int port;
+
+    private ContainerProcess(Process process, int port) {
+        this.process = process;
+        this.port = port;
+    }
+
+    /** Starts {@code mainClass} with {@code --host 127.0.0.1 --port 0} plus {@code args}; waits for READY. */
+    public static ContainerProcess start(String mainClass, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m", "-cp", System.getProperty("java.class.path"), mainClass, "--host", "127.0.0.1",
+                "--port", "0"));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        CompletableFuture<Integer> ready = new CompletableFuture<>();
+        Thread reader = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
+                    StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    if (line.startsWith("READY port=")) {
+                        ready.complete(Integer.parseInt(line.substring(11).trim()));
+                    }
+                }
+                ready.completeExceptionally(new IOException("container exited before READY"));
+            } catch (IOException e) {
+                ready.completeExceptionally(e);
+            }
+        });
+        reader.setDaemon(true);
+        reader.start();
+        try {
+            return new ContainerProcess(p, ready.get(60, TimeUnit.SECONDS));
+        } catch (Exception e) {
+            p.destroyForcibly();
+            throw e;
+        }
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String address() {
+        return "127.0.0.1:" + port;
+    }
+
+    /** SIGKILL: the container dies mid-batch with no chance to drain. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+        }
+    }
+}
