@@ -8,7 +8,7 @@ import io.servegate.gateway.cache.PredictionCache;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.rpc.DefaultReason;
 import io.servegate.gateway.rpc.PredictionException;
-import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.gateway.rpc.Dispatcher;
 import io.servegate.sdk.TensorType;
 import java.time.Duration;
 import java.util.List;
@@ -25,13 +25,13 @@ import reactor.core.publisher.Mono;
 public final class PredictionService {
 
     private final PredictionCache cache;
-    private final ReplicaPool pool;
+    private final Dispatcher dispatcher;
     private final LongSupplier clock;
     private final MeterRegistry meters;
 
-    public PredictionService(PredictionCache cache, ReplicaPool pool, LongSupplier clock, MeterRegistry meters) {
+    public PredictionService(PredictionCache cache, Dispatcher dispatcher, LongSupplier clock, MeterRegistry meters) {
         this.cache = cache;
-        this.pool = pool;
+        this.dispatcher = dispatcher;
         this.clock = clock;
         this.meters = meters;
     }
@@ -67,7 +67,7 @@ public final class PredictionService {
             return Mono.error(new PredictionException(DefaultReason.DEADLINE, null));
         }
         CacheKey key = new CacheKey(model, version, encode(type, input));
-        CompletableFuture<String> output = cache.get(key, k -> pool.submit(model, version, input, deadline));
+        CompletableFuture<String> output = cache.get(key, k -> dispatcher.submit(model, version, input, deadline));
         // shared with other queries: a timeout here must not cancel it, so a late result still fills the cache
         return Mono.fromFuture(output, true)
                 .map(Prediction::of)

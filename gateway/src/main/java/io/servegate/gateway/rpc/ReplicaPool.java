@@ -31,7 +31,7 @@ import reactor.core.scheduler.Schedulers;
  * available replica of its model version, and moves a prediction to another replica once when
  * its replica fails at the transport level.
  */
-public final class ReplicaPool implements AutoCloseable {
+public final class ReplicaPool implements Dispatcher, AutoCloseable {
 
     private final ServegateProperties.Batching batching;
     private final ServegateProperties.Rpc rpc;
@@ -60,10 +60,7 @@ public final class ReplicaPool implements AutoCloseable {
                 .build());
     }
 
-    /**
-     * Queues one input for a model version; the future completes with the output or fails with
-     * a {@link PredictionException}.
-     */
+    @Override
     public CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos) {
         PendingPrediction p = new PendingPrediction(input, deadlineNanos);
         route(p, model, version, null);

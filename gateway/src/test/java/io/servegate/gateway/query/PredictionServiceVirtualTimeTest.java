@@ -1,0 +1,114 @@
+package io.servegate.gateway.query;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.servegate.gateway.cache.PredictionCache;
+import io.servegate.gateway.registry.Application;
+import io.servegate.gateway.rpc.DefaultReason;
+import io.servegate.gateway.rpc.PredictionException;
+import io.servegate.sdk.TensorType;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import reactor.test.StepVerifier;
+import reactor.test.scheduler.VirtualTimeScheduler;
+
+/**
+ * The hard deadline in virtual time: a query whose prediction is late gets the default exactly
+ * at its SLO, never later, and the late prediction still fills the cache.
+ */
+class PredictionServiceVirtualTimeTest {
+
+    private static final Application APP = new Application("app", "floats", "fallback", 20_000, List.of("m"));
+    private static final float[] INPUT = {1f, 2f, 3f};
+
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    private final PredictionCache cache = new PredictionCache(true, 1 << 20, meters);
+    private final AtomicInteger submissions = new AtomicInteger();
+
+    private static long virtualNow() {
+        return VirtualTimeScheduler.get().now(TimeUnit.NANOSECONDS);
+    }
+
+    /** A dispatcher whose container answers {@code latency} after the submission, in virtual time. */
+    private PredictionService serviceAnsweringAfter(Duration latency, String output) {
+        return new PredictionService(cache, (model, version, input, deadline) -> {
+            submissions.incrementAndGet();
+            CompletableFuture<String> f = new CompletableFuture<>();
+            VirtualTimeScheduler.get().schedule(() -> f.complete(output), latency.toNanos(), TimeUnit.NANOSECONDS);
+            return f;
+        }, PredictionServiceVirtualTimeTest::virtualNow, meters);
+    }
+
+    @Test
+    void aLatePredictionGivesTheDefaultExactlyAtTheSloAndStillFillsTheCache() {
+        VirtualTimeScheduler time = VirtualTimeScheduler.getOrSet();
+        try {
+            PredictionService service = serviceAnsweringAfter(Duration.ofMillis(35), "7");
+            List<Prediction> answers = new ArrayList<>();
+            List<Long> answeredAt = new ArrayList<>();
+            service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow()).subscribe(p -> {
+                answers.add(p);
+                answeredAt.add(virtualNow());
+            });
+            time.advanceTimeBy(Duration.ofMillis(19));
+            assertThat(answers).isEmpty();
+            time.advanceTimeBy(Duration.ofMillis(1));
+            assertThat(answers).hasSize(1);
+            assertThat(answers.get(0).isDefault()).isTrue();
+            assertThat(answers.get(0).output()).isEqualTo("fallback");
+            assertThat(answers.get(0).explanation()).isEqualTo(DefaultReason.DEADLINE.explanation());
+            assertThat(answeredAt.get(0)).isEqualTo(TimeUnit.MILLISECONDS.toNanos(20));
+
+            time.advanceTimeBy(Duration.ofMillis(20)); // the container answers at 35 ms, into the cache
+            service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow()).subscribe(answers::add);
+            assertThat(answers).hasSize(2);
+            assertThat(answers.get(1)).isEqualTo(Prediction.of("7"));
+            assertThat(submissions).hasValue(1);
+        } finally {
+            VirtualTimeScheduler.reset();
+        }
+    }
+
+    @Test
+    void aTimelyPredictionPassesThroughAndTheNextIdenticalQueryHitsTheCache() {
+        PredictionService service = serviceAnsweringAfter(Duration.ofMillis(12), "[0.25,0.75]");
+        StepVerifier.withVirtualTime(() -> service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow()))
+                .expectSubscription()
+                .expectNoEvent(Duration.ofMillis(12))
+                .assertNext(p -> assertThat(p).isEqualTo(Prediction.of("[0.25,0.75]")))
+                .verifyComplete();
+        StepVerifier.withVirtualTime(() -> service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow()))
+                .assertNext(p -> assertThat(p.output()).isEqualTo("[0.25,0.75]"))
+                .verifyComplete();
+        assertThat(submissions).as("the second query never reached the dispatcher").hasValue(1);
+    }
+
+    @Test
+    void aDispatcherFailureGivesTheDefaultAtOnceWithItsReason() {
+        PredictionService service = new PredictionService(cache, (model, version, input, deadline) ->
+                CompletableFuture.failedFuture(new PredictionException(DefaultReason.NO_REPLICA, "model m:1")),
+                PredictionServiceVirtualTimeTest::virtualNow, meters);
+        StepVerifier.withVirtualTime(() -> service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow()))
+                .assertNext(p -> {
+                    assertThat(p.isDefault()).isTrue();
+                    assertThat(p.explanation()).contains("no ready replica").contains("model m:1");
+                })
+                .verifyComplete();
+        assertThat(meters.get("servegate.defaults").tag("reason", "no_replica").counter().count()).isEqualTo(1.0);
+    }
+
+    @Test
+    void anAppWithoutAModelGetsTheDefault() {
+        PredictionService service = serviceAnsweringAfter(Duration.ZERO, "x");
+        StepVerifier.withVirtualTime(() -> service.predict(APP, null, null, TensorType.FLOATS, INPUT, virtualNow()))
+                .assertNext(p -> assertThat(p.explanation()).startsWith(DefaultReason.NO_MODEL.explanation()))
+                .verifyComplete();
+        assertThat(submissions).hasValue(0);
+    }
+}
