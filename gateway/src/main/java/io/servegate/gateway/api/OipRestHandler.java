@@ -71,8 +71,9 @@ public final class OipRestHandler {
         body.put("name", name);
         body.put("versions", versions);
         body.put("platform", "servegate");
+        int length = pool.inputLength(m.name(), m.version());
         body.put("inputs", List.of(Map.of("name", "input", "datatype", type.datatype(),
-                "shape", type.numeric() ? List.of(-1, -1) : List.of(-1))));
+                "shape", type.numeric() ? List.of(-1, length > 0 ? length : -1) : List.of(-1))));
         body.put("outputs", List.of(Map.of("name", "output", "datatype", "BYTES", "shape", List.of(-1))));
         return json(HttpStatus.OK, body);
     }

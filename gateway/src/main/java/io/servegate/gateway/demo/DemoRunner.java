@@ -10,6 +10,10 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -74,6 +78,7 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
                     "127.0.0.1:" + port)).block();
         }
         Path request = writeSampleRequest();
+        warmUp(queryPort, request);
         System.out.printf(Locale.ROOT, "%n  Servegate demo: app '%s' -> ONNX model '%s' (%d local replica%s)%n"
                 + "  Try:%n    curl -s -X POST http://localhost:%d/%s/predict -H 'Content-Type: application/json' -d @%s%n"
                 + "  Labels are Fashion-MNIST classes 0-9 (0 T-shirt/top ... 9 Ankle boot).%n%n",
@@ -116,6 +121,35 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
             port.completeExceptionally(new IOException("container exited"));
         } catch (IOException | NumberFormatException e) {
             port.completeExceptionally(e);
+        }
+    }
+
+    /**
+     * A few queries through our own front door before inviting the reader's: a cold JVM takes
+     * hundreds of milliseconds over its first request, which would turn it into a default.
+     */
+    private void warmUp(int queryPort, Path request) {
+        HttpClient http = HttpClient.newHttpClient();
+        HttpRequest warm = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + queryPort + "/" + demo.app()
+                + "/predict")).header("Content-Type", "application/json").POST(ofFileOrEmpty(request)).build();
+        for (int i = 0; i < 20; i++) {
+            try {
+                http.send(warm, HttpResponse.BodyHandlers.discarding());
+            } catch (IOException e) {
+                LOG.warn("demo warm-up query failed: {}", e.getMessage());
+                return;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private static HttpRequest.BodyPublisher ofFileOrEmpty(Path file) {
+        try {
+            return HttpRequest.BodyPublishers.ofFile(file);
+        } catch (IOException e) {
+            return HttpRequest.BodyPublishers.noBody();
         }
     }
 

@@ -115,12 +115,32 @@ final class ReplicaWorker implements AutoCloseable {
                                     && md.getInputs(0).getShapeCount() == 2 && md.getInputs(0).getShape(1) > 0) {
                                 inputLength = (int) md.getInputs(0).getShape(1);
                             }
-                            ready = true;
+                            warmUp();
                         });
             } else if (!closed) {
                 timers.schedule(this::awaitReadiness, 500, TimeUnit.MILLISECONDS);
             }
         });
+    }
+
+    /**
+     * Sends one all-zeros input before taking traffic, so that the container's first-call costs
+     * (JIT, kernel selection, memory arenas) do not turn the first real queries into defaults.
+     * Only numeric inputs of known length can be made up; others start cold.
+     */
+    private void warmUp() {
+        Object zeros = switch (inputType.clipperName()) {
+            case "ints" -> inputLength > 0 ? new int[inputLength] : null;
+            case "floats" -> inputLength > 0 ? new float[inputLength] : null;
+            case "doubles" -> inputLength > 0 ? new double[inputLength] : null;
+            default -> null;
+        };
+        if (zeros == null) {
+            ready = true;
+            return;
+        }
+        client.inferAsText(replica.modelName(), replica.modelVersion(), inputType, List.of(zeros),
+                Duration.ofSeconds(30)).whenComplete((result, error) -> ready = true);
     }
 
     /** Queues a prediction; false when the queue is full. */
