@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * An asynchronous, typed Open Inference Protocol client for one container address. It talks to
@@ -59,22 +60,7 @@ public final class ContainerClient implements AutoCloseable {
      */
     public <X, Y> CompletableFuture<InferResult<Y>> infer(String model, String version, TensorType<X> inputType,
             List<X> inputs, TensorType<Y> outputType, Duration timeout) {
-        ModelInferRequest request;
-        try {
-            request = request(model, version, inputType, inputs);
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        return toCompletable(stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS).modelInfer(request))
-                .thenApply(response -> {
-                    List<Y> outputs = decodeFirstOutput(response, outputType);
-                    if (outputs.size() != inputs.size()) {
-                        throw new TensorFormatException("model '" + model + "' answered " + outputs.size()
-                                + " outputs for a batch of " + inputs.size());
-                    }
-                    return new InferResult<>(outputs, serviceTime(response), response.getModelName(),
-                            response.getModelVersion());
-                });
+        return call(model, version, inputType, inputs, timeout, response -> decodeFirstOutput(response, outputType));
     }
 
     /**
@@ -84,6 +70,11 @@ public final class ContainerClient implements AutoCloseable {
      */
     public <X> CompletableFuture<InferResult<String>> inferAsText(String model, String version,
             TensorType<X> inputType, List<X> inputs, Duration timeout) {
+        return call(model, version, inputType, inputs, timeout, ContainerClient::renderFirstOutput);
+    }
+
+    private <X, Y> CompletableFuture<InferResult<Y>> call(String model, String version, TensorType<X> inputType,
+            List<X> inputs, Duration timeout, Function<ModelInferResponse, List<Y>> decode) {
         ModelInferRequest request;
         try {
             request = request(model, version, inputType, inputs);
@@ -92,7 +83,7 @@ public final class ContainerClient implements AutoCloseable {
         }
         return toCompletable(stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS).modelInfer(request))
                 .thenApply(response -> {
-                    List<String> outputs = renderFirstOutput(response);
+                    List<Y> outputs = decode.apply(response);
                     if (outputs.size() != inputs.size()) {
                         throw new TensorFormatException("model '" + model + "' answered " + outputs.size()
                                 + " outputs for a batch of " + inputs.size());

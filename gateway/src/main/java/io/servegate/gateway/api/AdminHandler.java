@@ -7,6 +7,8 @@ import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
+import io.servegate.gateway.registry.SelectionConfig;
+import io.servegate.gateway.query.SelectionService;
 import io.servegate.gateway.rpc.ReplicaPool;
 import io.servegate.sdk.TensorType;
 import java.util.LinkedHashMap;
@@ -32,12 +34,15 @@ public final class AdminHandler {
     private final Registry registry;
     private final ReplicaPool pool;
     private final PredictionCache cache;
+    private final SelectionService selection;
     private final JsonBodies bodies;
 
-    public AdminHandler(Registry registry, ReplicaPool pool, PredictionCache cache, JsonBodies bodies) {
+    public AdminHandler(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
+            JsonBodies bodies) {
         this.registry = registry;
         this.pool = pool;
         this.cache = cache;
+        this.selection = selection;
         this.bodies = bodies;
     }
 
@@ -56,8 +61,37 @@ public final class AdminHandler {
             }
             List<String> models = JsonBodies.stringList(body, "candidate_model_names", false);
             models.forEach(m -> Names.requireValid("model", m));
-            return registry.addApp(new Application(name, inputType, defaultOutput, slo, models));
+            SelectionConfig config = selectionConfig(body);
+            selection.policy(config); // unknown policies and parameters are refused here, with the accepted ones named
+            return registry.addApp(new Application(name, inputType, defaultOutput, slo, models, config));
         });
+    }
+
+    /** The extension fields {@code selection_policy}, {@code selection_params} and {@code confidence_threshold}. */
+    private static SelectionConfig selectionConfig(JsonNode body) {
+        String policy = JsonBodies.optionalString(body, "selection_policy", SelectionConfig.SINGLE.policy());
+        Map<String, String> params = new LinkedHashMap<>();
+        JsonNode p = body.get("selection_params");
+        if (p != null && !p.isNull()) {
+            if (!p.isObject()) {
+                throw ApiException.badRequest("'selection_params' must be an object of names to numbers or strings");
+            }
+            for (Map.Entry<String, JsonNode> e : p.properties()) {
+                if (!(e.getValue().isNumber() || e.getValue().isString())) {
+                    throw ApiException.badRequest("'selection_params." + e.getKey() + "' must be a number or a string");
+                }
+                params.put(e.getKey(), e.getValue().asString());
+            }
+        }
+        JsonNode t = body.get("confidence_threshold");
+        double threshold = 0;
+        if (t != null && !t.isNull()) {
+            if (!t.isNumber() || !(t.doubleValue() >= 0 && t.doubleValue() <= 1)) {
+                throw ApiException.badRequest("'confidence_threshold' must be a number in [0, 1]");
+            }
+            threshold = t.doubleValue();
+        }
+        return new SelectionConfig(policy, params, threshold);
     }
 
     public Mono<ServerResponse> deleteApp(ServerRequest request) {
@@ -198,6 +232,9 @@ public final class AdminHandler {
         m.put("default_output", a.defaultOutput());
         m.put("latency_slo_micros", a.latencySloMicros());
         m.put("linked_models", a.linkedModels());
+        m.put("selection_policy", a.selection().policy());
+        m.put("selection_params", a.selection().params());
+        m.put("confidence_threshold", a.selection().confidenceThreshold());
         return m;
     }
 

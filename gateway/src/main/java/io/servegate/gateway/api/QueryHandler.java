@@ -5,14 +5,19 @@ import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.query.Prediction;
 import io.servegate.gateway.query.PredictionService;
+import io.servegate.gateway.query.SelectionService;
+import io.servegate.gateway.registry.SelectionConfig;
 import io.servegate.gateway.rpc.ReplicaPool;
 import io.servegate.sdk.TensorType;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
@@ -26,17 +31,21 @@ public final class QueryHandler {
     private final Registry registry;
     private final ReplicaPool pool;
     private final PredictionService predictions;
+    private final SelectionService selection;
+    private final Duration feedbackTimeout;
     private final JsonBodies bodies;
     private final InputParser inputs;
     private final int maxBatchInputs;
     private final LongSupplier clock;
     private final AtomicLong queryIds = new AtomicLong();
 
-    public QueryHandler(Registry registry, ReplicaPool pool, PredictionService predictions, JsonBodies bodies, InputParser inputs,
-            int maxBatchInputs, LongSupplier clock) {
+    public QueryHandler(Registry registry, ReplicaPool pool, PredictionService predictions, SelectionService selection,
+            Duration feedbackTimeout, JsonBodies bodies, InputParser inputs, int maxBatchInputs, LongSupplier clock) {
         this.registry = registry;
         this.pool = pool;
         this.predictions = predictions;
+        this.selection = selection;
+        this.feedbackTimeout = feedbackTimeout;
         this.bodies = bodies;
         this.inputs = inputs;
         this.maxBatchInputs = maxBatchInputs;
@@ -50,23 +59,32 @@ public final class QueryHandler {
             RegistrySnapshot snapshot = registry.snapshot();
             Application app = app(snapshot, appName);
             TensorType<?> type = TensorType.forName(app.inputType());
+            String context = context(body);
+            boolean single = SelectionConfig.SINGLE.policy().equals(app.selection().policy());
             String model = app.linkedModels().isEmpty() ? null : app.linkedModels().get(0);
-            String version = version(snapshot, model, JsonBodies.optionalString(body, "version", null));
-            JsonNode single = body.get("input");
+            String requested = JsonBodies.optionalString(body, "version", null);
+            if (requested != null && !single) {
+                throw ApiException.badRequest("'version' applies to apps with a single model; app '" + app.name()
+                        + "' selects among its models with policy '" + app.selection().policy() + "'");
+            }
+            String version = version(snapshot, model, requested);
+            int length = model == null || version == null ? -1 : pool.inputLength(model, version);
+            JsonNode singleInput = body.get("input");
             JsonNode batch = body.get("input_batch");
-            if ((single == null) == (batch == null)) {
+            if ((singleInput == null) == (batch == null)) {
                 throw ApiException.badRequest("send exactly one of 'input' and 'input_batch'");
             }
-            int length = model == null || version == null ? -1 : pool.inputLength(model, version);
-            if (single != null) {
-                Object input = inputs.parse(type, single, "input", length);
-                return predictions.predict(app, model, version, type, input, arrival)
-                        .map(p -> render(p, queryIds.getAndIncrement()))
+            List<Object> parsed = singleInput != null ? List.of(inputs.parse(type, singleInput, "input", length))
+                    : parseBatch(type, batch, length);
+            Function<Object, Mono<Prediction>> predictOne = single
+                    ? input -> predictions.predict(app, model, version, type, input, arrival)
+                    : input -> selection.predict(app, snapshot, context, type, input, arrival);
+            if (singleInput != null) {
+                return predictOne.apply(parsed.get(0)).map(p -> render(p, queryIds.getAndIncrement()))
                         .flatMap(QueryHandler::ok);
             }
-            List<Object> parsed = parseBatch(type, batch, length);
             return Flux.fromIterable(parsed)
-                    .flatMapSequential(input -> predictions.predict(app, model, version, type, input, arrival))
+                    .flatMapSequential(predictOne)
                     .map(p -> render(p, queryIds.getAndIncrement()))
                     .collectList()
                     .flatMap(list -> ok(Map.of("batch_predictions", list)));
@@ -74,32 +92,70 @@ public final class QueryHandler {
     }
 
     /**
-     * Feedback: validated here; the default selection policy (Clipper's single linked model)
-     * has nothing to learn from it, and says so in the answer.
+     * Feedback {@code {uid?|context?, input, label}}: with a learning policy (exp3, exp4) it is
+     * observed and persisted before the answer; the default policy (the single linked model) has
+     * nothing to learn and says so. If the selection state store is unreachable the answer is 503
+     * and nothing was acknowledged.
      */
     public Mono<ServerResponse> update(ServerRequest request) {
         String appName = request.pathVariable("app");
         return bodies.object(request).flatMap(body -> {
             RegistrySnapshot snapshot = registry.snapshot();
             Application app = app(snapshot, appName);
+            TensorType<?> type = TensorType.forName(app.inputType());
             String model = app.linkedModels().isEmpty() ? null : app.linkedModels().get(0);
             String version = model == null ? null : snapshot.currentVersion(model).orElse(null);
-            inputs.parse(TensorType.forName(app.inputType()), body.get("input"), "input",
+            Object input = inputs.parse(type, body.get("input"), "input",
                     version == null ? -1 : pool.inputLength(model, version));
-            JsonNode label = body.get("label");
-            if (label == null || !(label.isNumber() || label.isString())) {
+            JsonNode labelNode = body.get("label");
+            if (labelNode == null || !(labelNode.isNumber() || labelNode.isString())) {
                 throw ApiException.badRequest("'label' must be a number or a string");
             }
-            JsonNode uid = body.get("uid");
-            if (uid != null && !(uid.isIntegralNumber() || uid.isString())) {
-                throw ApiException.badRequest("'uid' must be an integer or a string");
-            }
+            String label = labelNode.isString() ? labelNode.stringValue() : labelNode.asString();
+            String context = context(body);
             Map<String, Object> answer = new LinkedHashMap<>();
             answer.put("app", app.name());
-            answer.put("observed", false);
-            answer.put("detail", "the app's selection policy (its single linked model) does not learn from feedback");
-            return ok(answer);
+            if (SelectionConfig.SINGLE.policy().equals(app.selection().policy())) {
+                answer.put("observed", false);
+                answer.put("detail", "the app's selection policy (its single linked model) does not learn from feedback");
+                return ok(answer);
+            }
+            return selection.observe(app, snapshot, context, type, input, label, feedbackTimeout)
+                    // a label the policy cannot use (e.g. not a number for regression) is the client's
+                    // error (400); a stored state that cannot be decoded is not
+                    .onErrorMap(e -> !(e instanceof ApiException) && !(e instanceof IllegalArgumentException
+                            && !(e instanceof io.servegate.gateway.selection.StateCodecException)),
+                            e -> new ApiException(
+                            HttpStatus.SERVICE_UNAVAILABLE, "selection state unavailable",
+                            "feedback was not recorded: " + e.getMessage()))
+                    .flatMap(observations -> {
+                        answer.put("observed", true);
+                        answer.put("observations", observations);
+                        return ok(answer);
+                    });
         });
+    }
+
+    /** Clipper's {@code uid}, or a {@code context} string, selects per-user state; neither means app-wide. */
+    private static String context(JsonNode body) {
+        JsonNode uid = body.get("uid");
+        JsonNode context = body.get("context");
+        if (uid != null && context != null && !uid.isNull() && !context.isNull()) {
+            throw ApiException.badRequest("send at most one of 'uid' and 'context'");
+        }
+        if (uid != null && !uid.isNull()) {
+            if (!(uid.isIntegralNumber() || uid.isString())) {
+                throw ApiException.badRequest("'uid' must be an integer or a string");
+            }
+            return "uid:" + uid.asString();
+        }
+        if (context != null && !context.isNull()) {
+            if (!context.isString() || context.stringValue().isEmpty() || context.stringValue().length() > 256) {
+                throw ApiException.badRequest("'context' must be a non-empty string of at most 256 characters");
+            }
+            return "ctx:" + context.stringValue();
+        }
+        return null;
     }
 
     private List<Object> parseBatch(TensorType<?> type, JsonNode batch, int length) {
@@ -142,6 +198,11 @@ public final class QueryHandler {
         out.put("default", p.isDefault());
         if (p.isDefault()) {
             out.put("default_explanation", p.explanation());
+        }
+        if (p.selected() >= 0) {
+            out.put("confidence", p.confidence());
+            out.put("models_answered", p.answered());
+            out.put("models_selected", p.selected());
         }
         return out;
     }

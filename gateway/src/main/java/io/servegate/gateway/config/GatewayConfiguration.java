@@ -11,6 +11,10 @@ import io.servegate.gateway.api.QueryHandler;
 import io.servegate.gateway.cache.PredictionCache;
 import io.servegate.gateway.demo.DemoRunner;
 import io.servegate.gateway.query.PredictionService;
+import io.servegate.gateway.query.SelectionService;
+import io.servegate.gateway.selection.InMemorySelectionStateStore;
+import io.servegate.gateway.selection.RedisSelectionStateStore;
+import io.servegate.gateway.selection.SelectionStateStore;
 import io.servegate.gateway.registry.InMemoryRegistry;
 import io.servegate.gateway.registry.RedisRegistry;
 import io.servegate.gateway.registry.Registry;
@@ -71,6 +75,26 @@ public class GatewayConfiguration {
         return new PredictionService(cache, pool, clock, meters);
     }
 
+    @Bean(destroyMethod = "close")
+    SelectionStateStore selectionStateStore(ServegateProperties props) {
+        ServegateProperties.Selection sel = props.selection();
+        Duration ttl = sel.ttl().isZero() ? null : sel.ttl();
+        return switch (sel.store()) {
+            case "memory" -> new InMemorySelectionStateStore(sel.maxStates(), ttl);
+            case "redis" -> new RedisSelectionStateStore(RedisRegistry.newClient(
+                    sel.redisUri().isBlank() ? props.registry().redisUri() : sel.redisUri()), sel.keyPrefix(), ttl);
+            default -> throw new IllegalArgumentException("servegate.selection.store must be 'memory' or 'redis', got '"
+                    + sel.store() + "'");
+        };
+    }
+
+    @Bean
+    SelectionService selectionService(PredictionService predictions, SelectionStateStore store,
+            ServegateProperties props, LongSupplier clock, MeterRegistry meters) {
+        return new SelectionService(predictions, store, props.selection().stateReadTimeout(),
+                props.selection().maxStates(), clock, meters);
+    }
+
     @Bean
     JsonBodies jsonBodies(ObjectMapper mapper) {
         return new JsonBodies(mapper);
@@ -83,9 +107,10 @@ public class GatewayConfiguration {
 
     @Bean
     RouterFunction<ServerResponse> queryRoutes(Registry registry, ReplicaPool pool, PredictionService predictions,
-            JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
+            SelectionService selection, JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
             ObjectProvider<io.micrometer.prometheusmetrics.PrometheusMeterRegistry> prometheus) {
-        QueryHandler query = new QueryHandler(registry, pool, predictions, bodies, inputs, props.limits().maxBatchInputs(),
+        QueryHandler query = new QueryHandler(registry, pool, predictions, selection,
+                props.selection().feedbackTimeout(), bodies, inputs, props.limits().maxBatchInputs(),
                 clock);
         OipRestHandler oip = new OipRestHandler(registry, pool, predictions, bodies, inputs, props.oip().timeout(),
                 props.limits().maxBatchInputs());
@@ -106,9 +131,9 @@ public class GatewayConfiguration {
     }
 
     @Bean
-    AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, JsonBodies bodies,
-            ServegateProperties props) {
-        AdminHandler admin = new AdminHandler(registry, pool, cache, bodies);
+    AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
+            JsonBodies bodies, ServegateProperties props) {
+        AdminHandler admin = new AdminHandler(registry, pool, cache, selection, bodies);
         RouterFunction<ServerResponse> routes = RouterFunctions.route()
                 .GET("/admin/ping", admin::ping)
                 .POST("/admin/add_app", admin::addApp)

@@ -18,6 +18,7 @@ public record ServegateProperties(
         @DefaultValue Rpc rpc,
         @DefaultValue Limits limits,
         @DefaultValue Registry registry,
+        @DefaultValue Selection selection,
         @DefaultValue Oip oip,
         @DefaultValue Demo demo) {
 
@@ -72,6 +73,23 @@ public record ServegateProperties(
             @DefaultValue("memory") String store,
             @DefaultValue("redis://127.0.0.1:6379") String redisUri,
             @DefaultValue("servegate") String keyPrefix) {
+    }
+
+    /** The model selection layer's per-app, per-context policy states (Clipper §5). */
+    public record Selection(
+            /** {@code memory} (bounded, the embedded default) or {@code redis}. */
+            @DefaultValue("memory") String store,
+            /** Redis for the states; empty = the registry's. */
+            @DefaultValue("") String redisUri,
+            @DefaultValue("servegate") String keyPrefix,
+            /** States untouched this long expire; 0 = never. */
+            @DefaultValue("0s") Duration ttl,
+            /** In-memory store bound, and the bound of each gateway's last-known-state fallback. */
+            @DefaultValue("100000") long maxStates,
+            /** A query waits this long for its state before using the last known one. */
+            @DefaultValue("20ms") Duration stateReadTimeout,
+            /** Feedback waits this long for the models' predictions it is joined with. */
+            @DefaultValue("2s") Duration feedbackTimeout) {
     }
 
     /** The Open Inference Protocol REST endpoints, which have no app and so no app SLO. */

@@ -61,20 +61,29 @@ public final class PredictionService {
         return infer(model, version, type, input, deadline).map(Prediction::output);
     }
 
-    private Mono<Prediction> infer(String model, String version, TensorType<?> type, Object input, long deadline) {
+    /** One model version's output by {@code deadline}, failing with {@link PredictionException}. */
+    Mono<Prediction> infer(String model, String version, TensorType<?> type, Object input, long deadline) {
         long remaining = deadline - clock.getAsLong();
         if (remaining <= 0) {
             return Mono.error(new PredictionException(DefaultReason.DEADLINE, null));
         }
         CacheKey key = new CacheKey(model, version, encode(type, input));
         CompletableFuture<String> output = cache.get(key, k -> dispatcher.submit(model, version, input, deadline));
-        // shared with other queries: a timeout here must not cancel it, so a late result still fills the cache
-        return Mono.fromFuture(output, true)
-                .map(Prediction::of)
+        // The future is shared with other queries: a timeout here must not cancel it, so a late result
+        // still fills the cache. Failures become values first, so that one arriving after the timeout
+        // is not an error dropped by a cancelled subscriber.
+        CompletableFuture<Object> outcome = output.handle((value, error) -> error == null ? value : failure(error));
+        return Mono.fromFuture(outcome, true)
                 .timeout(Duration.ofNanos(remaining),
-                        Mono.error(() -> new PredictionException(DefaultReason.DEADLINE, null)))
-                .onErrorMap(e -> !(e instanceof PredictionException),
-                        e -> new PredictionException(DefaultReason.CONTAINER_ERROR, e.getMessage()));
+                        Mono.fromSupplier(() -> new PredictionException(DefaultReason.DEADLINE, null)))
+                .flatMap(o -> o instanceof PredictionException e ? Mono.error(e) : Mono.just(Prediction.of((String) o)));
+    }
+
+    private static PredictionException failure(Throwable error) {
+        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                ? error.getCause() : error;
+        return cause instanceof PredictionException e ? e
+                : new PredictionException(DefaultReason.CONTAINER_ERROR, cause.getMessage());
     }
 
     @SuppressWarnings("unchecked")
@@ -82,13 +91,13 @@ public final class PredictionService {
         return type.encode(List.of((T) input)).raw();
     }
 
-    private Prediction defaultFor(Application app, PredictionException e) {
+    Prediction defaultFor(Application app, PredictionException e) {
         Counter.builder("servegate.defaults").tag("app", app.name()).tag("reason", e.reason().tag())
                 .description("Queries answered with the app's default output").register(meters).increment();
-        return new Prediction(app.defaultOutput(), true, e.getMessage());
+        return Prediction.ofDefault(app.defaultOutput(), e.getMessage());
     }
 
-    private void record(Application app, Prediction p, long arrivalNanos) {
+    void record(Application app, Prediction p, long arrivalNanos) {
         Timer.builder("servegate.request.latency").tag("app", app.name()).tag("default", Boolean.toString(p.isDefault()))
                 .description("Query latency from arrival to answer").register(meters)
                 .record(clock.getAsLong() - arrivalNanos, TimeUnit.NANOSECONDS);

@@ -12,9 +12,16 @@ import java.util.List;
  * @param defaultOutput    the output returned when no model answers within the SLO
  * @param latencySloMicros the latency service-level objective in microseconds, {@code > 0}
  * @param linkedModels     names of the linked models, in link order (never null; copied)
+ * @param selection        how the app chooses among its linked models (never null)
  */
 public record Application(String name, String inputType, String defaultOutput, long latencySloMicros,
-                          List<String> linkedModels) {
+                          List<String> linkedModels, SelectionConfig selection) {
+
+    /** An application with Clipper's default selection: its single linked model. */
+    public Application(String name, String inputType, String defaultOutput, long latencySloMicros,
+            List<String> linkedModels) {
+        this(name, inputType, defaultOutput, latencySloMicros, linkedModels, SelectionConfig.SINGLE);
+    }
 
     /**
      * Copies {@code linkedModels} into an immutable list ({@code null} becomes empty).
@@ -23,5 +30,6 @@ public record Application(String name, String inputType, String defaultOutput, l
      */
     public Application {
         linkedModels = linkedModels == null ? List.of() : List.copyOf(linkedModels);
+        selection = selection == null ? SelectionConfig.SINGLE : selection;
     }
 }

@@ -70,7 +70,8 @@ final class RegistryChecks {
         }
         List<String> links = modelNames(app.linkedModels());
         return links.equals(app.linkedModels()) ? app
-                : new Application(app.name(), app.inputType(), app.defaultOutput(), app.latencySloMicros(), links);
+                : new Application(app.name(), app.inputType(), app.defaultOutput(), app.latencySloMicros(), links,
+                        app.selection());
     }
 
     static ModelVersion model(ModelVersion m) {

@@ -1,7 +1,9 @@
 package io.servegate.gateway.registry;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
@@ -32,6 +34,11 @@ final class RegistryJson {
         n.put("inputType", a.inputType());
         n.put("defaultOutput", a.defaultOutput());
         n.put("latencySloMicros", a.latencySloMicros());
+        ObjectNode selection = n.putObject("selection");
+        selection.put("policy", a.selection().policy());
+        selection.put("confidenceThreshold", a.selection().confidenceThreshold());
+        ObjectNode params = selection.putObject("params");
+        a.selection().params().forEach(params::put);
         return MAPPER.writeValueAsString(n);
     }
 
@@ -68,8 +75,14 @@ final class RegistryJson {
     static Application readApp(String json, String linksJson) {
         JsonNode n = read(json);
         List<String> links = linksJson == null ? List.of() : strings(MAPPER.readTree(linksJson));
+        JsonNode sel = n.path("selection");
+        Map<String, String> params = new LinkedHashMap<>();
+        sel.path("params").properties().forEach(e -> params.put(e.getKey(), e.getValue().asString()));
+        SelectionConfig selection = sel.isObject()
+                ? new SelectionConfig(text(sel, "policy"), params, sel.path("confidenceThreshold").asDouble(0))
+                : SelectionConfig.SINGLE;
         return new Application(text(n, "name"), text(n, "inputType"), text(n, "defaultOutput"),
-                n.path("latencySloMicros").asLong(), links);
+                n.path("latencySloMicros").asLong(), links, selection);
     }
 
     static ModelVersion readModel(String json) {

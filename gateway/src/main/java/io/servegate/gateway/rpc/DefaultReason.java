@@ -7,7 +7,9 @@ public enum DefaultReason {
     NO_REPLICA("no ready replica serves the model"),
     OVERLOADED("every replica's queue is full"),
     CIRCUIT_OPEN("the replica's circuit breaker is open after repeated failures"),
-    CONTAINER_ERROR("the model container failed the batch");
+    CONTAINER_ERROR("the model container failed the batch"),
+    LOW_CONFIDENCE("the models' confidence is below the application's threshold"),
+    NO_ANSWER("none of the selected models answered within the latency SLO");
 
     private final String explanation;
 

@@ -1,0 +1,163 @@
+package io.servegate.gateway.selection;
+
+import io.lettuce.core.KeyValue;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.reactive.RedisReactiveCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.codec.StringCodec;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import reactor.core.publisher.Mono;
+
+/**
+ * A {@link SelectionStateStore} in Redis, shared by every gateway instance that uses the same
+ * server and key prefix (Clipper keeps its per-context selection state in Redis, §5.3).
+ *
+ * <h2>Layout</h2>
+ * One HASH per application and context, {@code {prefix}:sel:{app}:{context}}, with fields
+ * {@code ver} (the version, a decimal integer) and {@code state} (the encoded state). The app and
+ * context are percent-encoded ({@code :}, {@code @}, {@code %} and other non-alphanumerics are
+ * escaped); the application-wide state's context is the reserved {@code @}.
+ *
+ * <h2>Operations</h2>
+ * {@link #get} is one {@code HMGET}. {@link #compareAndSet} is one Lua script (EVALSHA, falling
+ * back to EVAL when the server's script cache was flushed) that compares the version, writes the
+ * state, increments the version and sets the TTL atomically. With a TTL, every successful write
+ * resets it ({@code PEXPIRE}), so an idle context disappears {@code ttl} after its last feedback;
+ * without one, keys are made persistent ({@code PERSIST}).
+ *
+ * <p>Command timeouts and reconnection follow the {@link RedisClient}'s options (see
+ * {@code RedisRegistry.newClient}); failures surface as Lettuce exceptions in the {@link Mono}.
+ * The client belongs to the caller: {@link #close()} closes only this store's connection.
+ */
+public final class RedisSelectionStateStore implements SelectionStateStore {
+
+    /** The default key prefix. */
+    public static final String DEFAULT_KEY_PREFIX = "servegate";
+
+    /**
+     * KEYS[1] = state key; ARGV = expected version ("0" = absent), new state, initial version
+     * for a new key, TTL in ms ("0" = none). Versions are compared as strings: both sides are
+     * canonical decimal integers, and Lua numbers (doubles) would lose precision past 2^53.
+     */
+    static final String CAS_SCRIPT = """
+            local ver = redis.call('HGET', KEYS[1], 'ver')
+            if ver then
+              if ver ~= ARGV[1] then return 0 end
+              redis.call('HSET', KEYS[1], 'state', ARGV[2])
+              redis.call('HINCRBY', KEYS[1], 'ver', 1)
+            else
+              if ARGV[1] ~= '0' then return 0 end
+              redis.call('HSET', KEYS[1], 'ver', ARGV[3], 'state', ARGV[2])
+            end
+            if ARGV[4] ~= '0' then
+              redis.call('PEXPIRE', KEYS[1], ARGV[4])
+            else
+              redis.call('PERSIST', KEYS[1])
+            end
+            return 1
+            """;
+
+    private final String keyPrefix;
+    private final byte[] ttlMillis;
+    private final StatefulRedisConnection<String, byte[]> connection;
+    private final RedisReactiveCommands<String, byte[]> redis;
+    private final String casSha;
+
+    /**
+     * Opens a connection (blocking; meant for startup).
+     *
+     * @param client the Lettuce client (not shut down by {@link #close()})
+     * @param prefix key prefix, e.g. {@value #DEFAULT_KEY_PREFIX}; not blank
+     * @param ttl    how long a state lives after its last write; {@code null} = forever; at
+     *               least 1 ms
+     * @throws IllegalArgumentException if {@code prefix} is blank or {@code ttl} is below 1 ms
+     * @throws io.lettuce.core.RedisException if Redis cannot be reached
+     */
+    public RedisSelectionStateStore(RedisClient client, String prefix, Duration ttl) {
+        Objects.requireNonNull(client, "client");
+        if (prefix == null || prefix.isBlank()) {
+            throw new IllegalArgumentException("prefix must not be blank");
+        }
+        if (ttl != null && ttl.toMillis() < 1) {
+            throw new IllegalArgumentException("ttl must be >= 1 ms or null (no expiry), got " + ttl);
+        }
+        this.keyPrefix = prefix + ":sel:";
+        this.ttlMillis = bytes(ttl == null ? "0" : Long.toString(ttl.toMillis()));
+        this.connection = client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
+        this.redis = connection.reactive();
+        this.casSha = redis.digest(CAS_SCRIPT);
+    }
+
+    /**
+     * The Redis key of a state.
+     *
+     * @param app     the application, not blank
+     * @param context the context; {@code null} or empty for the application-wide state
+     * @return {@code {prefix}:sel:{app}:{context}}, escaped
+     */
+    public String key(String app, String context) {
+        return keyPrefix + StateKeys.key(app, context);
+    }
+
+    @Override
+    public Mono<Versioned> get(String app, String context) {
+        String key = key(app, context);
+        return Mono.defer(() -> redis.hmget(key, "ver", "state").collectList())
+                .flatMap(fields -> {
+                    byte[] ver = value(fields, 0);
+                    byte[] state = value(fields, 1);
+                    if (ver == null || state == null) {
+                        return Mono.empty();
+                    }
+                    return Mono.just(new Versioned(state, Long.parseLong(new String(ver, StandardCharsets.US_ASCII))));
+                });
+    }
+
+    @Override
+    public Mono<Boolean> compareAndSet(String app, String context, long expectedVersion, byte[] state) {
+        String key = key(app, context);
+        if (expectedVersion < 0) {
+            throw new IllegalArgumentException("expectedVersion must be >= 0 (0 = absent), got " + expectedVersion);
+        }
+        if (state == null) {
+            throw new IllegalArgumentException("state must not be null");
+        }
+        String[] keys = {key};
+        byte[][] argv = {bytes(Long.toString(expectedVersion)), state.clone(),
+            bytes(Long.toString(StateKeys.initialVersion())), ttlMillis};
+        return Mono.defer(() -> redis.<Long>evalsha(casSha, ScriptOutputType.INTEGER, keys, argv).next())
+                .onErrorResume(RedisNoScriptException.class,
+                        e -> redis.<Long>eval(CAS_SCRIPT, ScriptOutputType.INTEGER, keys, argv).next())
+                .map(written -> written == 1L);
+    }
+
+    /** Closes this store's connection (not the client). */
+    @Override
+    public void close() {
+        connection.close();
+    }
+
+    private static byte[] value(List<KeyValue<String, byte[]>> fields, int i) {
+        if (fields.size() <= i) {
+            return null;
+        }
+        KeyValue<String, byte[]> kv = fields.get(i);
+        return kv.hasValue() ? kv.getValue() : null;
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    @Override
+    public String toString() {
+        return "RedisSelectionStateStore[prefix=" + keyPrefix + "]";
+    }
+}

@@ -1,0 +1,77 @@
+package io.servegate.gateway.selection;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+class InMemorySelectionStateStoreTest extends SelectionStateStoreContractTest {
+
+    @Override
+    SelectionStateStore store() {
+        return new InMemorySelectionStateStore();
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void expiresAfterTheLastWrite() {
+        AtomicLong now = new AtomicLong();
+        InMemorySelectionStateStore store = new InMemorySelectionStateStore(100, Duration.ofMinutes(1), now::get);
+        store.update("app", "c", old -> bytes("v1")).block(BLOCK);
+        now.addAndGet(TimeUnit.SECONDS.toNanos(45));
+        store.update("app", "c", old -> bytes("v2")).block(BLOCK);
+        now.addAndGet(TimeUnit.SECONDS.toNanos(45));
+        // 90 s after the first write, 45 s after the last
+        assertThat(store.get("app", "c").block(BLOCK).state()).isEqualTo(bytes("v2"));
+        now.addAndGet(TimeUnit.SECONDS.toNanos(16));
+        assertThat(store.get("app", "c").blockOptional(BLOCK)).isEmpty();
+        // an expired state is created afresh
+        assertThat(store.compareAndSet("app", "c", 0, bytes("v3")).block(BLOCK)).isTrue();
+    }
+
+    @Test
+    void isBounded() {
+        InMemorySelectionStateStore store = new InMemorySelectionStateStore(10, null);
+        for (int i = 0; i < 100; i++) {
+            assertThat(store.compareAndSet("app", "c" + i, 0, bytes("x")).block(BLOCK)).isTrue();
+        }
+        assertThat(store.size()).isLessThanOrEqualTo(10);
+        assertThatThrownBy(() -> new InMemorySelectionStateStore(0, null)).hasMessageContaining("maximumSize");
+        assertThatThrownBy(() -> new InMemorySelectionStateStore(1, Duration.ZERO)).hasMessageContaining("ttl");
+    }
+
+    @Test
+    void updateGivesUpAfterTheAttemptBound() {
+        AtomicInteger casCalls = new AtomicInteger();
+        SelectionStateStore alwaysContended = new SelectionStateStore() {
+            @Override
+            public Mono<Versioned> get(String app, String context) {
+                return Mono.just(new Versioned(bytes("s"), 1));
+            }
+
+            @Override
+            public Mono<Boolean> compareAndSet(String app, String context, long expectedVersion, byte[] state) {
+                casCalls.incrementAndGet();
+                return Mono.just(false);
+            }
+        };
+        assertThatThrownBy(() -> alwaysContended.update("app", "user-7", old -> bytes("t")).block(BLOCK))
+                .isInstanceOf(SelectionStateConflictException.class)
+                .hasMessageContaining("app 'app' context 'user-7' is still contended after 100 attempts");
+        assertThat(casCalls).hasValue(100);
+        casCalls.set(0);
+        assertThatThrownBy(() -> OptimisticUpdate.run(alwaysContended, "app", null, old -> bytes("t"), 3,
+                Duration.ZERO, Duration.ZERO).block(BLOCK))
+                .hasMessageContaining("context (app-wide) is still contended after 3 attempts");
+        assertThat(casCalls).hasValue(3);
+    }
+}

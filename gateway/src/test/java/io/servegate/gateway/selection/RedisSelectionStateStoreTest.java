@@ -1,0 +1,169 @@
+package io.servegate.gateway.selection;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.servegate.gateway.testsupport.RedisServer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The store contract against a real {@code redis-server}, plus Redis-specific behaviour. */
+class RedisSelectionStateStoreTest extends SelectionStateStoreContractTest {
+
+    private static final AtomicInteger PREFIXES = new AtomicInteger();
+    private static RedisServer server;
+    private static RedisClient client;
+    private static RedisClient otherClient;
+    private static StatefulRedisConnection<String, String> rawConnection;
+    private static RedisCommands<String, String> raw;
+
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    @BeforeAll
+    static void startRedis() {
+        server = RedisServer.start();
+        client = RedisClient.create(server.uri());
+        // a second client stands for a second gateway instance
+        otherClient = RedisClient.create(server.uri());
+        rawConnection = client.connect();
+        raw = rawConnection.sync();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        if (rawConnection != null) {
+            rawConnection.close();
+        }
+        for (RedisClient c : new RedisClient[] {client, otherClient}) {
+            if (c != null) {
+                c.shutdown();
+            }
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @AfterEach
+    void closeStores() throws Exception {
+        for (AutoCloseable c : toClose) {
+            c.close();
+        }
+        toClose.clear();
+    }
+
+    private static String freshPrefix() {
+        return "t" + PREFIXES.incrementAndGet();
+    }
+
+    private RedisSelectionStateStore open(RedisClient c, String prefix, Duration ttl) {
+        RedisSelectionStateStore store = new RedisSelectionStateStore(c, prefix, ttl);
+        toClose.add(store);
+        return store;
+    }
+
+    @Override
+    SelectionStateStore store() {
+        return open(client, freshPrefix(), null);
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void twoGatewayInstancesSharingOneRedisNeverLoseUpdates() throws Exception {
+        String prefix = freshPrefix();
+        RedisSelectionStateStore first = open(client, prefix, null);
+        RedisSelectionStateStore second = open(otherClient, prefix, null);
+        List<SelectionStateStore> writers = new ArrayList<>();
+        for (int w = 0; w < WRITERS; w++) {
+            writers.add(w < WRITERS / 2 ? first : second);
+        }
+        runCounters(writers);
+        runExp4(writers);
+    }
+
+    @Test
+    void keysFollowTheDocumentedLayout() {
+        String prefix = freshPrefix();
+        RedisSelectionStateStore store = open(client, prefix, null);
+        assertThat(store.key("app", null)).isEqualTo(prefix + ":sel:app:@");
+        assertThat(store.key("app", "")).isEqualTo(prefix + ":sel:app:@");
+        assertThat(store.key("app", "user:42")).isEqualTo(prefix + ":sel:app:user%3A42");
+        assertThat(store.key("app", "@")).isEqualTo(prefix + ":sel:app:%40");
+        assertThat(store.compareAndSet("app", "u", 0, bytes("state")).block(BLOCK)).isTrue();
+        Map<String, String> hash = raw.hgetall(prefix + ":sel:app:u");
+        assertThat(hash).containsOnlyKeys("ver", "state").containsEntry("state", "state");
+        assertThat(Long.parseLong(hash.get("ver"))).isEqualTo(store.get("app", "u").block(BLOCK).version());
+    }
+
+    @Test
+    void ttlIsSetOnEveryWriteWhenConfigured() {
+        String prefix = freshPrefix();
+        RedisSelectionStateStore expiring = open(client, prefix, Duration.ofSeconds(60));
+        String key = expiring.key("app", "c");
+        assertThat(expiring.compareAndSet("app", "c", 0, bytes("a")).block(BLOCK)).isTrue();
+        assertThat(raw.pttl(key)).isBetween(1L, 60_000L);
+        raw.persist(key);
+        long version = expiring.get("app", "c").block(BLOCK).version();
+        assertThat(expiring.compareAndSet("app", "c", version, bytes("b")).block(BLOCK)).isTrue();
+        assertThat(raw.pttl(key)).as("reset by the update").isBetween(1L, 60_000L);
+        // a failed compare-and-set does not touch the TTL
+        raw.persist(key);
+        assertThat(expiring.compareAndSet("app", "c", version, bytes("c")).block(BLOCK)).isFalse();
+        assertThat(raw.pttl(key)).isEqualTo(-1L);
+
+        // without a TTL, keys do not expire (and lose a TTL they had)
+        RedisSelectionStateStore forever = open(client, prefix, null);
+        raw.pexpire(key, 60_000);
+        assertThat(forever.compareAndSet("app", "c", version + 1, bytes("d")).block(BLOCK)).isTrue();
+        assertThat(raw.pttl(key)).isEqualTo(-1L);
+
+        // and an expired key is gone
+        RedisSelectionStateStore shortLived = open(client, prefix, Duration.ofMillis(1));
+        assertThat(shortLived.compareAndSet("app", "gone", 0, bytes("x")).block(BLOCK)).isTrue();
+        assertThatThrownBy(() -> new RedisSelectionStateStore(client, prefix, Duration.ofNanos(10)))
+                .hasMessageContaining("ttl must be >= 1 ms");
+    }
+
+    @Test
+    void fallsBackToEvalWhenTheScriptCacheWasFlushed() {
+        SelectionStateStore store = store();
+        assertThat(store.compareAndSet("app", "c", 0, bytes("a")).block(BLOCK)).isTrue();
+        raw.scriptFlush();
+        long version = store.get("app", "c").block(BLOCK).version();
+        assertThat(store.compareAndSet("app", "c", version, bytes("b")).block(BLOCK)).isTrue();
+        assertThat(store.get("app", "c").block(BLOCK).state()).isEqualTo(bytes("b"));
+    }
+
+    @Test
+    void stateOfAnUnknownSchemaVersionIsRejectedWhenDecoded() {
+        SelectionStateStore store = store();
+        Exp4Policy policy = new Exp4Policy();
+        byte[] encoded = policy.codec().encode(policy.init(List.of("a", "b")));
+        encoded[0] = 9;
+        assertThat(store.compareAndSet("app", null, 0, encoded).block(BLOCK)).isTrue();
+        byte[] stored = store.get("app", null).block(BLOCK).state();
+        assertThat(stored).isEqualTo(encoded);
+        assertThatThrownBy(() -> policy.codec().decode(stored))
+                .isInstanceOf(StateCodecException.class)
+                .hasMessageContaining("unsupported exp4 state schema version 9 (this gateway reads version 1)");
+        // an update through the policy fails cleanly and leaves the state alone
+        assertThatThrownBy(() -> store.update("app", null,
+                old -> policy.codec().encode(policy.codec().decode(old))).block(BLOCK))
+                .isInstanceOf(StateCodecException.class);
+        assertThat(store.get("app", null).block(BLOCK).state()).isEqualTo(encoded);
+    }
+}
