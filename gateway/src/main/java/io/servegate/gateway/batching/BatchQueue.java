@@ -189,6 +189,17 @@ public final class BatchQueue<T> {
      * @param now   the current time
      */
     public void complete(Batch<T> batch, long now) {
+        complete(batch, now, now - batch.dispatchedAt());
+    }
+
+    /**
+     * As {@link #complete(Batch, long)}, with the batch's latency measured elsewhere: e.g. the
+     * service time the container reports, which unlike the round trip does not grow when the
+     * gateway itself is short of CPU, so the policy learns the container's profile.
+     *
+     * @param latencyNanos the batch's latency, clamped at 0
+     */
+    public void complete(Batch<T> batch, long now, long latencyNanos) {
         Objects.requireNonNull(batch, "batch");
         synchronized (this) {
             if (batch != inFlightBatch) {
@@ -197,7 +208,7 @@ public final class BatchQueue<T> {
             clearInFlight();
             // Feedback is applied under the lock: the next batch, possibly formed by another
             // thread as soon as the slot is free, must be sized with this sample already applied.
-            policy.onBatchCompleted(batch.size(), Math.max(0L, now - batch.dispatchedAt()));
+            policy.onBatchCompleted(batch.size(), Math.max(0L, latencyNanos));
         }
     }
 

@@ -206,7 +206,10 @@ final class ReplicaWorker implements AutoCloseable {
             long took = end - batch.dispatchedAt();
             if (error == null) {
                 breaker.onSuccess(took, TimeUnit.NANOSECONDS);
-                queue.complete(batch, end);
+                // AIMD learns from the container's own service time when it reports one (ours do;
+                // Triton does not): a gateway short of CPU must not shrink batches, which would
+                // only cut throughput further
+                queue.complete(batch, end, result.serviceTimeNanos() > 0 ? result.serviceTimeNanos() : took);
                 List<String> outputs = result.outputs();
                 for (int i = 0; i < outputs.size(); i++) {
                     batch.items().get(i).result.complete(outputs.get(i));

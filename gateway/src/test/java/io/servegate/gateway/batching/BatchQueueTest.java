@@ -269,6 +269,17 @@ class BatchQueueTest {
     }
 
     @Test
+    void aLatencyMeasuredElsewhereIsWhatThePolicyLearns() {
+        RecordingPolicy p = new RecordingPolicy(2);
+        BatchQueue<String> q = new BatchQueue<>(p, 0, 10);
+        q.offer("a", FAR, 0);
+        Batch<String> b = q.tryDispatch(5 * MS, NO_EXPIRY);
+        q.complete(b, 40 * MS, 3 * MS); // e.g. the container's service time, not the 35 ms round trip
+        assertEquals(3 * MS, p.feedback.get(0)[1]);
+        assertFalse(q.inFlight());
+    }
+
+    @Test
     void latencyIsClampedAtZero() {
         RecordingPolicy p = new RecordingPolicy(2);
         BatchQueue<String> q = new BatchQueue<>(p, 0, 10);
