@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
+import java.util.function.ObjLongConsumer;
 
 /**
  * Closed-loop load: each of N clients sends a request, waits for its answer, and sends the next
@@ -34,12 +35,21 @@ public final class ClosedLoop {
 
     /** Runs the workload for warm-up plus duration and summarises the measured window. */
     public LoadResult run(Workload workload) throws InterruptedException {
+        return run(workload, (result, nanos) -> { });
+    }
+
+    /**
+     * Runs the workload for warm-up plus duration and summarises the measured window;
+     * {@code observer} gets every measured successful answer and its latency in nanoseconds, on
+     * the client thread that waited for it.
+     */
+    public LoadResult run(Workload workload, ObjLongConsumer<Object> observer) throws InterruptedException {
         LatencyRecorder recorder = new LatencyRecorder();
         long measureFrom = System.nanoTime() + warmup.toNanos();
         long end = measureFrom + duration.toNanos();
         List<Thread> threads = new ArrayList<>(clients);
         for (int i = 0; i < clients; i++) {
-            Thread t = new Thread(() -> drive(workload, recorder, measureFrom, end), "closed-loop-client-" + i);
+            Thread t = new Thread(() -> drive(workload, observer, recorder, measureFrom, end), "closed-loop-client-" + i);
             t.setDaemon(true);
             threads.add(t);
             t.start();
@@ -60,14 +70,16 @@ public final class ClosedLoop {
                 s.firstError() == null ? null : String.valueOf(s.firstError()));
     }
 
-    private static void drive(Workload workload, LatencyRecorder recorder, long measureFrom, long end) {
+    private static void drive(Workload workload, ObjLongConsumer<Object> observer, LatencyRecorder recorder,
+            long measureFrom, long end) {
         long start;
         while ((start = System.nanoTime()) < end && !Thread.currentThread().isInterrupted()) {
             try {
-                workload.send().get();
+                Object answer = workload.send().get();
                 long stop = System.nanoTime();
                 if (start >= measureFrom && stop <= end) {
                     recorder.record(stop - start);
+                    observer.accept(answer, stop - start);
                 }
             } catch (ExecutionException | RuntimeException e) {
                 if (start >= measureFrom && System.nanoTime() <= end) {

@@ -8,7 +8,7 @@ import picocli.CommandLine.Spec;
 /** The load generator's entry point: one subcommand per kind of benchmark. */
 @Command(name = "loadgen", mixinStandardHelpOptions = true,
         description = "Benchmarks Servegate: closed-loop load, HdrHistogram latencies, JSON results.",
-        subcommands = {GrpcDirectCommand.class})
+        subcommands = {GrpcDirectCommand.class, GatewayOverheadCommand.class, AimdCommand.class})
 public final class LoadGen implements Runnable {
 
     @Spec

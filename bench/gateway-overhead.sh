@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# What the gateway costs: the noop container measured directly (OIP gRPC, batch 1) and through the
+# gateway (POST /noop/predict, a child JVM on loopback, cache off) in the same run - closed loop
+# with 8 clients, then open loop at 500 and 2000 req/s (Poisson, latency from the intended send).
+# Usage: bench/gateway-overhead.sh [extra gateway-overhead options, e.g. --duration-s 30 --rates 1000]
+# Results: bench/results/gateway-overhead.json, the gateway's log and metrics scrape
+# (bench/results/gateway-gateway-overhead{.log,-metrics.txt}), and a table on standard output.
+# Builds the load generator and the gateway first when their jars are missing or older than the sources.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/build-if-needed.sh
+java -jar "$LOADGEN_JAR" gateway-overhead --gateway-jar "$GATEWAY_JAR" "$@"

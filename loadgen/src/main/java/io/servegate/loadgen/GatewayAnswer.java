@@ -1,0 +1,48 @@
+package io.servegate.loadgen;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The gateway's answer to one {@code POST /{app}/predict}: a prediction, or the app's default
+ * output with the gateway's explanation of why.
+ *
+ * @param output the output, as JSON text
+ * @param isDefault whether it is the app's default output
+ * @param explanation the default's explanation, null for a prediction
+ */
+public record GatewayAnswer(String output, boolean isDefault, String explanation) {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * Reads a query response.
+     *
+     * @throws IllegalStateException if the status is not 200 or the body is not a query answer
+     */
+    public static GatewayAnswer parse(int status, byte[] body) {
+        String text = new String(body, StandardCharsets.UTF_8);
+        if (status != 200) {
+            throw new IllegalStateException("HTTP " + status + ": " + abbreviate(text));
+        }
+        JsonNode n;
+        try {
+            n = JSON.readTree(body);
+        } catch (IOException e) {
+            throw new IllegalStateException("not JSON: " + abbreviate(text), e);
+        }
+        JsonNode isDefault = n == null ? null : n.get("default");
+        if (isDefault == null || !isDefault.isBoolean() || !n.has("output")) {
+            throw new IllegalStateException("not a query answer: " + abbreviate(text));
+        }
+        JsonNode explanation = n.get("default_explanation");
+        return new GatewayAnswer(n.get("output").toString(), isDefault.booleanValue(),
+                explanation == null || explanation.isNull() ? null : explanation.asText());
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() <= 300 ? s : s.substring(0, 300) + "...";
+    }
+}

@@ -1,0 +1,136 @@
+package io.servegate.loadgen;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The gateway's own view of its queries, from its Prometheus scrape ({@code GET /metrics}):
+ * query latency from arrival in the handler to the answer (all apps, predictions and defaults)
+ * and batch sizes. Two scrapes around a leg give that leg's share ({@link #minus}), which tells
+ * the time spent inside the gateway's query path apart from the HTTP and client time around it.
+ *
+ * @param requests queries answered
+ * @param latencySumS their summed latency, seconds
+ * @param latencyBuckets cumulative counts per histogram bucket upper bound, seconds
+ * @param batches batches sent to replicas
+ * @param batchInputs inputs in those batches
+ */
+public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, Long> latencyBuckets, long batches,
+        double batchInputs) {
+
+    private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*})?\\s+(\\S+)");
+    private static final Pattern LE = Pattern.compile("le=\"([^\"]+)\"");
+
+    /**
+     * What a leg looked like from inside the gateway.
+     *
+     * @param requests queries answered
+     * @param meanMs their mean latency inside the gateway
+     * @param p50UpperMs upper bound of the histogram bucket holding the median (bucket resolution)
+     * @param p99UpperMs same for the 99th percentile
+     * @param batches batches sent to replicas
+     * @param meanBatchSize inputs per batch
+     */
+    public record Summary(long requests, Double meanMs, Double p50UpperMs, Double p99UpperMs, long batches,
+            Double meanBatchSize) {
+    }
+
+    /** Reads the relevant series out of a Prometheus text exposition. */
+    public static GatewayMetrics parse(String text) {
+        long requests = 0;
+        double sum = 0;
+        long batches = 0;
+        double inputs = 0;
+        TreeMap<Double, Long> buckets = new TreeMap<>();
+        for (String line : text.split("\n")) {
+            if (line.isEmpty() || line.startsWith("#")) {
+                continue;
+            }
+            Matcher m = SAMPLE.matcher(line);
+            if (!m.find()) {
+                continue;
+            }
+            double value;
+            try {
+                value = Double.parseDouble(m.group(3));
+            } catch (NumberFormatException e) {
+                continue;
+            }
+            switch (m.group(1)) {
+                case "servegate_request_latency_seconds_count" -> requests += Math.round(value);
+                case "servegate_request_latency_seconds_sum" -> sum += value;
+                case "servegate_batch_size_count" -> batches += Math.round(value);
+                case "servegate_batch_size_sum" -> inputs += value;
+                case "servegate_request_latency_seconds_bucket" -> {
+                    Matcher le = LE.matcher(m.group(2) == null ? "" : m.group(2));
+                    if (le.find()) {
+                        double bound = "+Inf".equals(le.group(1)) ? Double.POSITIVE_INFINITY
+                                : Double.parseDouble(le.group(1));
+                        buckets.merge(bound, Math.round(value), Long::sum);
+                    }
+                }
+                default -> {
+                }
+            }
+        }
+        return new GatewayMetrics(requests, sum, buckets, batches, inputs);
+    }
+
+    /** Scrapes the gateway; null if that failed (the benchmark goes on without it). */
+    public static GatewayMetrics scrape(GatewayProcess gateway) throws InterruptedException {
+        String text = scrapeText(gateway);
+        return text == null ? null : parse(text);
+    }
+
+    /** The raw scrape, or null if it failed. */
+    static String scrapeText(GatewayProcess gateway) throws InterruptedException {
+        try {
+            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://" + GatewayProcess.HOST + ":"
+                    + gateway.port() + "/metrics")).timeout(Duration.ofSeconds(10)).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return r.statusCode() == 200 ? r.body() : null;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** What happened between {@code earlier} and this scrape. */
+    public GatewayMetrics minus(GatewayMetrics earlier) {
+        TreeMap<Double, Long> buckets = new TreeMap<>();
+        for (Map.Entry<Double, Long> e : latencyBuckets.entrySet()) {
+            buckets.put(e.getKey(), e.getValue() - earlier.latencyBuckets.getOrDefault(e.getKey(), 0L));
+        }
+        return new GatewayMetrics(requests - earlier.requests, latencySumS - earlier.latencySumS, buckets,
+                batches - earlier.batches, batchInputs - earlier.batchInputs);
+    }
+
+    /** The summary of a (usually differenced) scrape. */
+    public Summary summary() {
+        return new Summary(requests, requests > 0 ? latencySumS * 1000 / requests : null, upperBoundMs(0.50),
+                upperBoundMs(0.99), batches, batches > 0 ? batchInputs / batches : null);
+    }
+
+    /** The smallest bucket bound holding the q-quantile, ms; null without buckets or counts. */
+    Double upperBoundMs(double q) {
+        Long total = latencyBuckets.get(Double.POSITIVE_INFINITY);
+        if (total == null || total <= 0) {
+            return null;
+        }
+        double rank = q * total;
+        for (Map.Entry<Double, Long> e : latencyBuckets.entrySet()) {
+            if (e.getValue() >= rank) {
+                return e.getKey().isInfinite() ? null : e.getKey() * 1000;
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,66 @@
+package io.servegate.loadgen;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import org.junit.jupiter.api.Test;
+
+class GatewayMetricsTest {
+
+    private static String scrape(long fast, long slow, long defaults, long batches, double inputs) {
+        return """
+                # HELP servegate_request_latency_seconds Query latency from arrival to answer
+                # TYPE servegate_request_latency_seconds histogram
+                servegate_request_latency_seconds_bucket{app="a",default="false",le="0.001"} %d
+                servegate_request_latency_seconds_bucket{app="a",default="false",le="0.01"} %d
+                servegate_request_latency_seconds_bucket{app="a",default="false",le="+Inf"} %d
+                servegate_request_latency_seconds_count{app="a",default="false"} %d
+                servegate_request_latency_seconds_sum{app="a",default="false"} %s
+                servegate_request_latency_seconds_bucket{app="a",default="true",le="0.001"} 0
+                servegate_request_latency_seconds_bucket{app="a",default="true",le="0.01"} 0
+                servegate_request_latency_seconds_bucket{app="a",default="true",le="+Inf"} %d
+                servegate_request_latency_seconds_count{app="a",default="true"} %d
+                servegate_request_latency_seconds_sum{app="a",default="true"} %s
+                servegate_batch_size_count{model="m",replica="r",version="1"} %d
+                servegate_batch_size_sum{model="m",replica="r",version="1"} %s
+                jvm_threads_live_threads 42.0
+                """.formatted(fast, fast + slow, fast + slow, fast + slow, (fast * 0.0005 + slow * 0.005) + "",
+                defaults, defaults, (defaults * 0.02) + "", batches, inputs + "");
+    }
+
+    @Test
+    void readsLatencyAndBatchSeriesSummedOverTags() {
+        GatewayMetrics m = GatewayMetrics.parse(scrape(90, 9, 1, 50, 100));
+        assertThat(m.requests()).isEqualTo(100);
+        assertThat(m.batches()).isEqualTo(50);
+        assertThat(m.latencyBuckets()).containsEntry(0.001, 90L).containsEntry(0.01, 99L)
+                .containsEntry(Double.POSITIVE_INFINITY, 100L);
+        GatewayMetrics.Summary s = m.summary();
+        assertThat(s.meanMs()).isCloseTo((90 * 0.5 + 9 * 5 + 20) / 100.0, within(1e-9));
+        assertThat(s.p50UpperMs()).isEqualTo(1.0);
+        assertThat(s.p99UpperMs()).isEqualTo(10.0);
+        assertThat(s.meanBatchSize()).isEqualTo(2.0);
+    }
+
+    @Test
+    void theDifferenceOfTwoScrapesIsWhatHappenedBetweenThem() {
+        GatewayMetrics before = GatewayMetrics.parse(scrape(90, 9, 1, 50, 100));
+        GatewayMetrics after = GatewayMetrics.parse(scrape(100, 59, 41, 80, 250));
+        GatewayMetrics.Summary s = after.minus(before).summary();
+        assertThat(s.requests()).isEqualTo(100);
+        assertThat(s.batches()).isEqualTo(30);
+        assertThat(s.meanBatchSize()).isEqualTo(5.0);
+        // 10 under 1 ms, 50 under 10 ms, 40 defaults above: the median is in the 10 ms bucket, the p99 beyond
+        assertThat(s.p50UpperMs()).isEqualTo(10.0);
+        assertThat(s.p99UpperMs()).isNull();
+    }
+
+    @Test
+    void anEmptyScrapeHasNoLatencies() {
+        GatewayMetrics.Summary s = GatewayMetrics.parse("# nothing\n").summary();
+        assertThat(s.requests()).isZero();
+        assertThat(s.meanMs()).isNull();
+        assertThat(s.p50UpperMs()).isNull();
+        assertThat(s.meanBatchSize()).isNull();
+    }
+}
