@@ -1,0 +1,564 @@
+package io.servegate.gateway.bench;
+
+import io.servegate.containers.onnx.FashionMnist;
+import io.servegate.containers.onnx.OnnxPredictor;
+import io.servegate.gateway.GatewayApplication;
+import io.servegate.gateway.api.AdminServer;
+import io.servegate.gateway.bench.BenchOutput.Args;
+import io.servegate.gateway.testsupport.RedisServer;
+import io.servegate.sdk.ModelContainer;
+import io.servegate.sdk.TensorType;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.netty.ByteBufFlux;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.resources.ConnectionProvider;
+
+/**
+ * Feedback throughput through the gateway (Clipper NSDI'17 §4.2: feedback joins the label with
+ * each model's prediction for the input, served from the prediction cache when it is there;
+ * Clipper reported 6K feedback observations/s without and 11K with cache hits). A benchmark: it
+ * reports, it asserts nothing.
+ *
+ * <p>Everything in this one JVM on loopback except Redis: a real {@code redis-server} for the
+ * selection states ({@link RedisServer}), the gateway ({@link GatewayApplication}, selection
+ * store {@code redis}, otherwise defaults: 32 MB prediction cache), and the four Fashion-MNIST
+ * ONNX models as in-process containers (OIP gRPC). One app {@value #APP}: exp4 over the four
+ * models, SLO 1 s. Then closed loops of {@code --clients} (16) clients, each sending its next
+ * {@code POST /fb/update {"input": image, "label": l}} when the previous one is answered, for
+ * {@code --warmup-s} (3) then {@code --duration-s} (10) measured seconds, per phase:
+ * <ol>
+ *   <li>{@code cache-hits}: the first {@code --warm-images} (2,000) test images, predicted through
+ *       {@code /fb/predict} beforehand, cycled through: the join is all cache hits;</li>
+ *   <li>{@code cache-hits-per-user}: as (1), with {@code "uid": i % --users} (1,000): one selection
+ *       state per user instead of one app-wide state that every client's update contends for;</li>
+ *   <li>{@code cache-misses}: every feedback a never-seen input (the other test images, then all
+ *       10,000 again with pixel 0 shifted by {@code r·10⁻⁵} on pass {@code r}), so the gateway has
+ *       to query the four models for the join.</li>
+ * </ol>
+ * Observations/s counts the updates answered 200 with {@code "observed": true} that completed in
+ * the measured window; latency is per request, send to answer. The cache's hit/miss counters
+ * (scraped from {@code /metrics}) are reported per phase as a check of what each phase measured.
+ *
+ * <p>Writes {@code feedback-throughput.json} under {@code --out} and prints a table. Model files
+ * are read from {@code ../containers/onnx/models}: run from the {@code gateway} directory
+ * (bench/feedback-throughput.sh does).
+ */
+public final class FeedbackThroughputBenchmark {
+
+    static final Path MODELS_DIR = Path.of("../containers/onnx/models");
+    static final List<String> MODELS = List.of("fmnist-cnn", "fmnist-mlp", "fmnist-logreg", "fmnist-tiny");
+    static final String APP = "fb";
+    static final long SLO_MICROS = 1_000_000;
+    private static final float PERTURBATION = 1e-5f;
+
+    private final FashionMnist data;
+    private final HttpClient http;
+    private final int queryPort;
+    private final int clients;
+    private final int warmImages;
+    private final int users;
+    /** Per test image: the JSON of {@code "label":L,"input":[}, pixel 0, and {@code ,p1,...,p783]}. */
+    private final byte[][] heads;
+    private final float[] pixel0;
+    private final byte[][] tails;
+
+    private FeedbackThroughputBenchmark(FashionMnist data, HttpClient http, int queryPort, int clients,
+            int warmImages, int users) {
+        this.data = data;
+        this.http = http;
+        this.queryPort = queryPort;
+        this.clients = clients;
+        this.warmImages = warmImages;
+        this.users = users;
+        int n = data.size();
+        heads = new byte[n][];
+        pixel0 = new float[n];
+        tails = new byte[n][];
+        for (int i = 0; i < n; i++) {
+            float[] px = data.images().get(i);
+            heads[i] = ("\"label\":" + data.label(i) + ",\"input\":[").getBytes(StandardCharsets.US_ASCII);
+            pixel0[i] = px[0];
+            StringBuilder sb = new StringBuilder(px.length * 8);
+            for (int k = 1; k < px.length; k++) {
+                sb.append(',').append(px[k]);
+            }
+            tails[i] = sb.append("]}").toString().getBytes(StandardCharsets.US_ASCII);
+        }
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Args args = new Args(argv, "out", "clients", "duration-s", "warmup-s", "warm-images", "users", "phases");
+        Path out = Path.of(args.string("out", "../bench/results"));
+        int clients = args.integer("clients", 16);
+        int durationS = args.integer("duration-s", 10);
+        int warmupS = args.integer("warmup-s", 3);
+        int warmImages = args.integer("warm-images", 2_000);
+        int users = args.integer("users", 1_000);
+        List<String> phases = List.of(args.string("phases", "cache-hits,cache-hits-per-user,cache-misses").split(","));
+        if (!Files.isDirectory(MODELS_DIR)) {
+            throw new IllegalStateException("no models at " + MODELS_DIR.toAbsolutePath() + ": run from the gateway directory");
+        }
+        FashionMnist data = FashionMnist.testSet();
+        if (warmImages < 1 || warmImages >= data.size()) {
+            throw new IllegalArgumentException("--warm-images must be in [1, " + data.size() + ")");
+        }
+
+        List<OnnxPredictor> predictors = new ArrayList<>();
+        List<ModelContainer<float[], String>> containers = new ArrayList<>();
+        ConfigurableApplicationContext gateway = null;
+        ConnectionProvider pool = ConnectionProvider.builder("feedback-bench").maxConnections(clients + 16)
+                .pendingAcquireMaxCount(-1).build();
+        RedisServer redis = RedisServer.start();
+        try {
+            for (String m : MODELS) {
+                OnnxPredictor p = new OnnxPredictor(MODELS_DIR.resolve(m + ".onnx"));
+                predictors.add(p);
+                containers.add(ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS, p).name(m).version("1")
+                        .host("127.0.0.1").port(0).inputLength(FashionMnist.PIXELS).build().start());
+            }
+            gateway = new SpringApplicationBuilder(GatewayApplication.class).run(
+                    "--server.port=0",
+                    "--servegate.admin.port=0",
+                    "--servegate.selection.store=redis",
+                    "--servegate.selection.redis-uri=" + redis.uri(),
+                    "--servegate.selection.key-prefix=sg-bench-feedback",
+                    "--logging.level.root=WARN",
+                    // SLO misses while warming the cache are retried by the warm-up loop: no stack traces
+                    "--logging.level.com.github.benmanes.caffeine=ERROR");
+            int queryPort = ((WebServerApplicationContext) gateway).getWebServer().getPort();
+            int adminPort = gateway.getBean(AdminServer.class).port();
+            HttpClient http = HttpClient.create(pool).responseTimeout(Duration.ofSeconds(30))
+                    .headers(h -> h.set("Content-Type", "application/json"));
+            FeedbackThroughputBenchmark bench = new FeedbackThroughputBenchmark(data, http, queryPort, clients,
+                    warmImages, users);
+            bench.register(adminPort, containers);
+            bench.run(out, phases, warmupS, durationS, redis.uri());
+        } finally {
+            // the gateway first: it holds connections to Redis and to the containers
+            if (gateway != null) {
+                gateway.close();
+            }
+            for (ModelContainer<float[], String> c : containers) {
+                c.close();
+            }
+            for (OnnxPredictor p : predictors) {
+                p.close();
+            }
+            pool.disposeLater().block(Duration.ofSeconds(10));
+            redis.close();
+        }
+        System.exit(0);
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    private void register(int adminPort, List<ModelContainer<float[], String>> containers) throws Exception {
+        for (int i = 0; i < MODELS.size(); i++) {
+            String m = MODELS.get(i);
+            admin(adminPort, "add_model", Map.of("model_name", m, "model_version", "1", "input_type", "floats"));
+            admin(adminPort, "add_container", Map.of("model_name", m, "model_version", "1",
+                    "address", "127.0.0.1:" + containers.get(i).port()));
+        }
+        Map<String, Object> app = new LinkedHashMap<>();
+        app.put("name", APP);
+        app.put("input_type", "floats");
+        app.put("default_output", "-1");
+        app.put("latency_slo_micros", SLO_MICROS);
+        app.put("selection_policy", "exp4");
+        admin(adminPort, "add_app", app);
+        admin(adminPort, "add_model_links", Map.of("app_name", APP, "model_names", MODELS));
+        for (String m : MODELS) {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (get(queryPort, "/v2/models/" + m + "/ready").status() != 200) {
+                if (System.nanoTime() > until) {
+                    throw new IllegalStateException(m + " did not become ready through the gateway");
+                }
+                Thread.sleep(50);
+            }
+        }
+    }
+
+    private void admin(int port, String endpoint, Map<String, ?> body) {
+        Response r = post(port, "/admin/" + endpoint, BenchOutput.json(body).getBytes(StandardCharsets.UTF_8))
+                .block(Duration.ofSeconds(30));
+        if (r == null || r.status() != 200) {
+            throw new IllegalStateException("admin " + endpoint + " → " + r);
+        }
+    }
+
+    private void run(Path out, List<String> phases, int warmupS, int durationS, String redisUri) throws Exception {
+        String loadAtStart = loadavg();
+        // warm the prediction cache: every model's output for the first warmImages images. A model
+        // output that misses the SLO under this burst is not cached, so repeat until a pass is all hits.
+        long t0 = System.nanoTime();
+        int batch = 25;
+        long[] first = cacheCounters();
+        long[] passStart = first;
+        int passes = 0;
+        AtomicInteger failed = new AtomicInteger();
+        AtomicInteger defaults = new AtomicInteger();
+        while (true) {
+            passes++;
+            failed.set(0);
+            defaults.set(0);
+            Flux.range(0, (warmImages + batch - 1) / batch)
+                    .flatMap(b -> post(queryPort, "/" + APP + "/predict",
+                            batchBody(b * batch, Math.min(warmImages, (b + 1) * batch))).doOnNext(r -> {
+                                if (r.status() != 200) {
+                                    failed.addAndGet(batch);
+                                } else {
+                                    defaults.addAndGet(r.body().split("\"default\":true", -1).length - 1);
+                                }
+                            }), 2)
+                    .blockLast(Duration.ofMinutes(5));
+            long[] now = cacheCounters();
+            long misses = now[1] - passStart[1];
+            if ((passes > 1 && misses == 0 && failed.get() == 0) || passes == 10) {
+                break;
+            }
+            passStart = now;
+        }
+        long[] after = cacheCounters();
+        System.out.printf(Locale.ROOT, "warmed the prediction cache with %,d images through /%s/predict (batches of %d)"
+                + " in %.1f s, %d passes, the last all hits: %s (last pass: %d failed, %d default answers;"
+                + " cache lookups overall: %,d hits, %,d misses)%n", warmImages, APP, batch,
+                (System.nanoTime() - t0) / 1e9, passes, after[1] == passStart[1] ? "yes" : "NO", failed.get(),
+                defaults.get(), after[0] - first[0], after[1] - first[1]);
+
+        List<Map<String, Object>> results = new ArrayList<>();
+        for (String phase : phases) {
+            PhaseResult r = switch (phase.trim()) {
+                case "cache-hits" -> phase("cache-hits", "app-wide state; inputs predicted beforehand (cached)",
+                        this::hitBody, warmupS, durationS);
+                case "cache-hits-per-user" -> phase("cache-hits-per-user", "uid = i % " + users
+                        + " (one state per user); inputs predicted beforehand (cached)", this::perUserBody, warmupS,
+                        durationS);
+                case "cache-misses" -> phase("cache-misses",
+                        "app-wide state; every input never seen: the gateway queries the four models for the join",
+                        this::missBody, warmupS, durationS);
+                default -> throw new IllegalArgumentException("unknown phase " + phase
+                        + "; phases: cache-hits, cache-hits-per-user, cache-misses");
+            };
+            results.add(r.toJson());
+            System.out.println(r.line());
+        }
+
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("benchmark", "feedback-throughput");
+        json.put("description", "closed-loop POST /" + APP + "/update {input, label} through the gateway; the "
+                + "feedback join reads each linked model's prediction from the prediction cache, querying the model "
+                + "on a miss; selection states in Redis (optimistic compare-and-set per update)");
+        json.put("clipper_reference", "Clipper NSDI'17 4.2: about 6K feedback observations/s without, 11K with "
+                + "prediction cache hits");
+        Map<String, Object> setup = new LinkedHashMap<>();
+        setup.put("app", APP + ": exp4 over " + MODELS + ", latency_slo_micros " + SLO_MICROS);
+        setup.put("models", "four Fashion-MNIST ONNX models as in-process containers (OIP gRPC on loopback)");
+        setup.put("selection_store", "redis (a real redis-server, " + redisUri + ")");
+        setup.put("prediction_cache", "gateway default (enabled, 32MB)");
+        setup.put("clients", clients);
+        setup.put("warmup_s", warmupS);
+        setup.put("duration_s", durationS);
+        setup.put("warm_images", warmImages);
+        setup.put("users", users);
+        setup.put("machine", Runtime.getRuntime().availableProcessors() + " CPUs, shared by the load generator, the "
+                + "gateway and the model containers (one JVM) and redis-server");
+        setup.put("loadavg_at_start", loadAtStart);
+        setup.put("loadavg_at_end", loadavg());
+        json.put("setup", setup);
+        json.put("phases", results);
+        Map<String, Object> ratios = new LinkedHashMap<>();
+        double hits = rate(results, "cache-hits");
+        double misses = rate(results, "cache-misses");
+        double perUser = rate(results, "cache-hits-per-user");
+        if (hits > 0 && misses > 0) {
+            ratios.put("cache_hits_over_misses", hits / misses);
+        }
+        if (hits > 0 && perUser > 0) {
+            ratios.put("per_user_over_app_wide", perUser / hits);
+        }
+        json.put("ratios", ratios);
+        BenchOutput.write(out.resolve("feedback-throughput.json"), BenchOutput.json(json));
+        System.out.println();
+        System.out.println(table(results, ratios));
+        System.out.println("wrote " + out.resolve("feedback-throughput.json"));
+    }
+
+    private static double rate(List<Map<String, Object>> results, String phase) {
+        return results.stream().filter(r -> phase.equals(r.get("phase"))).mapToDouble(r -> (Double) r.get("obs_per_s"))
+                .findFirst().orElse(0);
+    }
+
+    private static String table(List<Map<String, Object>> results, Map<String, Object> ratios) {
+        StringBuilder sb = new StringBuilder("Feedback throughput (POST /" + APP + "/update, exp4 over 4 ONNX models,"
+                + " states in Redis)\n");
+        sb.append(String.format(Locale.ROOT, "  %-22s %8s %10s %9s %9s %9s %8s %15s%n", "phase", "clients", "obs/s",
+                "p50 ms", "p99 ms", "max ms", "errors", "cache hit/miss"));
+        for (Map<String, Object> r : results) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> lat = (Map<String, Object>) r.get("latency_ms");
+            @SuppressWarnings("unchecked")
+            Map<String, Object> cache = (Map<String, Object>) r.get("cache_lookups");
+            sb.append(String.format(Locale.ROOT, "  %-22s %8d %10.0f %9.2f %9.2f %9.2f %8d %15s%n", r.get("phase"),
+                    (Integer) r.get("clients"), (Double) r.get("obs_per_s"), (Double) lat.get("p50"),
+                    (Double) lat.get("p99"), (Double) lat.get("max"), (Long) r.get("errors"),
+                    cache.get("hits") + "/" + cache.get("misses")));
+        }
+        ratios.forEach((k, v) -> sb.append(String.format(Locale.ROOT, "  %s: %.2f%n", k, (Double) v)));
+        return sb.toString();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // request bodies
+
+    /** {@code {"input_batch": [images from..to-1]}}. */
+    private byte[] batchBody(int from, int to) {
+        ByteArrayOutputStream b = new ByteArrayOutputStream((to - from) * (tails[from].length + 16));
+        b.writeBytes("{\"input_batch\":[".getBytes(StandardCharsets.US_ASCII));
+        for (int image = from; image < to; image++) {
+            b.writeBytes(("[" + pixel0[image]).getBytes(StandardCharsets.US_ASCII));
+            b.write(tails[image], 0, tails[image].length - 1); // ",p1,...,p783]" without the closing brace
+            b.write(image + 1 < to ? ',' : ']');
+        }
+        b.write('}');
+        return b.toByteArray();
+    }
+
+    private byte[] hitBody(long i) {
+        int image = (int) (i % warmImages);
+        return body(null, image, pixel0[image]);
+    }
+
+    private byte[] perUserBody(long i) {
+        int image = (int) (i % warmImages);
+        return body(i % users, image, pixel0[image]);
+    }
+
+    /** The j-th input never seen: images warmImages..N-1, then all N again, pass r with pixel 0 + r·1e-5. */
+    private byte[] missBody(long i) {
+        long j = warmImages + i;
+        int image = (int) (j % data.size());
+        long pass = j / data.size();
+        return body(null, image, pixel0[image] + pass * PERTURBATION);
+    }
+
+    private byte[] body(Long uid, int image, float p0) {
+        ByteArrayOutputStream b = new ByteArrayOutputStream(heads[image].length + tails[image].length + 32);
+        b.write('{');
+        if (uid != null) {
+            b.writeBytes(("\"uid\":" + uid + ",").getBytes(StandardCharsets.US_ASCII));
+        }
+        b.writeBytes(heads[image]);
+        b.writeBytes(Float.toString(p0).getBytes(StandardCharsets.US_ASCII));
+        b.writeBytes(tails[image]);
+        return b.toByteArray();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // the closed loop
+
+    record Response(int status, String body) {
+    }
+
+    private Mono<Response> post(int port, String path, byte[] body) {
+        return http.post().uri("http://127.0.0.1:" + port + path)
+                .send(ByteBufFlux.fromInbound(Mono.just(body)))
+                .responseSingle((res, buf) -> buf.asString(StandardCharsets.UTF_8).defaultIfEmpty("")
+                        .map(s -> new Response(res.status().code(), s)));
+    }
+
+    private Response get(int port, String path) {
+        return http.get().uri("http://127.0.0.1:" + port + path)
+                .responseSingle((res, buf) -> buf.asString(StandardCharsets.UTF_8).defaultIfEmpty("")
+                        .map(s -> new Response(res.status().code(), s)))
+                .onErrorResume(e -> Mono.just(new Response(-1, e.toString())))
+                .block(Duration.ofSeconds(30));
+    }
+
+    /** {hits, misses} of the gateway's prediction cache so far. */
+    private long[] cacheCounters() {
+        Response r = get(queryPort, "/metrics");
+        long[] out = new long[2];
+        if (r == null || r.status() != 200) {
+            return new long[] {-1, -1};
+        }
+        for (String line : r.body().split("\n")) {
+            if (line.startsWith("servegate_cache_requests_total")) {
+                long v = (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                if (line.contains("result=\"hit\"")) {
+                    out[0] += v;
+                } else if (line.contains("result=\"miss\"")) {
+                    out[1] += v;
+                }
+            }
+        }
+        return out;
+    }
+
+    private static final class Client {
+        long[] latencies = new long[1 << 14];
+        int count;
+        long errors;
+        long warmupErrors;
+
+        void record(long nanos) {
+            if (count == latencies.length) {
+                latencies = Arrays.copyOf(latencies, count * 2);
+            }
+            latencies[count++] = nanos;
+        }
+    }
+
+    private PhaseResult phase(String name, String description, LongFunction<byte[]> bodies, int warmupS,
+            int durationS) throws InterruptedException {
+        long[] cacheBefore = cacheCounters();
+        long start = System.nanoTime();
+        long measureFrom = start + TimeUnit.SECONDS.toNanos(warmupS);
+        long measureTo = measureFrom + TimeUnit.SECONDS.toNanos(durationS);
+        AtomicLong seq = new AtomicLong();
+        CountDownLatch done = new CountDownLatch(clients);
+        ConcurrentLinkedQueue<String> samples = new ConcurrentLinkedQueue<>();
+        List<Client> all = new ArrayList<>();
+        String path = "/" + APP + "/update";
+        for (int c = 0; c < clients; c++) {
+            Client client = new Client();
+            all.add(client);
+            new Object() {
+                void next() {
+                    if (System.nanoTime() >= measureTo) {
+                        done.countDown();
+                        return;
+                    }
+                    byte[] body = bodies.apply(seq.getAndIncrement());
+                    long sent = System.nanoTime();
+                    post(queryPort, path, body).subscribe(
+                            r -> complete(sent, r.status() == 200 && r.body().contains("\"observed\":true")
+                                    ? null : r.status() + " " + abbreviate(r.body())),
+                            e -> complete(sent, e.toString()));
+                }
+
+                void complete(long sent, String error) {
+                    long now = System.nanoTime();
+                    boolean measured = now >= measureFrom && now < measureTo;
+                    if (error != null) {
+                        if (measured) {
+                            client.errors++;
+                        } else {
+                            client.warmupErrors++;
+                        }
+                        if (samples.size() < 5) {
+                            samples.add(error);
+                        }
+                    } else if (measured) {
+                        client.record(now - sent);
+                    }
+                    next();
+                }
+            }.next();
+        }
+        if (!done.await(warmupS + durationS + 120, TimeUnit.SECONDS)) {
+            samples.add("not every client finished within 120 s of the end");
+        }
+        long[] cacheAfter = cacheCounters();
+        return new PhaseResult(name, description, clients, warmupS, durationS, all, List.copyOf(samples),
+                cacheAfter[0] - cacheBefore[0], cacheAfter[1] - cacheBefore[1], seq.get());
+    }
+
+    /** The machine's load averages (1, 5, 15 min) from /proc/loadavg, or "unknown". */
+    private static String loadavg() {
+        try {
+            String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (Exception e) {
+            return "unknown";
+        }
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() > 300 ? s.substring(0, 300) + "..." : s;
+    }
+
+    private record PhaseResult(String name, String description, int clients, int warmupS, int durationS,
+            List<Client> perClient, List<String> errorSamples, long cacheHits, long cacheMisses, long sent) {
+
+        long[] sorted() {
+            long[] all = new long[perClient.stream().mapToInt(c -> c.count).sum()];
+            int k = 0;
+            for (Client c : perClient) {
+                System.arraycopy(c.latencies, 0, all, k, c.count);
+                k += c.count;
+            }
+            Arrays.sort(all);
+            return all;
+        }
+
+        static double pct(long[] sorted, double p) {
+            if (sorted.length == 0) {
+                return Double.NaN;
+            }
+            int i = (int) Math.ceil(p * sorted.length) - 1;
+            return sorted[Math.max(0, Math.min(sorted.length - 1, i))] / 1e6;
+        }
+
+        Map<String, Object> toJson() {
+            long[] s = sorted();
+            long errors = perClient.stream().mapToLong(c -> c.errors).sum();
+            long warmupErrors = perClient.stream().mapToLong(c -> c.warmupErrors).sum();
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("phase", name);
+            m.put("description", description);
+            m.put("clients", clients);
+            m.put("warmup_s", warmupS);
+            m.put("duration_s", durationS);
+            m.put("observations", (long) s.length);
+            m.put("obs_per_s", s.length / (double) durationS);
+            Map<String, Object> lat = new LinkedHashMap<>();
+            lat.put("p50", pct(s, 0.50));
+            lat.put("p90", pct(s, 0.90));
+            lat.put("p99", pct(s, 0.99));
+            lat.put("max", s.length == 0 ? Double.NaN : s[s.length - 1] / 1e6);
+            lat.put("mean", s.length == 0 ? Double.NaN : Arrays.stream(s).average().orElse(0) / 1e6);
+            m.put("latency_ms", lat);
+            m.put("errors", errors);
+            m.put("warmup_errors", warmupErrors);
+            m.put("error_samples", errorSamples);
+            m.put("requests_sent_incl_warmup", sent);
+            Map<String, Object> cache = new LinkedHashMap<>();
+            cache.put("hits", cacheHits);
+            cache.put("misses", cacheMisses);
+            cache.put("note", "prediction cache lookups during the phase (warm-up included), 4 per update");
+            m.put("cache_lookups", cache);
+            return m;
+        }
+
+        String line() {
+            Map<String, Object> j = toJson();
+            @SuppressWarnings("unchecked")
+            Map<String, Object> lat = (Map<String, Object>) j.get("latency_ms");
+            return String.format(Locale.ROOT, "%s: %.0f obs/s, p50 %.2f ms, p99 %.2f ms, %d errors (%d in warm-up)%s;"
+                    + " cache lookups %d hits / %d misses", name, (Double) j.get("obs_per_s"), (Double) lat.get("p50"),
+                    (Double) lat.get("p99"), (Long) j.get("errors"), (Long) j.get("warmup_errors"),
+                    errorSamples.isEmpty() ? "" : " e.g. " + errorSamples.get(0), cacheHits, cacheMisses);
+        }
+    }
+}
