@@ -1,6 +1,5 @@
 package io.servegate.benchmarks;
 
-import com.google.protobuf.ByteString;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.servegate.gateway.cache.CacheKey;
 import io.servegate.gateway.cache.PredictionCache;
@@ -27,7 +26,7 @@ import org.openjdk.jmh.annotations.State;
  *   <li>{@link #hit}: the looked-up key is equal to, but not the same object as, the cached one,
  *       so every lookup compares the 3,136 input bytes; its input's hash code is cached after the
  *       first pass over the keys.</li>
- *   <li>{@link #hitFreshKey}: as a request does, builds a new {@link ByteString} (copying the
+ *   <li>{@link #hitFreshKey}: as a request does, builds a new key (copying the
  *       input bytes) and {@link CacheKey} per lookup, so the hash of the input is computed every
  *       time too.</li>
  *   <li>{@link #miss}: a new input every time (a counter written into a copy of a base input),
@@ -62,7 +61,7 @@ public class PredictionCacheBenchmark {
         PredictionCache cache;
         /** The raw input bytes, to build fresh keys from. */
         byte[][] inputs;
-        /** Keys equal to the cached ones but distinct objects (distinct ByteStrings). */
+        /** Keys equal to the cached ones but distinct objects (distinct arrays). */
         CacheKey[] lookups;
 
         @Setup
@@ -74,8 +73,8 @@ public class PredictionCacheBenchmark {
             lookups = new CacheKey[KEYS];
             for (int i = 0; i < KEYS; i++) {
                 inputs[i] = randomInput(random);
-                cache.get(new CacheKey(MODEL, VERSION, ByteString.copyFrom(inputs[i])), COMPUTE).join();
-                lookups[i] = new CacheKey(MODEL, VERSION, ByteString.copyFrom(inputs[i]));
+                cache.get(new CacheKey(MODEL, VERSION, inputs[i].clone()), COMPUTE).join();
+                lookups[i] = new CacheKey(MODEL, VERSION, inputs[i].clone());
             }
             for (CacheKey k : lookups) {
                 if (cache.getIfPresent(k) == null) {
@@ -116,7 +115,7 @@ public class PredictionCacheBenchmark {
             for (int i = 0; i < Long.BYTES; i++) {
                 input[i] = (byte) (c >>> (8 * i));
             }
-            return new CacheKey(MODEL, VERSION, ByteString.copyFrom(input));
+            return new CacheKey(MODEL, VERSION, input.clone());
         }
     }
 
@@ -127,7 +126,7 @@ public class PredictionCacheBenchmark {
 
     @Benchmark
     public CompletableFuture<String> hitFreshKey(Warm warm, Cursor cursor) {
-        CacheKey key = new CacheKey(MODEL, VERSION, ByteString.copyFrom(warm.inputs[cursor.next()]));
+        CacheKey key = new CacheKey(MODEL, VERSION, warm.inputs[cursor.next()].clone());
         return warm.cache.get(key, COMPUTE);
     }
 

@@ -87,8 +87,8 @@ public final class PredictionService {
     }
 
     @SuppressWarnings("unchecked")
-    private static <T> com.google.protobuf.ByteString encode(TensorType<T> type, Object input) {
-        return type.encode(List.of((T) input)).raw();
+    private static <T> byte[] encode(TensorType<T> type, Object input) {
+        return type.encode(List.of((T) input)).raw().toByteArray();
     }
 
     Prediction defaultFor(Application app, PredictionException e) {
