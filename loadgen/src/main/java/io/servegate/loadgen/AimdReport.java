@@ -122,8 +122,9 @@ public record AimdReport(String benchmark, String startedAt, Map<String, Object>
         GatewayMetrics.Summary g = gatewaySide;
         if (g != null) {
             sb.append(String.format(Locale.ROOT, "inside the gateway (its metrics, from arrival in the handler): mean %s "
-                    + "ms, p50 <= %s ms, p99 <= %s ms; %d batches of %s inputs on average%n", num(g.meanMs()),
-                    num(g.p50UpperMs()), num(g.p99UpperMs()), g.batches(), num(g.meanBatchSize())));
+                    + "ms, p50 <= %s ms, p99 <= %s ms, %d answers after the SLO; %d batches of %s inputs on average%n",
+                    num(g.meanMs()), num(g.p50UpperMs()), num(g.p99UpperMs()), g.lateAnswers(), g.batches(),
+                    num(g.meanBatchSize())));
         }
         return sb.toString();
     }

@@ -20,10 +20,12 @@ import java.util.regex.Pattern;
  * @param requests queries answered
  * @param latencySumS their summed latency, seconds
  * @param latencyBuckets cumulative counts per histogram bucket upper bound, seconds
+ * @param lateAnswers    answers that left the gateway's query path after the app's SLO (its own count)
  * @param batches batches sent to replicas
  * @param batchInputs inputs in those batches
  */
-public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, Long> latencyBuckets, long batches,
+public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, Long> latencyBuckets, long lateAnswers,
+        long batches,
         double batchInputs) {
 
     private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*})?\\s+(\\S+)");
@@ -39,7 +41,8 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
      * @param batches batches sent to replicas
      * @param meanBatchSize inputs per batch
      */
-    public record Summary(long requests, Double meanMs, Double p50UpperMs, Double p99UpperMs, long batches,
+    public record Summary(long requests, Double meanMs, Double p50UpperMs, Double p99UpperMs, long lateAnswers,
+            long batches,
             Double meanBatchSize) {
     }
 
@@ -48,6 +51,7 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
         long requests = 0;
         double sum = 0;
         long batches = 0;
+        long late = 0;
         double inputs = 0;
         TreeMap<Double, Long> buckets = new TreeMap<>();
         for (String line : text.split("\n")) {
@@ -68,6 +72,7 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
                 case "servegate_request_latency_seconds_count" -> requests += Math.round(value);
                 case "servegate_request_latency_seconds_sum" -> sum += value;
                 case "servegate_batch_size_count" -> batches += Math.round(value);
+                case "servegate_answers_late_total" -> late += Math.round(value);
                 case "servegate_batch_size_sum" -> inputs += value;
                 case "servegate_request_latency_seconds_bucket" -> {
                     Matcher le = LE.matcher(m.group(2) == null ? "" : m.group(2));
@@ -81,7 +86,7 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
                 }
             }
         }
-        return new GatewayMetrics(requests, sum, buckets, batches, inputs);
+        return new GatewayMetrics(requests, sum, buckets, late, batches, inputs);
     }
 
     /** Scrapes the gateway; null if that failed (the benchmark goes on without it). */
@@ -110,13 +115,13 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
             buckets.put(e.getKey(), e.getValue() - earlier.latencyBuckets.getOrDefault(e.getKey(), 0L));
         }
         return new GatewayMetrics(requests - earlier.requests, latencySumS - earlier.latencySumS, buckets,
-                batches - earlier.batches, batchInputs - earlier.batchInputs);
+                lateAnswers - earlier.lateAnswers, batches - earlier.batches, batchInputs - earlier.batchInputs);
     }
 
     /** The summary of a (usually differenced) scrape. */
     public Summary summary() {
         return new Summary(requests, requests > 0 ? latencySumS * 1000 / requests : null, upperBoundMs(0.50),
-                upperBoundMs(0.99), batches, batches > 0 ? batchInputs / batches : null);
+                upperBoundMs(0.99), lateAnswers, batches, batches > 0 ? batchInputs / batches : null);
     }
 
     /** The smallest bucket bound holding the q-quantile, ms; null without buckets or counts. */

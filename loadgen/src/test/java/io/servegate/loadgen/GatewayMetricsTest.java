@@ -23,9 +23,10 @@ class GatewayMetricsTest {
                 servegate_request_latency_seconds_sum{app="a",default="true"} %s
                 servegate_batch_size_count{model="m",replica="r",version="1"} %d
                 servegate_batch_size_sum{model="m",replica="r",version="1"} %s
+                servegate_answers_late_total{app="a"} %d
                 jvm_threads_live_threads 42.0
                 """.formatted(fast, fast + slow, fast + slow, fast + slow, (fast * 0.0005 + slow * 0.005) + "",
-                defaults, defaults, (defaults * 0.02) + "", batches, inputs + "");
+                defaults, defaults, (defaults * 0.02) + "", batches, inputs + "", defaults / 2);
     }
 
     @Test
@@ -40,6 +41,15 @@ class GatewayMetricsTest {
         assertThat(s.p50UpperMs()).isEqualTo(1.0);
         assertThat(s.p99UpperMs()).isEqualTo(10.0);
         assertThat(s.meanBatchSize()).isEqualTo(2.0);
+        assertThat(s.lateAnswers()).isZero();
+    }
+
+    @Test
+    void readsTheGatewaysOwnCountOfLateAnswers() {
+        GatewayMetrics before = GatewayMetrics.parse(scrape(90, 9, 10, 50, 100));
+        GatewayMetrics after = GatewayMetrics.parse(scrape(90, 9, 30, 50, 100));
+        assertThat(before.lateAnswers()).isEqualTo(5);
+        assertThat(after.minus(before).summary().lateAnswers()).isEqualTo(10);
     }
 
     @Test

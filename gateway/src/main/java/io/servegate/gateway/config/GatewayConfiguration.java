@@ -71,8 +71,8 @@ public class GatewayConfiguration {
 
     @Bean
     PredictionService predictionService(PredictionCache cache, ReplicaPool pool, LongSupplier clock,
-            MeterRegistry meters) {
-        return new PredictionService(cache, pool, clock, meters);
+            MeterRegistry meters, ServegateProperties props) {
+        return new PredictionService(cache, pool, clock, meters, props.deadlineMargin());
     }
 
     @Bean(destroyMethod = "close")

@@ -20,6 +20,8 @@ public record ServegateProperties(
         @DefaultValue Registry registry,
         @DefaultValue Selection selection,
         @DefaultValue Oip oip,
+        /** Defaults leave this long before the SLO, for the answer's way out; 0 = exactly at the SLO. */
+        @DefaultValue("1ms") Duration deadlineMargin,
         @DefaultValue Demo demo) {
 
     /** The admin API's own server. */

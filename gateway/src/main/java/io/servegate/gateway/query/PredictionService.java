@@ -29,7 +29,15 @@ public final class PredictionService {
     private final LongSupplier clock;
     private final MeterRegistry meters;
 
-    public PredictionService(PredictionCache cache, Dispatcher dispatcher, LongSupplier clock, MeterRegistry meters) {
+    private final long marginNanos;
+
+    /**
+     * @param deadlineMargin how long before the SLO the default is sent, for the answer's own way
+     *     out (serialisation, the socket); zero answers exactly at the SLO
+     */
+    public PredictionService(PredictionCache cache, Dispatcher dispatcher, LongSupplier clock, MeterRegistry meters,
+            Duration deadlineMargin) {
+        this.marginNanos = deadlineMargin.toNanos();
         this.cache = cache;
         this.dispatcher = dispatcher;
         this.clock = clock;
@@ -42,7 +50,7 @@ public final class PredictionService {
      */
     public Mono<Prediction> predict(Application app, String model, String version, TensorType<?> type, Object input,
             long arrivalNanos) {
-        long deadline = arrivalNanos + TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros());
+        long deadline = deadline(app, arrivalNanos);
         Mono<Prediction> answer = model == null || version == null
                 ? Mono.error(new PredictionException(DefaultReason.NO_MODEL,
                         model == null ? "app " + app.name() : "model " + model + " has no current version"))
@@ -50,6 +58,11 @@ public final class PredictionService {
         return answer
                 .onErrorResume(PredictionException.class, e -> Mono.just(defaultFor(app, e)))
                 .doOnNext(p -> record(app, p, arrivalNanos));
+    }
+
+    /** When a query of {@code app} that arrived at {@code arrivalNanos} must be answered. */
+    long deadline(Application app, long arrivalNanos) {
+        return arrivalNanos + TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros()) - marginNanos;
     }
 
     /**
@@ -98,8 +111,14 @@ public final class PredictionService {
     }
 
     void record(Application app, Prediction p, long arrivalNanos) {
+        long took = clock.getAsLong() - arrivalNanos;
         Timer.builder("servegate.request.latency").tag("app", app.name()).tag("default", Boolean.toString(p.isDefault()))
                 .description("Query latency from arrival to answer").register(meters)
-                .record(clock.getAsLong() - arrivalNanos, TimeUnit.NANOSECONDS);
+                .record(took, TimeUnit.NANOSECONDS);
+        if (took > TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros())) {
+            // the deadline is the product's promise: every miss is counted, not averaged away
+            Counter.builder("servegate.answers.late").tag("app", app.name())
+                    .description("Answers that left the query path after the app's SLO").register(meters).increment();
+        }
     }
 }

@@ -22,7 +22,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -72,7 +71,7 @@ public final class SelectionService {
 
     private <S> Mono<Prediction> predict(SelectionPolicy<S> policy, Application app, RegistrySnapshot snapshot,
             String context, TensorType<?> type, Object input, long arrivalNanos) {
-        long deadline = arrivalNanos + TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros());
+        long deadline = predictions.deadline(app, arrivalNanos);
         return state(policy, app, context).flatMap(state -> {
             List<String> selected = policy.select(state, input, ThreadLocalRandom.current());
             return outputs(snapshot, selected, type, input, deadline).map(outputs -> {

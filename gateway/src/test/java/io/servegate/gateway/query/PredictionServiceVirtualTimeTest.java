@@ -42,7 +42,7 @@ class PredictionServiceVirtualTimeTest {
             CompletableFuture<String> f = new CompletableFuture<>();
             VirtualTimeScheduler.get().schedule(() -> f.complete(output), latency.toNanos(), TimeUnit.NANOSECONDS);
             return f;
-        }, PredictionServiceVirtualTimeTest::virtualNow, meters);
+        }, PredictionServiceVirtualTimeTest::virtualNow, meters, Duration.ZERO);
     }
 
     @Test
@@ -76,6 +76,25 @@ class PredictionServiceVirtualTimeTest {
     }
 
     @Test
+    void aDeadlineMarginSendsTheDefaultThatMuchEarlier() {
+        VirtualTimeScheduler time = VirtualTimeScheduler.getOrSet();
+        try {
+            PredictionService service = new PredictionService(cache, (model, version, input, deadline) ->
+                    new CompletableFuture<>(), PredictionServiceVirtualTimeTest::virtualNow, meters,
+                    Duration.ofMillis(2));
+            List<Long> answeredAt = new ArrayList<>();
+            service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow())
+                    .subscribe(p -> answeredAt.add(virtualNow()));
+            time.advanceTimeBy(Duration.ofMillis(17));
+            assertThat(answeredAt).isEmpty();
+            time.advanceTimeBy(Duration.ofMillis(1));
+            assertThat(answeredAt).containsExactly(TimeUnit.MILLISECONDS.toNanos(18));
+        } finally {
+            VirtualTimeScheduler.reset();
+        }
+    }
+
+    @Test
     void aTimelyPredictionPassesThroughAndTheNextIdenticalQueryHitsTheCache() {
         PredictionService service = serviceAnsweringAfter(Duration.ofMillis(12), "[0.25,0.75]");
         StepVerifier.withVirtualTime(() -> service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow()))
@@ -93,7 +112,7 @@ class PredictionServiceVirtualTimeTest {
     void aDispatcherFailureGivesTheDefaultAtOnceWithItsReason() {
         PredictionService service = new PredictionService(cache, (model, version, input, deadline) ->
                 CompletableFuture.failedFuture(new PredictionException(DefaultReason.NO_REPLICA, "model m:1")),
-                PredictionServiceVirtualTimeTest::virtualNow, meters);
+                PredictionServiceVirtualTimeTest::virtualNow, meters, Duration.ZERO);
         StepVerifier.withVirtualTime(() -> service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow()))
                 .assertNext(p -> {
                     assertThat(p.isDefault()).isTrue();
