@@ -81,8 +81,8 @@ public class GatewayConfiguration {
         Duration ttl = sel.ttl().isZero() ? null : sel.ttl();
         return switch (sel.store()) {
             case "memory" -> new InMemorySelectionStateStore(sel.maxStates(), ttl);
-            case "redis" -> new RedisSelectionStateStore(RedisRegistry.newClient(
-                    sel.redisUri().isBlank() ? props.registry().redisUri() : sel.redisUri()), sel.keyPrefix(), ttl);
+            case "redis" -> RedisSelectionStateStore.connect(
+                    sel.redisUri().isBlank() ? props.registry().redisUri() : sel.redisUri(), sel.keyPrefix(), ttl);
             default -> throw new IllegalArgumentException("servegate.selection.store must be 'memory' or 'redis', got '"
                     + sel.store() + "'");
         };

@@ -9,6 +9,7 @@ import io.lettuce.core.api.reactive.RedisReactiveCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
+import io.servegate.gateway.registry.RedisRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -67,6 +68,8 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
     private final String keyPrefix;
     private final byte[] ttlMillis;
     private final StatefulRedisConnection<String, byte[]> connection;
+    /** Shut down on close when this store created it ({@link #connect}); a caller's client is the caller's. */
+    private final RedisClient ownedClient;
     private final RedisReactiveCommands<String, byte[]> redis;
     private final String casSha;
 
@@ -81,6 +84,10 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
      * @throws io.lettuce.core.RedisException if Redis cannot be reached
      */
     public RedisSelectionStateStore(RedisClient client, String prefix, Duration ttl) {
+        this(client, prefix, ttl, false);
+    }
+
+    private RedisSelectionStateStore(RedisClient client, String prefix, Duration ttl, boolean ownsClient) {
         Objects.requireNonNull(client, "client");
         if (prefix == null || prefix.isBlank()) {
             throw new IllegalArgumentException("prefix must not be blank");
@@ -93,6 +100,7 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
         this.connection = client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
         this.redis = connection.reactive();
         this.casSha = redis.digest(CAS_SCRIPT);
+        this.ownedClient = ownsClient ? client : null;
     }
 
     /**
@@ -142,6 +150,23 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
     @Override
     public void close() {
         connection.close();
+        if (ownedClient != null) {
+            ownedClient.shutdown();
+        }
+    }
+
+    /**
+     * A store on its own client (commands rejected while disconnected, short timeouts: see
+     * {@code RedisRegistry.newClient}), which {@link #close()} shuts down.
+     */
+    public static RedisSelectionStateStore connect(String redisUri, String prefix, Duration ttl) {
+        RedisClient client = RedisRegistry.newClient(redisUri);
+        try {
+            return new RedisSelectionStateStore(client, prefix, ttl, true);
+        } catch (RuntimeException e) {
+            client.shutdown();
+            throw e;
+        }
     }
 
     private static byte[] value(List<KeyValue<String, byte[]>> fields, int i) {
