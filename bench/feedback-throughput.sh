@@ -10,18 +10,5 @@
 # Needs redis-server on the PATH (or $REDIS_SERVER). SKIP_BUILD=1 skips the (incremental) Maven build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p bench/results
-cp_file=gateway/target/bench-test-classpath.txt
-if [[ "${SKIP_BUILD:-0}" != 1 || ! -f "$cp_file" ]]; then
-    echo "building the gateway's test classes..." >&2
-    mvn -q -pl gateway -am test-compile -DskipTests
-    mvn -q -pl gateway dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/$cp_file" >/dev/null
-fi
-# the model files are found relative to the gateway directory (../containers/onnx/models)
-cd gateway
-# The class path goes in an argument file, not on the command line: ONNX Runtime (1.29.0, native
-# code) segfaults at session creation when the JVM's command line is longer than about 4 KiB.
-args_file=target/bench-test-classpath.args
-printf -- '-cp target/test-classes:target/classes:%s\n' "$(cat "../$cp_file")" > "$args_file"
-exec java -Dslf4j.provider=ch.qos.logback.classic.spi.LogbackServiceProvider "@$args_file" \
-    io.servegate.gateway.bench.FeedbackThroughputBenchmark --out ../bench/results "$@"
+source bench/gateway-test-main.sh
+run_gateway_test_main -Dslf4j.provider=ch.qos.logback.classic.spi.LogbackServiceProvider -- io.servegate.gateway.bench.FeedbackThroughputBenchmark "$@"

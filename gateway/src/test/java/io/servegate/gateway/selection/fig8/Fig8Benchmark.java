@@ -62,6 +62,10 @@ public final class Fig8Benchmark {
         int queries = args.integer("queries", 20_000);
         int failFrom = args.integer("fail-from", 5_000);
         int failTo = args.integer("fail-to", 10_000);
+        if (!(0 <= failFrom && failFrom < failTo && failTo < queries)) {
+            throw new IllegalArgumentException("need 0 <= --fail-from < --fail-to < --queries, got " + failFrom + ", "
+                    + failTo + ", " + queries);
+        }
         long scenarioSeed = args.number("scenario-seed", 1);
         long policySeed = args.number("policy-seed", 1);
         int seeds = args.integer("seeds", 10);
