@@ -50,7 +50,7 @@ public final class PredictionCache {
         return result;
     }
 
-    /** The output if it is cached and complete, for feedback joins (Clipper §4.2). */
+    /** The output if it is cached and complete; null otherwise. Never computes anything. */
     public String getIfPresent(CacheKey key) {
         CompletableFuture<String> f = cache.getIfPresent(key);
         return f != null && f.isDone() && !f.isCompletedExceptionally() ? f.join() : null;
@@ -60,9 +60,5 @@ public final class PredictionCache {
     public void invalidateModel(String model, String version) {
         cache.synchronous().asMap().keySet()
                 .removeIf(k -> k.model().equals(model) && k.version().equals(version));
-    }
-
-    public long estimatedSize() {
-        return cache.synchronous().estimatedSize();
     }
 }

@@ -145,10 +145,15 @@ final class ReplicaWorker implements AutoCloseable {
 
     /** Queues a prediction; false when the queue is full. */
     boolean offer(PendingPrediction p) {
-        if (closed || !queue.offer(p, p.deadlineNanos, clock.getAsLong())) {
+        if (closed) {
             return false;
         }
+        // counted before the offer: once queued, another thread may dispatch and fail it at once
         p.attempts++;
+        if (!queue.offer(p, p.deadlineNanos, clock.getAsLong())) {
+            p.attempts--;
+            return false;
+        }
         pump();
         return true;
     }
