@@ -19,6 +19,16 @@ import java.util.function.Consumer;
  * maximum is held back until the oldest queued task (by arrival) has waited
  * {@code batchWaitNanos}, giving more queries the chance to join it.
  *
+ * <p><b>Deadline-aware dispatch</b> (Clockwork, OSDI'20, §4.3 and §5): with a
+ * {@link BatchLatencyProfile}, the queue never starts a batch that it expects to finish after the
+ * deadline of a task in it. Of the batch sizes up to the policy's maximum it picks the largest
+ * {@code b} for which at least {@code b} queued tasks have {@code deadline >= now + estimate(b)}
+ * (Clockwork prefers large batches for goodput), and sends the {@code b} earliest of them. Tasks
+ * whose deadline comes before that are dropped through {@code onExpired} at once: with one batch
+ * in flight they could only start after this one returns, later than their deadline, so their
+ * callers may answer now rather than wait for the deadline. Without samples the profile says
+ * nothing and batches are formed as in Clipper.
+ *
  * <p><b>Time</b> is passed in by the caller as {@code now} (nanoseconds on one monotonic clock,
  * e.g. {@link System#nanoTime()} or a simulator's virtual clock), so a reactive driver, a
  * discrete-event simulation and a benchmark can all drive the same code. Times are compared
@@ -55,6 +65,7 @@ public final class BatchQueue<T> {
     private final BatchingPolicy policy;
     private final long batchWaitNanos;
     private final int capacity;
+    private final BatchLatencyProfile profile;
 
     // Guarded by 'this'.
     private final PriorityQueue<Entry<T>> byDeadline = new PriorityQueue<>(EDF);
@@ -79,6 +90,17 @@ public final class BatchQueue<T> {
      * @throws NullPointerException     if {@code policy} is null
      */
     public BatchQueue(BatchingPolicy policy, long batchWaitNanos, int capacity) {
+        this(policy, batchWaitNanos, capacity, null);
+    }
+
+    /**
+     * A deadline-aware queue (see the class comment).
+     *
+     * @param profile the replica's latency profile, fed by {@link #complete}; {@code null}
+     *                dispatches as Clipper does, ignoring how long a batch will take
+     */
+    public BatchQueue(BatchingPolicy policy, long batchWaitNanos, int capacity, BatchLatencyProfile profile) {
+        this.profile = profile;
         this.policy = Objects.requireNonNull(policy, "policy");
         if (batchWaitNanos < 0) {
             throw new IllegalArgumentException("batchWaitNanos must be >= 0, got " + batchWaitNanos);
@@ -119,11 +141,13 @@ public final class BatchQueue<T> {
     /**
      * Forms the next batch if one may be sent now.
      *
-     * <p>If no batch is in flight, first removes every task whose deadline is {@code <= now} and
+     * <p>If no batch is in flight, first removes every task whose deadline is {@code <= now} (and,
+     * when deadline-aware, every task that cannot make its deadline, see the class comment) and
      * hands it to {@code onExpired} (outside the lock; it is never sent). Then, if tasks remain
      * and either the queue holds at least {@code maxBatchSize} tasks, delayed batching is off, or
      * the oldest task (by arrival) has waited at least {@code batchWaitNanos}, it removes up to
-     * {@code maxBatchSize} tasks in deadline order, marks them in flight and returns them.
+     * {@code maxBatchSize} tasks (when deadline-aware, the chosen size) in deadline order, marks
+     * them in flight and returns them.
      *
      * <p>If {@code onExpired} throws, every expired task is still handed over, no batch is
      * formed, and the first exception is rethrown (later ones suppressed).
@@ -143,7 +167,20 @@ public final class BatchQueue<T> {
                 expired = removeExpired(now);
                 if (expired == null) {
                     int max = currentMax();
-                    return isReady(now, max) ? formBatch(now, max) : null;
+                    if (!isReady(now, max)) {
+                        return null;
+                    }
+                    long[] estimates = profile == null ? null
+                            : profile.estimates(Math.min(max, byDeadline.size()), now);
+                    if (estimates == null) {
+                        return formBatch(now, max);
+                    }
+                    List<T> unreachable = new ArrayList<>();
+                    int size = plan(now, estimates, unreachable);
+                    if (unreachable.isEmpty()) {
+                        return formBatch(now, size);
+                    }
+                    expired = unreachable;
                 }
             }
             // Callbacks run unlocked (they may complete client responses synchronously), and
@@ -168,6 +205,11 @@ public final class BatchQueue<T> {
             return Long.MAX_VALUE;
         }
         long earliestDeadline = byDeadline.peek().deadline;
+        if (profile != null) {
+            // a task is dropped once even a batch of one could not return before its deadline
+            long[] one = profile.estimates(1, now);
+            earliestDeadline -= one == null ? 0 : one[1];
+        }
         if (earliestDeadline <= now || isReady(now, currentMax())) {
             return now;
         }
@@ -206,6 +248,10 @@ public final class BatchQueue<T> {
                 return;
             }
             clearInFlight();
+            if (profile != null) {
+                // the round trip, not the container's own time: that is what a deadline waits for
+                profile.record(batch.size(), Math.max(0L, now - batch.dispatchedAt()), now);
+            }
             // Feedback is applied under the lock: the next batch, possibly formed by another
             // thread as soon as the slot is free, must be sized with this sample already applied.
             policy.onBatchCompleted(batch.size(), Math.max(0L, latencyNanos));
@@ -309,6 +355,50 @@ public final class BatchQueue<T> {
             publishCounts();
         }
         return expired;
+    }
+
+    /**
+     * Plans a deadline-aware batch: finds the largest size {@code b} (up to
+     * {@code estimates.length - 1}) with at least {@code b} tasks whose
+     * {@code deadline >= now + estimates[b]}, then removes the tasks with an earlier deadline
+     * into {@code unreachable}; a batch of one after another would start after they are due.
+     *
+     * @return the size to send once {@code unreachable} is empty, 0 if no task can be served
+     */
+    private int plan(long now, long[] estimates, List<T> unreachable) {
+        int top = estimates.length - 1;
+        // Only tasks due before a full batch could return matter; they are few unless overloaded.
+        List<Entry<T>> early = new ArrayList<>();
+        Entry<T> head;
+        while ((head = byDeadline.peek()) != null && head.deadline < now + estimates[top]) {
+            early.add(byDeadline.poll());
+        }
+        int n = early.size() + byDeadline.size();
+        int size = 0;
+        int before = early.size(); // tasks due before now + estimates[b], for the b under test
+        for (int b = top; b >= 1; b--) {
+            while (before > 0 && early.get(before - 1).deadline >= now + estimates[b]) {
+                before--;
+            }
+            if (n - before >= b) {
+                size = b;
+                break;
+            }
+        }
+        int drop = size == 0 ? early.size() : before;
+        for (int i = 0; i < early.size(); i++) {
+            Entry<T> e = early.get(i);
+            if (i < drop) {
+                unlink(e);
+                unreachable.add(e.item);
+            } else {
+                byDeadline.add(e);
+            }
+        }
+        if (drop > 0) {
+            publishCounts();
+        }
+        return size;
     }
 
     private Batch<T> formBatch(long now, int max) {

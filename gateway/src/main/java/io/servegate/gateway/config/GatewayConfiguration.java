@@ -32,6 +32,7 @@ import org.springframework.web.reactive.function.server.HandlerStrategies;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.ObjectMapper;
 
@@ -69,10 +70,16 @@ public class GatewayConfiguration {
         return pool;
     }
 
+    /** One daemon thread that only times query deadlines (see {@link PredictionService}). */
+    @Bean(destroyMethod = "dispose")
+    Scheduler deadlineTimer() {
+        return Schedulers.newSingle("servegate-deadlines", true);
+    }
+
     @Bean
     PredictionService predictionService(PredictionCache cache, ReplicaPool pool, LongSupplier clock,
-            MeterRegistry meters, ServegateProperties props) {
-        return new PredictionService(cache, pool, clock, meters, props.deadlineMargin());
+            MeterRegistry meters, ServegateProperties props, Scheduler deadlineTimer) {
+        return new PredictionService(cache, pool, clock, meters, props.deadlineMargin(), deadlineTimer);
     }
 
     @Bean(destroyMethod = "close")

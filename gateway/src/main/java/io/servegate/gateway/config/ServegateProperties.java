@@ -45,7 +45,17 @@ public record ServegateProperties(
             @DefaultValue("4096") int queueCapacity,
             /** AIMD's latency objective for a model no app with an SLO is linked to. */
             @DefaultValue("100ms") Duration defaultSlo,
-            @DefaultValue("1024") int maxBatchSize) {
+            @DefaultValue("1024") int maxBatchSize,
+            /**
+             * Clockwork's rule on top of AIMD: never send a batch that is expected to return after
+             * a deadline in it, and answer the queries that cannot make it at once (with their
+             * default) instead of at their deadline. Off = Clipper's behaviour exactly.
+             */
+            @DefaultValue("true") boolean deadlineAware,
+            /** Latency samples kept per replica and batch size for deadline-aware dispatch. */
+            @DefaultValue("10") int profileWindow,
+            /** Samples older than this are forgotten, so a replica that was slow gets tried again. */
+            @DefaultValue("5s") Duration profileMaxAge) {
     }
 
     /** Calls to model containers. */

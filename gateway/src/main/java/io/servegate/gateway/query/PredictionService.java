@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * The query path below the API: cache, then the model version's replicas, under a hard
@@ -30,14 +31,18 @@ public final class PredictionService {
     private final MeterRegistry meters;
 
     private final long marginNanos;
+    private final Scheduler deadlineTimer;
 
     /**
      * @param deadlineMargin how long before the SLO the default is sent, for the answer's own way
      *     out (serialisation, the socket); zero answers exactly at the SLO
+     * @param deadlineTimer  where query deadlines are timed: a thread that does nothing else in
+     *     production, so that a deadline never waits behind batch or response work
      */
     public PredictionService(PredictionCache cache, Dispatcher dispatcher, LongSupplier clock, MeterRegistry meters,
-            Duration deadlineMargin) {
+            Duration deadlineMargin, Scheduler deadlineTimer) {
         this.marginNanos = deadlineMargin.toNanos();
+        this.deadlineTimer = deadlineTimer;
         this.cache = cache;
         this.dispatcher = dispatcher;
         this.clock = clock;
@@ -88,7 +93,7 @@ public final class PredictionService {
         CompletableFuture<Object> outcome = output.handle((value, error) -> error == null ? value : failure(error));
         return Mono.fromFuture(outcome, true)
                 .timeout(Duration.ofNanos(remaining),
-                        Mono.fromSupplier(() -> new PredictionException(DefaultReason.DEADLINE, null)))
+                        Mono.fromSupplier(() -> new PredictionException(DefaultReason.DEADLINE, null)), deadlineTimer)
                 .flatMap(o -> o instanceof PredictionException e ? Mono.error(e) : Mono.just(Prediction.of((String) o)));
     }
 

@@ -5,6 +5,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.batching.AimdBatchingPolicy;
+import io.servegate.gateway.batching.BatchLatencyProfile;
 import io.servegate.gateway.batching.BatchQueue;
 import io.servegate.gateway.batching.BatchingPolicy;
 import io.servegate.gateway.batching.FixedBatchingPolicy;
@@ -158,7 +159,9 @@ public final class ReplicaPool implements Dispatcher, AutoCloseable {
                         AimdBatchingPolicy.DEFAULT_ADDITIVE_STEP, AimdBatchingPolicy.DEFAULT_BACKOFF_FACTOR,
                         batching.maxBatchSize());
         BatchQueue<PendingPrediction> queue = new BatchQueue<>(policy, batching.batchWait().toNanos(),
-                batching.queueCapacity());
+                batching.queueCapacity(), batching.deadlineAware()
+                        ? new BatchLatencyProfile(batching.profileWindow(), batching.profileMaxAge().toNanos())
+                        : null);
         CircuitBreaker breaker = breakers.circuitBreaker(r.id());
         ContainerClient client = ContainerClient.connect(r.address(), (int) rpc.maxMessageSize().toBytes());
         return new ReplicaWorker(r, (TensorType<Object>) TensorType.forName(m.inputType()), queue, client, breaker,

@@ -14,7 +14,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.scheduler.VirtualTimeScheduler;
 
@@ -31,6 +34,17 @@ class PredictionServiceVirtualTimeTest {
     private final PredictionCache cache = new PredictionCache(true, 1 << 20, meters);
     private final AtomicInteger submissions = new AtomicInteger();
 
+    /** Every test runs on one virtual clock, which the services built below also time their deadlines on. */
+    @BeforeEach
+    void virtualTime() {
+        VirtualTimeScheduler.getOrSet();
+    }
+
+    @AfterEach
+    void realTime() {
+        VirtualTimeScheduler.reset();
+    }
+
     private static long virtualNow() {
         return VirtualTimeScheduler.get().now(TimeUnit.NANOSECONDS);
     }
@@ -42,7 +56,7 @@ class PredictionServiceVirtualTimeTest {
             CompletableFuture<String> f = new CompletableFuture<>();
             VirtualTimeScheduler.get().schedule(() -> f.complete(output), latency.toNanos(), TimeUnit.NANOSECONDS);
             return f;
-        }, PredictionServiceVirtualTimeTest::virtualNow, meters, Duration.ZERO);
+        }, PredictionServiceVirtualTimeTest::virtualNow, meters, Duration.ZERO, VirtualTimeScheduler.get());
     }
 
     @Test
@@ -81,7 +95,7 @@ class PredictionServiceVirtualTimeTest {
         try {
             PredictionService service = new PredictionService(cache, (model, version, input, deadline) ->
                     new CompletableFuture<>(), PredictionServiceVirtualTimeTest::virtualNow, meters,
-                    Duration.ofMillis(2));
+                    Duration.ofMillis(2), VirtualTimeScheduler.get());
             List<Long> answeredAt = new ArrayList<>();
             service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow())
                     .subscribe(p -> answeredAt.add(virtualNow()));
@@ -112,7 +126,7 @@ class PredictionServiceVirtualTimeTest {
     void aDispatcherFailureGivesTheDefaultAtOnceWithItsReason() {
         PredictionService service = new PredictionService(cache, (model, version, input, deadline) ->
                 CompletableFuture.failedFuture(new PredictionException(DefaultReason.NO_REPLICA, "model m:1")),
-                PredictionServiceVirtualTimeTest::virtualNow, meters, Duration.ZERO);
+                PredictionServiceVirtualTimeTest::virtualNow, meters, Duration.ZERO, Schedulers.immediate());
         StepVerifier.withVirtualTime(() -> service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow()))
                 .assertNext(p -> {
                     assertThat(p.isDefault()).isTrue();
