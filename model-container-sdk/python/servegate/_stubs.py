@@ -7,6 +7,7 @@ Dockerfiles copy it). Stubs are generated with ``grpc_tools.protoc`` into
 ``servegate/_generated`` next to this file if writable, else ``~/.cache/servegate``. Generation
 writes to a temporary directory and renames it into place, so concurrent first imports are safe;
 a changed proto gets a new directory. ``python3 -m servegate.build`` does it ahead of time.
+The standard ``grpc.health.v1`` proto (``servegate/health.proto``) is generated with it.
 """
 
 import hashlib
@@ -55,11 +56,14 @@ def _cache_root():
 def generate():
     """Generates the stubs if missing; returns the directory to put on sys.path."""
     proto = proto_path()
-    with open(proto, "rb") as f:
-        source = f.read()
+    sources = {}
+    for name, path in (("grpc_service.proto", proto), ("health.proto", os.path.join(_PKG_DIR, "health.proto"))):
+        with open(path, "rb") as f:
+            sources[name] = f.read()
     root = _cache_root()
-    target = os.path.join(root, "oip-" + hashlib.sha256(source).hexdigest()[:16])
-    if os.path.isfile(os.path.join(target, _PKG, "grpc_service_pb2_grpc.py")):
+    digest = hashlib.sha256(b"".join(sources[n] for n in sorted(sources))).hexdigest()[:16]
+    target = os.path.join(root, "oip-" + digest)
+    if os.path.isfile(os.path.join(target, _PKG, "health_pb2_grpc.py")):
         return target
     from grpc_tools import protoc  # build-time dependency, only needed on a cache miss
 
@@ -70,13 +74,14 @@ def generate():
         out = os.path.join(tmp, "out")
         os.makedirs(src)
         os.makedirs(os.path.join(out, _PKG))
-        with open(os.path.join(src, "grpc_service.proto"), "wb") as f:
-            f.write(source)
+        for name, source in sources.items():
+            with open(os.path.join(src, name), "wb") as f:
+                f.write(source)
         open(os.path.join(out, _PKG, "__init__.py"), "w").close()
         rc = protoc.main(["grpc_tools.protoc", "-I" + os.path.join(tmp, "src"), "--python_out=" + out,
-                          "--grpc_python_out=" + out, os.path.join(src, "grpc_service.proto")])
+                          "--grpc_python_out=" + out] + [os.path.join(src, name) for name in sorted(sources)])
         if rc != 0:
-            raise RuntimeError("grpc_tools.protoc failed (exit %d) on %s" % (rc, proto))
+            raise RuntimeError("grpc_tools.protoc failed (exit %d) on %s" % (rc, ", ".join(sorted(sources))))
         try:
             os.rename(out, target)
         except OSError:
@@ -87,10 +92,10 @@ def generate():
     return target
 
 
-def load():
-    """Returns (messages module, grpc module) of the generated stubs."""
+def load(module="grpc_service"):
+    """Returns (messages module, grpc module) of the generated stubs of ``module``.proto."""
     directory = generate()
     if directory not in sys.path:
         sys.path.insert(0, directory)
-    return (importlib.import_module(_PKG + ".grpc_service_pb2"),
-            importlib.import_module(_PKG + ".grpc_service_pb2_grpc"))
+    return (importlib.import_module("%s.%s_pb2" % (_PKG, module)),
+            importlib.import_module("%s.%s_pb2_grpc" % (_PKG, module)))

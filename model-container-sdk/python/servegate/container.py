@@ -22,6 +22,9 @@ SERVICE_TIME_NS = "servegate_service_time_ns"
 BATCH_SIZE = "servegate_batch_size"
 
 pb, pb_grpc = _stubs.load()
+health_pb, health_grpc = _stubs.load("health")
+OIP_SERVICE = "inference.GRPCInferenceService"
+_HEALTH_SERVICES = ("", OIP_SERVICE)  # "" is what Kubernetes' grpc probe asks when it names none
 
 
 class _Abort(Exception):
@@ -51,6 +54,10 @@ class ModelContainer:
     threads (one by default, as Clipper's containers do); beyond ``max_queued_batches`` waiting
     batches, requests get RESOURCE_EXHAUSTED. ``close()`` (SIGTERM under ``run_until_shutdown``)
     stops accepting calls, lets in-flight batches finish within ``drain_seconds``, then stops.
+
+    Besides OIP it serves the standard ``grpc.health.v1.Health`` (Kubernetes' grpc probe), as the
+    Java SDK does: "" and the OIP service are SERVING exactly while ServerReady is true, and
+    NOT_SERVING from the start of draining (open Watch streams get it, then end).
     """
 
     def __init__(self, predict_batch, name, version="1", input_type="floats", output_type=STRINGS,
@@ -88,6 +95,7 @@ class ModelContainer:
         self._thread = None
         self._server = None
         self._stopped = threading.Event()
+        self._health_changed = None  # an asyncio.Event of the loop, replaced on every change
 
     @property
     def port(self):
@@ -103,7 +111,7 @@ class ModelContainer:
         self._thread = threading.Thread(target=self._run_loop, args=(started,), name="oip-" + self.name, daemon=True)
         self._thread.start()
         started.result()
-        self._ready = True
+        self._set_ready(True)
         LOG.info("model '%s' serving Open Inference Protocol on port %d", self.name, self._port)
         return self
 
@@ -125,6 +133,8 @@ class ModelContainer:
             ("grpc.so_reuseport", 0),  # a port in use is an error, as in Java, not a shared listener
         ])
         pb_grpc.add_GRPCInferenceServiceServicer_to_server(_Servicer(self), self._server)
+        health_grpc.add_HealthServicer_to_server(_Health(self), self._server)
+        self._health_changed = asyncio.Event()
         address = "%s:%d" % (_bracket(self.host), self._requested_port)
         self._port = self._server.add_insecure_port(address)
         if self._port == 0:
@@ -136,7 +146,7 @@ class ModelContainer:
         if self._loop is None or self._stopped.is_set():
             return
         self._stopped.set()
-        self._ready = False
+        self._set_ready(False)
         future = asyncio.run_coroutine_threadsafe(self._server.stop(self.drain_seconds), self._loop)
         try:
             future.result(self.drain_seconds + 5)
@@ -167,6 +177,18 @@ class ModelContainer:
 
     def __exit__(self, *exc):
         self.close()
+
+    def _set_ready(self, ready):
+        self._ready = ready
+        self._loop.call_soon_threadsafe(self._notify_health)
+
+    def _notify_health(self):
+        changed, self._health_changed = self._health_changed, asyncio.Event()
+        changed.set()
+
+    def health_status(self):
+        status = health_pb.HealthCheckResponse
+        return status.SERVING if self._ready else status.NOT_SERVING
 
     # ------------------------------------------------------------------ request handling
 
@@ -292,6 +314,27 @@ class _Servicer(pb_grpc.GRPCInferenceServiceServicer):
 
     async def ModelInfer(self, request, context):
         return await self.c.infer(request, context)
+
+
+class _Health(health_grpc.HealthServicer):
+    def __init__(self, container):
+        self.c = container
+
+    async def Check(self, request, context):
+        if request.service not in _HEALTH_SERVICES:
+            await context.abort(grpc.StatusCode.NOT_FOUND, "unknown service '%s'" % request.service)
+        return health_pb.HealthCheckResponse(status=self.c.health_status())
+
+    async def Watch(self, request, context):
+        if request.service not in _HEALTH_SERVICES:
+            yield health_pb.HealthCheckResponse(status=health_pb.HealthCheckResponse.SERVICE_UNKNOWN)
+            return
+        while True:
+            changed = self.c._health_changed
+            yield health_pb.HealthCheckResponse(status=self.c.health_status())
+            if self.c._stopped.is_set():
+                return  # draining: NOT_SERVING was sent; an open stream must not hold up the drain
+            await changed.wait()
 
 
 def _bracket(host):

@@ -411,3 +411,46 @@ def test_sigterm_mid_batch_drains_the_batch_and_exits_zero(drain_seconds, drains
     finally:
         p.kill()
         p.wait()
+
+
+# ---------------------------------------------------------------------------------- grpc.health.v1
+
+def test_health_is_serving_while_ready_and_not_serving_from_the_start_of_draining():
+    from servegate.container import health_grpc, health_pb
+
+    release = threading.Event()
+    entered = threading.Event()
+
+    def blocking(batch):
+        entered.set()
+        release.wait(10)
+        return echo_rows(batch)
+
+    container = servegate.ModelContainer(blocking, name="m", host="127.0.0.1", port=0).start()
+    channel = grpc.insecure_channel("127.0.0.1:%d" % container.port)
+    try:
+        health = health_grpc.HealthStub(channel)
+        serving = health_pb.HealthCheckResponse.SERVING
+        for service in ("", "inference.GRPCInferenceService"):
+            assert health.Check(health_pb.HealthCheckRequest(service=service), timeout=5).status == serving
+        with pytest.raises(grpc.RpcError) as e:
+            health.Check(health_pb.HealthCheckRequest(service="no.such.Service"), timeout=5)
+        assert e.value.code() == grpc.StatusCode.NOT_FOUND
+        watch = health.Watch(health_pb.HealthCheckRequest(service=""), timeout=20)
+        assert next(watch).status == serving
+        in_flight = pb_grpc.GRPCInferenceServiceStub(channel).ModelInfer.future(
+            request("FP32", [1, 1], f32(1)), timeout=20)
+        assert entered.wait(10)
+        closer = threading.Thread(target=container.close)
+        closer.start()
+        assert next(watch).status == health_pb.HealthCheckResponse.NOT_SERVING
+        assert not in_flight.done(), "NOT_SERVING comes at the start of draining, before the batch ends"
+        release.set()
+        assert parse_bytes(in_flight.result().raw_output_contents[0]) == [b"1.0"]
+        assert list(watch) == [], "the stream ends so that it does not hold up the drain"
+        closer.join(10)
+        assert not closer.is_alive()
+    finally:
+        release.set()
+        channel.close()
+        container.close()
