@@ -347,7 +347,8 @@ def _env(key, default):
 
 
 def serve(predict_batch, name=None, version=None, input_type="floats", port=None, host=None, **options):
-    """Serves ``predict_batch`` until SIGTERM/SIGINT, then drains and exits 0.
+    """Serves ``predict_batch`` until SIGTERM/SIGINT, then drains and exits 0 (also when a batch
+    outlives the drain timeout: that batch's caller gets CANCELLED).
 
     ``name``, ``version``, ``port`` and ``host`` default to the environment variables
     MODEL_NAME, MODEL_VERSION (1), PORT (8001) and HOST (0.0.0.0), as the Java ContainerOptions;
@@ -368,4 +369,9 @@ def serve(predict_batch, name=None, version=None, input_type="floats", port=None
         host=host if host is not None else _env("HOST", "0.0.0.0"),
         **options)
     container.run_until_shutdown()
-    sys.exit(0)
+    # a predictor still running past the drain timeout must not keep the process alive (the
+    # interpreter would join its thread at exit), so leave without the interpreter's shutdown
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -454,3 +454,19 @@ def test_health_is_serving_while_ready_and_not_serving_from_the_start_of_drainin
         release.set()
         channel.close()
         container.close()
+
+
+def test_a_batch_outliving_the_drain_timeout_does_not_keep_the_process_alive():
+    p, port = start_process({"SLOW_SECONDS": "60", "DRAIN_SECONDS": "1"})
+    try:
+        with grpc.insecure_channel("127.0.0.1:%d" % port) as channel:
+            stub = pb_grpc.GRPCInferenceServiceStub(channel)
+            in_flight = stub.ModelInfer.future(request("BYTES", [1], bytes_raw([b"x"]), model="slow"), timeout=30)
+            wait_for_batch(p)
+            p.send_signal(signal.SIGTERM)
+            assert p.wait(20) == 0
+            with pytest.raises(grpc.RpcError):
+                in_flight.result()
+    finally:
+        p.kill()
+        p.wait()
