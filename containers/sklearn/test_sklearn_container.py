@@ -32,5 +32,6 @@ def test_metadata_and_wrong_length(start_container, heldout):
     with pytest.raises(grpc.RpcError) as e:
         c.predict("clothes", heldout[0][:2, :100])
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert c.predict("clothes", heldout[0][:1]) == [str(int(c)) for c in
-                                                     joblib.load(os.path.join(HERE, "model.joblib")).predict(heldout[0][:1])]
+    assert "the model expects 784" in e.value.details()
+    expected = joblib.load(os.path.join(HERE, "model.joblib")).predict(heldout[0][:3])
+    assert c.predict("clothes", heldout[0][:3]) == [str(int(v)) for v in expected]
