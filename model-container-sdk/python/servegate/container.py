@@ -110,7 +110,11 @@ class ModelContainer:
         started = concurrent.futures.Future()
         self._thread = threading.Thread(target=self._run_loop, args=(started,), name="oip-" + self.name, daemon=True)
         self._thread.start()
-        started.result()
+        try:
+            started.result()
+        except BaseException:
+            self._loop = None  # nothing to close
+            raise
         self._set_ready(True)
         LOG.info("model '%s' serving Open Inference Protocol on port %d", self.name, self._port)
         return self
@@ -147,11 +151,11 @@ class ModelContainer:
             return
         self._stopped.set()
         self._set_ready(False)
-        future = asyncio.run_coroutine_threadsafe(self._server.stop(self.drain_seconds), self._loop)
-        try:
-            future.result(self.drain_seconds + 5)
-        except concurrent.futures.TimeoutError:
-            LOG.warning("drain timeout of %ss passed with calls still running", self.drain_seconds)
+        # grpc's stop(grace) refuses new calls at once and cancels those still running after the grace
+        asyncio.run_coroutine_threadsafe(self._server.stop(self.drain_seconds), self._loop).result()
+        if self._pending:
+            LOG.warning("drain timeout of %ss passed with %d batches still running; their calls were cancelled",
+                        self.drain_seconds, self._pending)
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
