@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -30,7 +31,17 @@ public final class ContainerProcess implements AutoCloseable {
                 "-Xmx256m", "-cp", System.getProperty("java.class.path"), mainClass, "--host", "127.0.0.1",
                 "--port", "0"));
         cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        return start(cmd, Map.of());
+    }
+
+    /**
+     * Starts any container command (a Python container, say) with {@code env} added to this
+     * process's environment; waits for its {@code READY port=N} line.
+     */
+    public static ContainerProcess start(List<String> cmd, Map<String, String> env) throws Exception {
+        ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true);
+        builder.environment().putAll(env);
+        Process p = builder.start();
         CompletableFuture<Integer> ready = new CompletableFuture<>();
         Thread reader = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
