@@ -47,7 +47,8 @@ import reactor.core.scheduler.Schedulers;
  * {@code scale} subresource.
  *
  * <p>Kubernetes keeps the replicas running (its Deployment controller is the restart policy); the
- * gateway learns about them by watching (an informer on) the pods it manages. A pod is registered
+ * gateway learns about them by watching (an informer on) the pods of its namespace that carry
+ * {@value #MODEL_LABEL} and {@value #VERSION_LABEL}, its own and those of the Helm chart. A pod is registered
  * (replica id = pod name, address = {@code podIP:port}) once Kubernetes reports it Ready
  * <em>and</em> it passes our own {@link ReadinessProbe} (ServerReady and ModelReady for its model
  * version); it is unregistered as soon as it stops being Ready, starts terminating or is deleted.
@@ -128,7 +129,8 @@ public final class KubernetesContainerManager implements ContainerManager {
             t.setDaemon(true);
             return t;
         });
-        this.informer = client.pods().inNamespace(settings.namespace()).withLabel(MANAGED_BY, MANAGER)
+        // every pod with a model label, not only ours: the Helm chart's model Deployments are registered too
+        this.informer = client.pods().inNamespace(settings.namespace()).withLabel(MODEL_LABEL)
                 .inform(new ResourceEventHandler<>() {
                     @Override
                     public void onAdd(Pod pod) {
