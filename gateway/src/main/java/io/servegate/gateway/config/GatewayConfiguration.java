@@ -12,6 +12,7 @@ import io.servegate.gateway.cache.PredictionCache;
 import io.servegate.gateway.containers.Backoff;
 import io.servegate.gateway.containers.ContainerManager;
 import io.servegate.gateway.containers.ExternalContainerManager;
+import io.servegate.gateway.containers.KubernetesContainerManager;
 import io.servegate.gateway.containers.ProcessContainerManager;
 import io.servegate.gateway.containers.ReadinessProbe;
 import io.servegate.gateway.containers.RestartPolicy;
@@ -115,8 +116,11 @@ public class GatewayConfiguration {
                     c.livenessFailures(), Schedulers.parallel());
             case "docker" -> throw new IllegalArgumentException(
                     "servegate.containers.manager 'docker' is not available in this build");
-            case "kubernetes" -> throw new IllegalArgumentException(
-                    "servegate.containers.manager 'kubernetes' is not available in this build");
+            case "kubernetes" -> KubernetesContainerManager.create(registry, probe,
+                    new KubernetesContainerManager.Settings(c.kubernetes().namespace(), c.kubernetes().containerPort(),
+                            KubernetesContainerManager.Settings.ProbeKind.valueOf(
+                                    c.kubernetes().probe().toUpperCase(java.util.Locale.ROOT)),
+                            c.kubernetes().probeCommand(), c.readinessTimeout(), c.kubernetes().resync()));
             default -> throw new IllegalArgumentException("servegate.containers.manager must be 'process', 'docker', "
                     + "'kubernetes' or 'external', got '" + c.manager() + "'");
         };

@@ -132,6 +132,21 @@ public record ServegateProperties(
             /** Between SIGTERM (the container drains) and SIGKILL. */
             @DefaultValue("30s") Duration stopGracePeriod,
             /** The most replicas one deploy_model or set_num_replicas may ask for. */
-            @DefaultValue("64") int maxReplicas) {
+            @DefaultValue("64") int maxReplicas,
+            /** Settings of the {@code kubernetes} manager. */
+            @DefaultValue Kubernetes kubernetes) {
+    }
+
+    /** The {@code kubernetes} container manager (fabric8; in-cluster service account or kubeconfig). */
+    public record Kubernetes(
+            /** Namespace of the model Deployments and pods; empty = the client's own (in a pod: the pod's). */
+            @DefaultValue("") String namespace,
+            /** The OIP gRPC port every model container listens on (its {@code PORT}). */
+            @DefaultValue("8001") int containerPort,
+            /** The pods' readiness probe: {@code grpc} (grpc.health.v1), {@code exec} (probe-command) or {@code none}. */
+            @DefaultValue("grpc") String probe,
+            @DefaultValue List<String> probeCommand,
+            /** How often every watched pod is re-examined. */
+            @DefaultValue("5m") Duration resync) {
     }
 }

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
@@ -76,7 +77,7 @@ public final class KubernetesContainerManager implements ContainerManager {
     /**
      * How the manager configures its Deployments.
      *
-     * @param namespace     where Deployments, Services and pods live
+     * @param namespace     where Deployments, Services and pods live (empty: the client's, see {@link KubernetesContainerManager#create})
      * @param containerPort the OIP gRPC port every model container listens on ({@code PORT})
      * @param probe         what Kubernetes' own readiness probe on the model containers is
      * @param probeCommand  the command of an {@code EXEC} probe
@@ -110,6 +111,7 @@ public final class KubernetesContainerManager implements ContainerManager {
     private enum Check { PENDING, PASSED, FAILED }
 
     private final KubernetesClient client;
+    private final boolean ownsClient;
     private final Registry registry;
     private final ReadinessProbe probe;
     private final Settings settings;
@@ -118,9 +120,42 @@ public final class KubernetesContainerManager implements ContainerManager {
     private final Map<String, Check> checks = new ConcurrentHashMap<>();
     private final SharedIndexInformer<Pod> informer;
 
+    /**
+     * A manager on a client it does not own (closing the manager leaves the client open).
+     *
+     * @param settings its namespace must not be empty
+     */
     public KubernetesContainerManager(KubernetesClient client, Registry registry, ReadinessProbe probe,
             Settings settings) {
+        this(client, false, registry, probe, settings);
+    }
+
+    /**
+     * A manager with its own client, configured as fabric8 does it (in a pod: the service account;
+     * elsewhere: {@code KUBECONFIG} / {@code ~/.kube/config}). An empty namespace in
+     * {@code settings} means the client's (in a pod: the pod's own).
+     */
+    public static KubernetesContainerManager create(Registry registry, ReadinessProbe probe, Settings settings) {
+        KubernetesClient client = new KubernetesClientBuilder().build();
+        String namespace = !settings.namespace().isEmpty() ? settings.namespace()
+                : client.getNamespace() != null ? client.getNamespace() : "default";
+        try {
+            return new KubernetesContainerManager(client, true, registry, probe, new Settings(namespace,
+                    settings.containerPort(), settings.probe(), settings.probeCommand(), settings.readyTimeout(),
+                    settings.resync()));
+        } catch (RuntimeException e) {
+            client.close();
+            throw e;
+        }
+    }
+
+    private KubernetesContainerManager(KubernetesClient client, boolean ownsClient, Registry registry,
+            ReadinessProbe probe, Settings settings) {
+        if (settings.namespace().isEmpty()) {
+            throw new IllegalArgumentException("a namespace is required");
+        }
         this.client = client;
+        this.ownsClient = ownsClient;
         this.registry = registry;
         this.probe = probe;
         this.settings = settings;
@@ -217,6 +252,9 @@ public final class KubernetesContainerManager implements ContainerManager {
             writer.awaitTermination(10, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (ownsClient) {
+            client.close();
         }
     }
 

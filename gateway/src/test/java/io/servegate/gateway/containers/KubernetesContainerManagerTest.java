@@ -140,6 +140,28 @@ class KubernetesContainerManagerTest {
     }
 
     @Test
+    void createBuildsItsOwnClientFromFabric8ConfigAndTakesItsNamespaceWhenNoneIsSet() {
+        // what GatewayConfiguration does for servegate.containers.manager=kubernetes; fabric8 reads these
+        // system properties as it reads a pod's service account
+        System.setProperty("kubernetes.master", client.getConfiguration().getMasterUrl());
+        System.setProperty("kubernetes.trust.certificates", "true"); // the mock's self-signed certificate
+        System.setProperty("kubernetes.http2.disable", "true");
+        System.setProperty("kubernetes.namespace", "from-client");
+        try (KubernetesContainerManager m = KubernetesContainerManager.create(registry,
+                new ReadinessProbe(Duration.ofSeconds(1), Duration.ofMillis(100), Schedulers.parallel()),
+                new Settings("", 8001, ProbeKind.GRPC, null, WAIT, Duration.ofMinutes(10)))) {
+            m.deploy(spec("fashion", "3", 1, null)).block(WAIT);
+            assertThat(client.apps().deployments().inNamespace("from-client").withName("sg-fashion-3").get())
+                    .isNotNull();
+        } finally {
+            for (String p : List.of("kubernetes.master", "kubernetes.trust.certificates", "kubernetes.http2.disable",
+                    "kubernetes.namespace")) {
+                System.clearProperty(p);
+            }
+        }
+    }
+
+    @Test
     void namesAreDns1035LabelsAndDistinctWhenTheyHadToBeChanged() {
         assertThat(KubernetesContainerManager.resourceName("fashion", "3")).isEqualTo("sg-fashion-3");
         String dotted = KubernetesContainerManager.resourceName("resnet.v2", "1_0");
