@@ -164,24 +164,35 @@ public final class KubernetesContainerManager implements ContainerManager {
             t.setDaemon(true);
             return t;
         });
-        // every pod with a model label, not only ours: the Helm chart's model Deployments are registered too
-        this.informer = client.pods().inNamespace(settings.namespace()).withLabel(MODEL_LABEL)
-                .inform(new ResourceEventHandler<>() {
-                    @Override
-                    public void onAdd(Pod pod) {
-                        execute(() -> observed(pod));
-                    }
+        this.informer = watchPods();
+    }
 
-                    @Override
-                    public void onUpdate(Pod oldPod, Pod pod) {
-                        execute(() -> observed(pod));
-                    }
-
-                    @Override
-                    public void onDelete(Pod pod, boolean finalStateUnknown) {
-                        execute(() -> gone(pod.getMetadata().getName()));
-                    }
-                }, settings.resync().toMillis());
+    /** Lists and watches (blocking until the first list arrives) every pod with a model label. */
+    private SharedIndexInformer<Pod> watchPods() {
+        try {
+            // not only ours: the Helm chart's model Deployments are registered too
+            return client.pods().inNamespace(settings.namespace()).withLabel(MODEL_LABEL)
+                    .inform(new ResourceEventHandler<>() {
+                        @Override
+                        public void onAdd(Pod pod) {
+                            execute(() -> observed(pod));
+                        }
+    
+                        @Override
+                        public void onUpdate(Pod oldPod, Pod pod) {
+                            execute(() -> observed(pod));
+                        }
+    
+                        @Override
+                        public void onDelete(Pod pod, boolean finalStateUnknown) {
+                            execute(() -> gone(pod.getMetadata().getName()));
+                        }
+                    }, settings.resync().toMillis());
+        } catch (RuntimeException e) {
+            writer.shutdownNow();
+            throw new ContainerManagerException(ContainerManagerException.Kind.PLATFORM,
+                    "cannot watch pods in namespace " + settings.namespace() + ": " + e.getMessage(), e);
+        }
     }
 
     @Override
