@@ -1,7 +1,10 @@
 package io.servegate.sdk;
 
 import io.grpc.Server;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.servegate.oip.GRPCInferenceServiceGrpc;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -23,6 +26,11 @@ import org.slf4j.LoggerFactory;
  * {@link #close()} (and SIGTERM, under {@link #runUntilShutdown()}) stops accepting new calls,
  * lets in-flight batches finish within the drain timeout, then stops.
  *
+ * <p>Besides OIP it serves the standard {@code grpc.health.v1.Health} service (what Kubernetes'
+ * native {@code grpc} probe and most load balancers call): the overall status ({@code ""}) and
+ * the OIP service's status are {@code SERVING} exactly while ServerReady is true, and
+ * {@code NOT_SERVING} from the moment draining starts.
+ *
  * @param <X> input type
  * @param <Y> output type
  */
@@ -33,6 +41,7 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
     private final Server server;
     private final ThreadPoolExecutor predictPool;
     private final OipInferenceService<X, Y> service;
+    private final HealthStatusManager health = new HealthStatusManager();
     private final Duration drainTimeout;
     private final String name;
 
@@ -51,6 +60,7 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
         this.server = NettyServerBuilder.forAddress(new InetSocketAddress(b.host, b.port))
                 .maxInboundMessageSize(b.maxMessageBytes)
                 .addService(service)
+                .addService(health.getHealthService())
                 .build();
     }
 
@@ -64,6 +74,7 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
     public ModelContainer<X, Y> start() throws IOException {
         server.start();
         service.markReady();
+        setHealth(ServingStatus.SERVING);
         LOG.info("model '{}' serving Open Inference Protocol on port {}", name, port());
         return this;
     }
@@ -89,6 +100,7 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
     @Override
     public void close() {
         service.markNotReady();
+        setHealth(ServingStatus.NOT_SERVING);
         server.shutdown();
         try {
             long deadline = System.nanoTime() + drainTimeout.toNanos();
@@ -103,6 +115,11 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         predictPool.shutdownNow();
+    }
+
+    private void setHealth(ServingStatus status) {
+        health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, status);
+        health.setStatus(GRPCInferenceServiceGrpc.SERVICE_NAME, status);
     }
 
     /** Configures a {@link ModelContainer}; {@link ContainerOptions} fills it from flags and env. */

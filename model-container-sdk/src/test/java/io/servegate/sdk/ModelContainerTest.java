@@ -3,9 +3,15 @@ package io.servegate.sdk;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.stub.StreamObserver;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.ModelInferRequest;
@@ -13,9 +19,11 @@ import io.servegate.oip.ModelMetadataResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -192,6 +200,63 @@ class ModelContainerTest {
         assertThat(closer.isAlive()).isFalse();
         assertStatus(client.infer("argmax", "", TensorType.FLOATS, batch(1, 3), TensorType.STRINGS, TIMEOUT),
                 Status.Code.UNAVAILABLE, "");
+    }
+
+    @Test
+    void healthServiceIsServingWhileReadyAndNotServingFromTheStartOfDraining() throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        ModelContainer<float[], String> container = ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS,
+                (List<float[]> batch) -> {
+                    entered.countDown();
+                    release.await();
+                    return argmax(batch);
+                }).name("argmax").host("127.0.0.1").port(0).build().start();
+        ContainerClient client = ContainerClient.connect("127.0.0.1:" + container.port());
+        closeables.add(client);
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", container.port()).usePlaintext().build();
+        closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+        HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
+        // "" is what Kubernetes' grpc probe asks when no service is named
+        assertThat(health.check(HealthCheckRequest.newBuilder().setService("").build()).getStatus())
+                .isEqualTo(ServingStatus.SERVING);
+        assertThat(health.check(HealthCheckRequest.newBuilder().setService("inference.GRPCInferenceService").build())
+                .getStatus()).isEqualTo(ServingStatus.SERVING);
+        assertThatThrownBy(() -> health.check(HealthCheckRequest.newBuilder().setService("no.such.Service").build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+
+        // a Watch stream opened before draining sees the switch while a batch is still in flight
+        BlockingQueue<ServingStatus> seen = new LinkedBlockingQueue<>();
+        Context.CancellableContext watch = Context.current().withCancellation();
+        watch.run(() -> HealthGrpc.newStub(channel).watch(HealthCheckRequest.newBuilder().setService("").build(),
+                new StreamObserver<>() {
+                    @Override
+                    public void onNext(HealthCheckResponse value) {
+                        seen.add(value.getStatus());
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                    }
+                }));
+        assertThat(seen.poll(5, TimeUnit.SECONDS)).isEqualTo(ServingStatus.SERVING);
+        CompletableFuture<InferResult<String>> inFlight =
+                client.infer("argmax", "", TensorType.FLOATS, batch(2, 3), TensorType.STRINGS, TIMEOUT);
+        assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+        Thread closer = new Thread(container::close);
+        closer.start();
+        assertThat(seen.poll(5, TimeUnit.SECONDS)).isEqualTo(ServingStatus.NOT_SERVING);
+        assertThat(inFlight).as("the batch is still draining").isNotDone();
+        watch.cancel(null);
+        release.countDown();
+        assertThat(inFlight.get(5, TimeUnit.SECONDS).outputs()).containsExactly("0", "1");
+        closer.join(5000);
+        assertThat(closer.isAlive()).isFalse();
     }
 
     @Test
