@@ -64,9 +64,22 @@ class GatewayBodiesTest {
         assertThat(c.predictions()).isEqualTo(2);
         assertThat(c.defaults()).isEqualTo(2);
         assertThat(c.late()).isEqualTo(2);
+        // goodput: the one prediction within 22 ms; a timely default is no good answer
+        assertThat(c.goodput()).isEqualTo(1);
         assertThat(c.lateThresholdMs()).isEqualTo(22.0);
         assertThat(c.defaultsByExplanation()).containsExactly(
                 java.util.Map.entry("no prediction arrived within the latency SLO", 2L));
+    }
+
+    @Test
+    void aContainersOwnAnswerIsAPrediction() {
+        AnswerTally tally = new AnswerTally(10_000_000);
+        tally.accept(java.util.List.of("3"), 9_000_000);
+        tally.accept(java.util.List.of("3"), 11_000_000);
+        AnswerTally.Counts c = tally.counts();
+        assertThat(c.predictions()).isEqualTo(2);
+        assertThat(c.goodput()).isEqualTo(1);
+        assertThat(c.defaults()).isZero();
     }
 
     @Test
