@@ -137,8 +137,9 @@ public final class ReplicaScalingCommand implements Callable<Integer> {
                 new Charts.Series("p99", xs, results.stream().map(Measurement::p99Ms).toList()),
                 new Charts.Series("p50", xs, results.stream()
                         .map(m -> m.latency() == null ? null : m.latency().p50Ms()).toList())));
-        report.html("Replica scaling", "Throughput and latency of one model with 1, 2, 4 emulated replicas "
-                + "(Clipper NSDI'17 Fig. 6 analogue), closed loop with " + clientsPerReplica + " clients per replica.",
+        report.html("Replica scaling", "Throughput and latency of one model with " + replicas + " emulated "
+                + "replicas (Clipper NSDI'17 Fig. 6 analogue), closed loop with " + clientsPerReplica
+                + " clients per replica.",
                 json).image(tput, "throughput vs replicas").image(p99, "p99 vs replicas")
                 .write(dir.resolve("index.html"));
         var stdout = spec.commandLine().getOut();
