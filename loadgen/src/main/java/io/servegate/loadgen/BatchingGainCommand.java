@@ -175,10 +175,10 @@ public final class BatchingGainCommand implements Callable<Integer> {
             Measurement none = find(results, model, Strategy.none);
             for (Measurement m : results) {
                 if (none != null && m != none && model.name().equals(m.setting().get("model"))
-                        && none.goodputPerSec() > 0) {
-                    findings.add(String.format(Locale.ROOT, "%s: goodput %.2fx, throughput %.2fx that of no batching; "
-                            + "p99 %s ms vs %s ms.", m.label(), m.goodputPerSec() / none.goodputPerSec(),
-                            m.answeredPerSec() / none.answeredPerSec(), HtmlReport.format(m.p99Ms()),
+                        && none.answeredPerSec() > 0) {
+                    findings.add(String.format(Locale.ROOT, "%s: throughput %.2fx that of no batching, goodput %.1f/s "
+                            + "vs %.1f/s; p99 %s ms vs %s ms.", m.label(), m.answeredPerSec() / none.answeredPerSec(),
+                            m.goodputPerSec(), none.goodputPerSec(), HtmlReport.format(m.p99Ms()),
                             HtmlReport.format(none.p99Ms())));
                 }
             }
