@@ -27,7 +27,7 @@ import picocli.CommandLine.Spec;
 
 /**
  * The gateway's real-time check of AIMD batching: an emulated container (a batch of b takes
- * β + α·b ms) behind the gateway, open-loop Poisson load above its capacity so that batches fill,
+ * β + α·b ms) behind the gateway, open-loop load (Poisson unless --arrivals says otherwise) above its capacity so that batches fill,
  * and the replica's {@code max_batch_size} polled every 100 ms and compared with the analytic
  * optimum b* = floor((SLO − β) / α). Performance is reported, never asserted.
  */
@@ -46,6 +46,9 @@ public final class AimdCommand implements Callable<Integer> {
     @Mixin
     GatewayOptions gatewayOptions;
 
+    @Mixin
+    ArrivalOptions arrivals;
+
     @Option(names = "--beta-ms", defaultValue = "5", description = "Emulated fixed cost per batch (default ${DEFAULT-VALUE}).")
     double betaMs;
 
@@ -57,7 +60,7 @@ public final class AimdCommand implements Callable<Integer> {
     double sloMs;
 
     @Option(names = "--rate", defaultValue = "2000",
-            description = "Offered requests/s, Poisson arrivals (default ${DEFAULT-VALUE}).")
+            description = "Offered requests/s (default ${DEFAULT-VALUE}).")
     double rate;
 
     @Option(names = "--duration-s", defaultValue = "20", description = "Measured seconds (default ${DEFAULT-VALUE}).")
@@ -146,14 +149,14 @@ public final class AimdCommand implements Callable<Integer> {
                 }, 0, pollMs, TimeUnit.MILLISECONDS);
                 if (warmupS > 0) {
                     err.printf("%s: warm-up, open loop, %.0f req/s, %.1f s...%n", BENCHMARK, rate, warmupS);
-                    new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout, seed + 1000)
-                            .run(queries);
+                    new OpenLoop(rate, arrivals.process(), Duration.ZERO, GatewayOverheadCommand.seconds(warmupS),
+                            timeout, seed + 1000).run(queries);
                 }
                 err.printf("%s: open loop, %.0f req/s, %.1f s...%n", BENCHMARK, rate, durationS);
                 GatewayMetrics before = GatewayMetrics.scrape(gateway);
                 measureFrom = System.nanoTime();
-                load = new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(durationS), timeout, seed)
-                        .run(queries, tally);
+                load = new OpenLoop(rate, arrivals.process(), Duration.ZERO, GatewayOverheadCommand.seconds(durationS),
+                        timeout, seed).run(queries, tally);
                 inside = GatewayOverheadCommand.inside(before, GatewayMetrics.scrape(gateway));
                 poller.shutdown();
                 poller.awaitTermination(5, TimeUnit.SECONDS);
@@ -202,6 +205,11 @@ public final class AimdCommand implements Callable<Integer> {
     }
 
     private void validate() {
+        try {
+            arrivals.process();
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
         if (!(betaMs >= 0) || !(alphaMs > 0) || !(sloMs > betaMs + alphaMs) || !(rate > 0) || !(durationS > 0)
                 || !(warmupS >= 0) || !(lateToleranceMs >= 0) || pollMs < 1 || inputLength < 1
                 || maxConnections < 1 || timeoutMs < 1) {
@@ -226,7 +234,7 @@ public final class AimdCommand implements Callable<Integer> {
         s.put("alphaMs", alphaMs);
         s.put("sloMs", sloMs);
         s.put("rate", rate);
-        s.put("arrivals", "Poisson");
+        s.put("arrivals", arrivals.process().describe());
         s.put("warmupS", warmupS);
         s.put("durationS", durationS);
         s.put("lateToleranceMs", lateToleranceMs);

@@ -7,8 +7,10 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.ObjLongConsumer;
 
 /**
- * Counts the gateway's answers as a load driver observes them: predictions, defaults by
- * explanation, and answers slower than a threshold. Thread-safe; pass it as a driver's observer.
+ * Counts the answers as a load driver observes them: predictions, defaults by explanation, answers
+ * slower than a threshold, and goodput (predictions no slower than the threshold, the SLO). An
+ * answer that is not a {@link GatewayAnswer} (a container's, straight over gRPC) is a prediction.
+ * Thread-safe; pass it as a driver's observer.
  */
 public final class AnswerTally implements ObjLongConsumer<Object> {
 
@@ -16,6 +18,7 @@ public final class AnswerTally implements ObjLongConsumer<Object> {
     private final LongAdder predictions = new LongAdder();
     private final LongAdder defaults = new LongAdder();
     private final LongAdder late = new LongAdder();
+    private final LongAdder goodput = new LongAdder();
     private final Map<String, LongAdder> byExplanation = new ConcurrentHashMap<>();
 
     /** @param lateThresholdNanos answers slower than this count as late; {@code Long.MAX_VALUE} for none */
@@ -25,17 +28,18 @@ public final class AnswerTally implements ObjLongConsumer<Object> {
 
     @Override
     public void accept(Object answer, long latencyNanos) {
-        if (latencyNanos > lateThresholdNanos) {
+        boolean onTime = latencyNanos <= lateThresholdNanos;
+        if (!onTime) {
             late.increment();
         }
-        if (!(answer instanceof GatewayAnswer a)) {
-            return;
-        }
-        if (a.isDefault()) {
+        if (!(answer instanceof GatewayAnswer a) || !a.isDefault()) {
+            predictions.increment();
+            if (onTime) {
+                goodput.increment();
+            }
+        } else {
             defaults.increment();
             byExplanation.computeIfAbsent(String.valueOf(a.explanation()), k -> new LongAdder()).increment();
-        } else {
-            predictions.increment();
         }
     }
 
@@ -43,7 +47,7 @@ public final class AnswerTally implements ObjLongConsumer<Object> {
     public Counts counts() {
         Map<String, Long> explained = new TreeMap<>();
         byExplanation.forEach((k, v) -> explained.put(k, v.sum()));
-        return new Counts(predictions.sum(), defaults.sum(), explained, late.sum(),
+        return new Counts(predictions.sum(), defaults.sum(), explained, late.sum(), goodput.sum(),
                 lateThresholdNanos == Long.MAX_VALUE ? null : lateThresholdNanos / 1e6);
     }
 
@@ -52,9 +56,10 @@ public final class AnswerTally implements ObjLongConsumer<Object> {
      * @param defaults answers that were the app's default output
      * @param defaultsByExplanation defaults per the gateway's explanation
      * @param late answers (either kind) slower than the threshold
+     * @param goodput predictions (not defaults) no slower than the threshold
      * @param lateThresholdMs the threshold, or null if none was set
      */
     public record Counts(long predictions, long defaults, Map<String, Long> defaultsByExplanation, long late,
-            Double lateThresholdMs) {
+            long goodput, Double lateThresholdMs) {
     }
 }

@@ -42,6 +42,30 @@ public record GatewayAnswer(String output, boolean isDefault, String explanation
                 explanation == null || explanation.isNull() ? null : explanation.asText());
     }
 
+    /**
+     * Reads an Open Inference Protocol REST infer response: its first output tensor's data is the
+     * prediction (never a default).
+     *
+     * @throws IllegalStateException if the status is not 200 or the body is not an infer response
+     */
+    public static GatewayAnswer parseOipInfer(int status, byte[] body) {
+        String text = new String(body, StandardCharsets.UTF_8);
+        if (status != 200) {
+            throw new IllegalStateException("HTTP " + status + ": " + abbreviate(text));
+        }
+        JsonNode n;
+        try {
+            n = JSON.readTree(body);
+        } catch (IOException e) {
+            throw new IllegalStateException("not JSON: " + abbreviate(text), e);
+        }
+        JsonNode data = n == null ? null : n.path("outputs").path(0).get("data");
+        if (data == null || !data.isArray()) {
+            throw new IllegalStateException("not an infer response: " + abbreviate(text));
+        }
+        return new GatewayAnswer(data.toString(), false, null);
+    }
+
     private static String abbreviate(String s) {
         return s.length() <= 300 ? s : s.substring(0, 300) + "...";
     }

@@ -35,7 +35,15 @@ public final class GatewayOptions {
      * its admin API answers.
      */
     GatewayProcess start(Path dir, String benchmark) throws IOException, InterruptedException {
-        GatewayProcess gateway = GatewayProcess.start(jar, jvmArgs, gatewayArgs,
+        return start(dir, benchmark, List.of());
+    }
+
+    /** As {@link #start(Path, String)}, with settings of the scenario's before the user's {@code --gateway-arg}s. */
+    GatewayProcess start(Path dir, String benchmark, List<String> scenarioArgs)
+            throws IOException, InterruptedException {
+        List<String> args = new ArrayList<>(scenarioArgs);
+        args.addAll(gatewayArgs);
+        GatewayProcess gateway = GatewayProcess.start(jar, jvmArgs, args,
                 dir.resolve("gateway-" + benchmark + ".log"));
         try {
             gateway.awaitReady(gateway.admin(), Duration.ofSeconds(startTimeoutS));

@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
 /**
  * What the gateway costs: the noop container (started in this JVM) measured directly over OIP
  * gRPC and through the gateway (a child process) in the same run, one input per request — closed
- * loop, then open loop at fixed Poisson rates. Performance is reported, never asserted.
+ * loop, then open loop at fixed rates (Poisson unless --arrivals says otherwise). Performance is reported, never asserted.
  */
 @Command(name = "gateway-overhead", mixinStandardHelpOptions = true,
         description = "The noop container directly and through the gateway, side by side: closed loop, then "
@@ -39,6 +39,9 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
 
     @Mixin
     GatewayOptions gatewayOptions;
+
+    @Mixin
+    ArrivalOptions arrivals;
 
     @Option(names = "--clients", defaultValue = "8", description = "Closed-loop clients (default ${DEFAULT-VALUE}).")
     int clients;
@@ -59,11 +62,13 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
     double jvmWarmupS;
 
     @Option(names = "--rates", split = ",", defaultValue = "500,2000",
-            description = "Open-loop rates in requests/s, Poisson arrivals; empty for none (default ${DEFAULT-VALUE}).")
+            description = "Open-loop rates in requests/s (arrivals per --arrivals); empty for none "
+                    + "(default ${DEFAULT-VALUE}).")
     List<Double> rates;
 
     @Option(names = "--slo-ms", defaultValue = "1000",
-            description = "The app's latency SLO in ms (default ${DEFAULT-VALUE}).")
+            description = "The app's latency SLO in ms; goodput counts predictions within it "
+                    + "(default ${DEFAULT-VALUE}).")
     double sloMs;
 
     @Option(names = "--input-length", defaultValue = "784",
@@ -81,13 +86,25 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "1", description = "Seed of the arrival schedules (default ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--out", defaultValue = "bench/results", description = "Directory for " + BENCHMARK
-            + ".json and the gateway's log (default ${DEFAULT-VALUE}).")
-    Path out;
+    @Option(names = "--out", defaultValue = "bench/results", description = "Base directory; the run writes "
+            + BENCHMARK + ".json, index.html, PNG plots and the gateway's log to <out>/" + BENCHMARK
+            + "-<UTC timestamp>/ (default ${DEFAULT-VALUE}).")
+    Path base;
+
+    /** This run's results folder. */
+    private Path out;
 
     @Override
     public Integer call() throws Exception {
         validate();
+        Arrivals.Process process;
+        try {
+            process = arrivals.process();
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+        out = ResultsFolder.create(base, BENCHMARK);
+        long slo = Math.round(sloMs * 1e6);
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
         var err = spec.commandLine().getErr();
@@ -130,38 +147,44 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
                 if (warm != null) {
                     warm.run(directLeg);
                 }
-                LoadResult d = loop.run(directLeg);
+                AnswerTally directTally = new AnswerTally(slo);
+                LoadResult d = loop.run(directLeg, directTally);
                 err.printf("%s: closed loop, %d clients, gateway...%n", BENCHMARK, clients);
                 if (warm != null) {
                     warm.run(viaGateway);
                 }
-                AnswerTally tally = new AnswerTally(Long.MAX_VALUE);
+                AnswerTally tally = new AnswerTally(slo);
                 GatewayMetrics before = GatewayMetrics.scrape(gateway);
                 LoadResult g = loop.run(viaGateway, tally);
                 GatewayMetrics.Summary inside = inside(before, GatewayMetrics.scrape(gateway));
-                closed = new GatewayOverheadReport.ClosedLoopPair(clients, d, g, tally.counts(), inside,
+                closed = new GatewayOverheadReport.ClosedLoopPair(clients, d, g, directTally.counts(), tally.counts(),
+                        inside,
                         GatewayOverheadReport.Ratios.of(g.requestsPerSec(), d.requestsPerSec(), g.latency(),
                                 d.latency()));
 
                 for (int i = 0; i < rates.size(); i++) {
                     double rate = rates.get(i);
                     OpenLoop warmOpen = warmupS > 0
-                            ? new OpenLoop(rate, Duration.ZERO, seconds(warmupS), timeout, seed + 1000 + i) : null;
-                    OpenLoop openLoop = new OpenLoop(rate, Duration.ZERO, seconds(durationS), timeout, seed + i);
+                            ? new OpenLoop(rate, process, Duration.ZERO, seconds(warmupS), timeout, seed + 1000 + i)
+                            : null;
+                    OpenLoop openLoop = new OpenLoop(rate, process, Duration.ZERO, seconds(durationS), timeout,
+                            seed + i);
                     err.printf("%s: open loop, %.0f req/s, direct...%n", BENCHMARK, rate);
                     if (warmOpen != null) {
                         warmOpen.run(directLeg);
                     }
-                    OpenLoopResult od = openLoop.run(directLeg);
+                    AnswerTally openDirectTally = new AnswerTally(slo);
+                    OpenLoopResult od = openLoop.run(directLeg, openDirectTally);
                     err.printf("%s: open loop, %.0f req/s, gateway...%n", BENCHMARK, rate);
                     if (warmOpen != null) {
                         warmOpen.run(viaGateway);
                     }
-                    AnswerTally openTally = new AnswerTally(Long.MAX_VALUE);
+                    AnswerTally openTally = new AnswerTally(slo);
                     GatewayMetrics openBefore = GatewayMetrics.scrape(gateway);
                     OpenLoopResult og = openLoop.run(viaGateway, openTally);
                     GatewayMetrics.Summary openInside = inside(openBefore, GatewayMetrics.scrape(gateway));
-                    open.add(new GatewayOverheadReport.OpenLoopPair(rate, od, og, openTally.counts(), openInside,
+                    open.add(new GatewayOverheadReport.OpenLoopPair(rate, od, og, openDirectTally.counts(),
+                            openTally.counts(), openInside,
                             GatewayOverheadReport.Ratios.of(og.requestsPerSec(), od.requestsPerSec(), og.latency(),
                                     od.latency())));
                 }
@@ -175,9 +198,10 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
         GatewayOverheadReport report = new GatewayOverheadReport(BENCHMARK, startedAt.toString(), settings(),
                 environment(atStart), gatewayInfo, closed, open);
         Path file = report.writeJson(out);
+        Path page = report.writeHtml(out, file);
         var stdout = spec.commandLine().getOut();
         stdout.print(report.table());
-        stdout.println("wrote " + file);
+        stdout.println("wrote " + file + " and " + page);
         stdout.printf("machine load average at start / end: %s / %s%n",
                 report.environment().get("loadAverageAtStart"), report.environment().get("loadAverageAtEnd"));
         reportProblems(report);
@@ -243,6 +267,7 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
         s.put("warmupS", warmupS);
         s.put("durationS", durationS);
         s.put("rates", rates);
+        s.put("arrivals", arrivals.process().describe());
         s.put("sloMs", sloMs);
         s.put("inputLength", inputLength);
         s.put("inputs", "random, distinct per request");

@@ -32,24 +32,27 @@ public record GatewayOverheadReport(String benchmark, String startedAt, Map<Stri
      * @param clients closed-loop clients per leg
      * @param direct ModelInfer of one input straight at the container
      * @param gateway {@code POST /{app}/predict} of one input through the gateway
-     * @param gatewayAnswers the gateway leg's predictions and defaults
+     * @param directAnswers the direct leg's answers and goodput (within the SLO)
+     * @param gatewayAnswers the gateway leg's predictions, defaults and goodput
      * @param gatewaySide the gateway leg from inside the gateway (its metrics), null if not scraped
      * @param gatewayOverDirect ratios gateway / direct
      */
-    public record ClosedLoopPair(int clients, LoadResult direct, LoadResult gateway, AnswerTally.Counts gatewayAnswers,
+    public record ClosedLoopPair(int clients, LoadResult direct, LoadResult gateway, AnswerTally.Counts directAnswers,
+            AnswerTally.Counts gatewayAnswers,
             GatewayMetrics.Summary gatewaySide, Ratios gatewayOverDirect) {
     }
 
     /**
-     * @param rate offered requests per second, Poisson arrivals
+     * @param rate offered requests per second
      * @param direct ModelInfer of one input straight at the container
      * @param gateway {@code POST /{app}/predict} through the gateway
-     * @param gatewayAnswers the gateway leg's predictions and defaults
+     * @param directAnswers the direct leg's answers and goodput (within the SLO)
+     * @param gatewayAnswers the gateway leg's predictions, defaults and goodput
      * @param gatewaySide the gateway leg from inside the gateway (its metrics), null if not scraped
      * @param gatewayOverDirect ratios gateway / direct
      */
     public record OpenLoopPair(double rate, OpenLoopResult direct, OpenLoopResult gateway,
-            AnswerTally.Counts gatewayAnswers, GatewayMetrics.Summary gatewaySide, Ratios gatewayOverDirect) {
+            AnswerTally.Counts directAnswers, AnswerTally.Counts gatewayAnswers, GatewayMetrics.Summary gatewaySide, Ratios gatewayOverDirect) {
     }
 
     /** Gateway / direct; null where a side had no answers. */
@@ -74,6 +77,98 @@ public record GatewayOverheadReport(String benchmark, String startedAt, Map<Stri
         return file;
     }
 
+    /**
+     * Writes {@code dir/index.html} with the closed- and open-loop tables and plots of throughput
+     * and latency, direct vs gateway ({@code throughput.png}, {@code latency.png}); returns the page.
+     */
+    public Path writeHtml(Path dir, Path json) throws IOException {
+        HtmlReport page = new HtmlReport("Gateway overhead", "The noop container measured directly (OIP gRPC) and "
+                + "through the gateway (Clipper REST, a child JVM) in the same run: closed loop (maximum throughput), "
+                + "then open loop at fixed rates; ratios are gateway / direct.");
+        List<String> headers = List.of("load", "leg", "sent/s", "answers/s", "goodput/s", "p50 ms", "p99 ms",
+                "p99.9 ms", "errors", "missed", "defaults");
+        List<List<Object>> rows = new java.util.ArrayList<>();
+        ClosedLoopPair c = closedLoop;
+        String closedName = "closed, " + c.clients() + " clients";
+        rows.add(closedRow(closedName, "direct", c.direct(), c.directAnswers()));
+        rows.add(closedRow(closedName, "gateway", c.gateway(), c.gatewayAnswers()));
+        rows.add(ratioRow(closedName, c.gatewayOverDirect()));
+        for (OpenLoopPair p : openLoop) {
+            String name = String.format(Locale.ROOT, "open, %.0f/s", p.rate());
+            rows.add(openRow(name, "direct", p.direct(), p.directAnswers()));
+            rows.add(openRow(name, "gateway", p.gateway(), p.gatewayAnswers()));
+            rows.add(ratioRow(name, p.gatewayOverDirect()));
+        }
+        page.heading("Direct vs gateway").table(headers, rows);
+        page.paragraph("goodput: predictions (not defaults) within the SLO of " + settings.get("sloMs") + " ms; "
+                + "open-loop latency counts from each request's intended send time.");
+        List<String> cats = new java.util.ArrayList<>();
+        List<Double> directRate = new java.util.ArrayList<>();
+        List<Double> gatewayRate = new java.util.ArrayList<>();
+        List<Double> directP50 = new java.util.ArrayList<>();
+        List<Double> gatewayP50 = new java.util.ArrayList<>();
+        List<Double> directP99 = new java.util.ArrayList<>();
+        List<Double> gatewayP99 = new java.util.ArrayList<>();
+        cats.add(closedName);
+        directRate.add(c.direct().requestsPerSec());
+        gatewayRate.add(c.gateway().requestsPerSec());
+        directP50.add(p50(c.direct().latency()));
+        gatewayP50.add(p50(c.gateway().latency()));
+        directP99.add(p99(c.direct().latency()));
+        gatewayP99.add(p99(c.gateway().latency()));
+        for (OpenLoopPair p : openLoop) {
+            cats.add(String.format(Locale.ROOT, "open, %.0f/s", p.rate()));
+            directRate.add(p.direct().requestsPerSec());
+            gatewayRate.add(p.gateway().requestsPerSec());
+            directP50.add(p50(p.direct().latency()));
+            gatewayP50.add(p50(p.gateway().latency()));
+            directP99.add(p99(p.direct().latency()));
+            gatewayP99.add(p99(p.gateway().latency()));
+        }
+        Map<String, List<Double>> tput = Charts.series();
+        tput.put("direct", directRate);
+        tput.put("gateway", gatewayRate);
+        page.image(Charts.bars(dir.resolve("throughput.png"), "Answers per second, direct vs gateway", "answers/s",
+                cats, tput), "throughput");
+        Map<String, List<Double>> lat = Charts.series();
+        lat.put("direct p50", directP50);
+        lat.put("gateway p50", gatewayP50);
+        lat.put("direct p99", directP99);
+        lat.put("gateway p99", gatewayP99);
+        page.image(Charts.bars(dir.resolve("latency.png"), "Latency, direct vs gateway", "ms", cats, lat), "latency");
+        page.conditions(startedAt, environment).settings(settings).link(json, "all numbers (JSON)");
+        page.paragraph("gateway: " + gateway.get("command") + "; log " + gateway.get("log") + " ("
+                + gateway.get("logProblemLines") + " ERROR/WARN/exception lines)");
+        return page.write(dir.resolve("index.html"));
+    }
+
+    private static List<Object> closedRow(String load, String leg, LoadResult r, AnswerTally.Counts a) {
+        LatencySummary l = r.latency();
+        return java.util.Arrays.asList(load, leg, (r.requests() + r.errors()) / r.durationS(), r.requestsPerSec(),
+                a.goodput() / r.durationS(), p50(l), p99(l), l == null ? null : l.p999Ms(), r.errors(), 0L,
+                a.defaults());
+    }
+
+    private static List<Object> openRow(String load, String leg, OpenLoopResult r, AnswerTally.Counts a) {
+        LatencySummary l = r.latency();
+        return java.util.Arrays.asList(load, leg, r.achievedSendRate(), r.requestsPerSec(),
+                a.goodput() / r.durationS(), p50(l), p99(l), l == null ? null : l.p999Ms(), r.errors(), r.unanswered(),
+                a.defaults());
+    }
+
+    private static List<Object> ratioRow(String load, Ratios x) {
+        return java.util.Arrays.asList(load, "gateway / direct", null, x.throughput(), null, x.p50(), x.p99(), null,
+                null, null, null);
+    }
+
+    private static Double p50(LatencySummary l) {
+        return l == null ? null : l.p50Ms();
+    }
+
+    private static Double p99(LatencySummary l) {
+        return l == null ? null : l.p99Ms();
+    }
+
     /** Reads a report written by {@link #writeJson}. */
     public static GatewayOverheadReport readJson(Path file) throws IOException {
         return JSON.readValue(file.toFile(), GatewayOverheadReport.class);
@@ -93,8 +188,9 @@ public record GatewayOverheadReport(String benchmark, String startedAt, Map<Stri
                 .throughput()), x(c.gatewayOverDirect().p50()), x(c.gatewayOverDirect().p99())));
         inside(sb, "", c.gatewaySide());
         if (!openLoop.isEmpty()) {
-            sb.append(String.format(Locale.ROOT, "%nopen loop, Poisson arrivals, latency from the intended send time, "
-                    + "%.1f s measured per leg%n", openLoop.get(0).direct().durationS()));
+            sb.append(String.format(Locale.ROOT, "%nopen loop, %s arrivals, latency from the intended send time, "
+                    + "%.1f s measured per leg%n", settings.getOrDefault("arrivals", "poisson"),
+                    openLoop.get(0).direct().durationS()));
             sb.append(String.format(Locale.ROOT, "%7s %-15s %9s %9s %9s %9s %9s %9s %7s %7s %8s %10s%n", "rate", "leg",
                     "sent/s", "answer/s", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "errors", "missed", "defaults",
                     "lag99 ms"));

@@ -120,9 +120,12 @@ public final class GatewayProcess implements AutoCloseable {
                 + " ends:\n" + tail(40));
     }
 
-    /** A client of this gateway's admin API. */
+    /**
+     * A client of this gateway's admin API; 60 s per call, because {@code add_container} probes
+     * the replica's readiness first, which takes seconds on a loaded machine.
+     */
     public AdminClient admin() {
-        return new AdminClient(HOST, adminPort, Duration.ofSeconds(10));
+        return new AdminClient(HOST, adminPort, Duration.ofSeconds(60));
     }
 
     public int port() {

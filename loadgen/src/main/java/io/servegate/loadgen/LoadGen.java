@@ -7,8 +7,10 @@ import picocli.CommandLine.Spec;
 
 /** The load generator's entry point: one subcommand per kind of benchmark. */
 @Command(name = "loadgen", mixinStandardHelpOptions = true,
-        description = "Benchmarks Servegate: closed-loop load, HdrHistogram latencies, JSON results.",
-        subcommands = {GrpcDirectCommand.class, GatewayOverheadCommand.class, AimdCommand.class})
+        description = "Benchmarks Servegate: open- and closed-loop load, HdrHistogram latencies, JSON and HTML reports.",
+        subcommands = {GrpcDirectCommand.class, GatewayOverheadCommand.class, AimdCommand.class,
+                BatchingGainCommand.class, GoodputCommand.class, ReplicaScalingCommand.class,
+                SelectionReportCommand.class})
 public final class LoadGen implements Runnable {
 
     @Spec

@@ -10,8 +10,8 @@ import java.util.function.ObjLongConsumer;
 import org.HdrHistogram.Histogram;
 
 /**
- * Open-loop load: requests are sent on a Poisson schedule of a fixed rate whatever the server
- * does, as independent users would send them, and each request's latency is measured from its
+ * Open-loop load: requests are sent on a schedule of a fixed mean rate (Poisson by default, or any
+ * {@link Arrivals.Process}) whatever the server does, as independent users would send them, and each request's latency is measured from its
  * <em>intended</em> send time. A server (or client) that falls behind therefore shows its
  * backlog in the latencies instead of silently lowering the offered load (coordinated omission).
  *
@@ -27,6 +27,7 @@ import org.HdrHistogram.Histogram;
 public final class OpenLoop {
 
     private final double ratePerSecond;
+    private final Arrivals.Process arrivals;
     private final Duration warmup;
     private final Duration duration;
     private final Duration drain;
@@ -40,6 +41,19 @@ public final class OpenLoop {
      * @param seed seed of the arrival schedule
      */
     public OpenLoop(double ratePerSecond, Duration warmup, Duration duration, Duration drain, long seed) {
+        this(ratePerSecond, Arrivals.poisson(), warmup, duration, drain, seed);
+    }
+
+    /**
+     * @param ratePerSecond mean arrivals per second
+     * @param arrivals the arrival process
+     * @param warmup unmeasured time at the same rate before the window
+     * @param duration the measured window
+     * @param drain how long to wait for outstanding answers after the last arrival
+     * @param seed seed of the arrival schedule
+     */
+    public OpenLoop(double ratePerSecond, Arrivals.Process arrivals, Duration warmup, Duration duration,
+            Duration drain, long seed) {
         if (!(ratePerSecond > 0) || Double.isInfinite(ratePerSecond)) {
             throw new IllegalArgumentException("rate must be positive and finite, got " + ratePerSecond);
         }
@@ -48,6 +62,7 @@ public final class OpenLoop {
                     + drain + " and " + duration);
         }
         this.ratePerSecond = ratePerSecond;
+        this.arrivals = arrivals;
         this.warmup = warmup;
         this.duration = duration;
         this.drain = drain;
@@ -64,7 +79,7 @@ public final class OpenLoop {
      * successful answer and its latency in nanoseconds, on whatever thread completed it.
      */
     public OpenLoopResult run(Workload workload, ObjLongConsumer<Object> observer) throws InterruptedException {
-        PoissonArrivals arrivals = new PoissonArrivals(ratePerSecond, seed);
+        Arrivals schedule = arrivals.start(ratePerSecond, seed);
         LatencyRecorder recorder = new LatencyRecorder();
         Histogram lag = new Histogram(3);
         AtomicLong outstanding = new AtomicLong();
@@ -77,7 +92,7 @@ public final class OpenLoop {
         long end = measureFrom + duration.toNanos();
         long intended = start;
         while (true) {
-            intended += arrivals.nextGapNanos();
+            intended += schedule.nextGapNanos();
             if (intended >= end) {
                 break;
             }

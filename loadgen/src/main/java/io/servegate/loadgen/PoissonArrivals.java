@@ -7,7 +7,7 @@ import java.util.SplittableRandom;
  * exponentially distributed gaps between intended send times, from a seeded generator so that a
  * run's schedule can be replayed. Not thread-safe: one driver thread draws the gaps.
  */
-public final class PoissonArrivals {
+public final class PoissonArrivals implements Arrivals {
 
     private final double meanGapNanos;
     private final SplittableRandom random;
@@ -30,6 +30,7 @@ public final class PoissonArrivals {
     }
 
     /** The next gap: an exponential variate of mean {@link #meanGapNanos()}, at least 0, in nanoseconds. */
+    @Override
     public long nextGapNanos() {
         // 1 - u is in (0, 1], so the logarithm is finite.
         double u = 1.0 - random.nextDouble();

@@ -14,11 +14,13 @@ public final class RandomInputs {
 
     private static final byte[] PREFIX = "{\"input\":[".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] SUFFIX = "]}".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] OIP_SUFFIX = "]}]}".getBytes(StandardCharsets.US_ASCII);
     /** {@code 0.dddddd} plus a comma. */
     private static final int ELEMENT_BYTES = 9;
     private static final int LEVELS = 1_000_000;
 
     private final int length;
+    private final byte[] oipPrefix;
 
     /** @param length floats per vector, {@code ≥ 1} */
     public RandomInputs(int length) {
@@ -26,6 +28,8 @@ public final class RandomInputs {
             throw new IllegalArgumentException("input length must be at least 1, got " + length);
         }
         this.length = length;
+        this.oipPrefix = ("{\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1," + length
+                + "],\"data\":[").getBytes(StandardCharsets.US_ASCII);
     }
 
     public int length() {
@@ -44,10 +48,22 @@ public final class RandomInputs {
 
     /** A new random vector as the body of a Clipper query: {@code {"input":[0.123456,...]}}, ASCII. */
     public byte[] queryBody() {
+        return body(PREFIX, SUFFIX);
+    }
+
+    /**
+     * A new random vector as the body of an Open Inference Protocol REST infer request: one FP32
+     * tensor of shape [1, length] named {@code input}.
+     */
+    public byte[] oipInferBody() {
+        return body(oipPrefix, OIP_SUFFIX);
+    }
+
+    private byte[] body(byte[] prefix, byte[] suffix) {
         ThreadLocalRandom random = ThreadLocalRandom.current();
-        byte[] body = new byte[PREFIX.length + length * ELEMENT_BYTES - 1 + SUFFIX.length];
-        System.arraycopy(PREFIX, 0, body, 0, PREFIX.length);
-        int at = PREFIX.length;
+        byte[] body = new byte[prefix.length + length * ELEMENT_BYTES - 1 + suffix.length];
+        System.arraycopy(prefix, 0, body, 0, prefix.length);
+        int at = prefix.length;
         for (int i = 0; i < length; i++) {
             if (i > 0) {
                 body[at++] = ',';
@@ -61,7 +77,7 @@ public final class RandomInputs {
             }
             at += 6;
         }
-        System.arraycopy(SUFFIX, 0, body, at, SUFFIX.length);
+        System.arraycopy(suffix, 0, body, at, suffix.length);
         return body;
     }
 }

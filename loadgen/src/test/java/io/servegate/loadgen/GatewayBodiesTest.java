@@ -64,9 +64,43 @@ class GatewayBodiesTest {
         assertThat(c.predictions()).isEqualTo(2);
         assertThat(c.defaults()).isEqualTo(2);
         assertThat(c.late()).isEqualTo(2);
+        // goodput: the one prediction within 22 ms; a timely default is no good answer
+        assertThat(c.goodput()).isEqualTo(1);
         assertThat(c.lateThresholdMs()).isEqualTo(22.0);
         assertThat(c.defaultsByExplanation()).containsExactly(
                 java.util.Map.entry("no prediction arrived within the latency SLO", 2L));
+    }
+
+    @Test
+    void oipInferBodiesAreOneFp32RowAndTheirAnswersPredictions() throws Exception {
+        JsonNode body = new ObjectMapper().readTree(new RandomInputs(5).oipInferBody());
+        JsonNode tensor = body.path("inputs").get(0);
+        assertThat(body.path("inputs").size()).isEqualTo(1);
+        assertThat(tensor.path("name").asText()).isEqualTo("input");
+        assertThat(tensor.path("datatype").asText()).isEqualTo("FP32");
+        assertThat(tensor.path("shape").toString()).isEqualTo("[1,5]");
+        assertThat(tensor.path("data").size()).isEqualTo(5);
+        tensor.path("data").forEach(v -> assertThat(v.doubleValue()).isBetween(0.0, 1.0));
+
+        GatewayAnswer a = GatewayAnswer.parseOipInfer(200, ("{\"model_name\":\"m\",\"outputs\":[{\"name\":"
+                + "\"output\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"7\"]}]}")
+                .getBytes(StandardCharsets.UTF_8));
+        assertThat(a).isEqualTo(new GatewayAnswer("[\"7\"]", false, null));
+        assertThatThrownBy(() -> GatewayAnswer.parseOipInfer(504, "{\"error\":\"inference failed\"}"
+                .getBytes(StandardCharsets.UTF_8))).hasMessageContaining("HTTP 504");
+        assertThatThrownBy(() -> GatewayAnswer.parseOipInfer(200, "{}".getBytes(StandardCharsets.UTF_8)))
+                .hasMessageContaining("not an infer response");
+    }
+
+    @Test
+    void aContainersOwnAnswerIsAPrediction() {
+        AnswerTally tally = new AnswerTally(10_000_000);
+        tally.accept(java.util.List.of("3"), 9_000_000);
+        tally.accept(java.util.List.of("3"), 11_000_000);
+        AnswerTally.Counts c = tally.counts();
+        assertThat(c.predictions()).isEqualTo(2);
+        assertThat(c.goodput()).isEqualTo(1);
+        assertThat(c.defaults()).isZero();
     }
 
     @Test

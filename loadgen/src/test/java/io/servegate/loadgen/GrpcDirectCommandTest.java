@@ -56,7 +56,7 @@ class GrpcDirectCommandTest {
         try (ModelContainer<float[], String> noop = NoopContainer.builder(TensorType.FLOATS).name("noop")
                 .host("127.0.0.1").port(0).build().start()) {
             int code = run("grpc-direct", "--target", "127.0.0.1:" + noop.port(), "--model", "no-such-model",
-                    "--batch-sizes", "2", "--clients", "1", "--duration-s", "0.3", "--warmup-s", "0",
+                    "--batch-sizes", "2", "--clients", "1", "--duration-s", "1", "--warmup-s", "1",
                     "--jvm-warmup-s", "0", "--out", dir.toString());
 
             assertThat(code).isEqualTo(1);

@@ -1,0 +1,81 @@
+package io.servegate.loadgen;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.CategoryChart;
+import org.knowm.xchart.CategoryChartBuilder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.style.Styler;
+
+/** The reports' PNG plots, drawn with XChart (headless). */
+public final class Charts {
+
+    private static final int WIDTH = 800;
+    private static final int HEIGHT = 480;
+
+    static {
+        System.setProperty("java.awt.headless", "true");
+    }
+
+    private Charts() {
+    }
+
+    /** One named series of (x, y) points; y may hold nulls for missing points, which are skipped. */
+    public record Series(String name, List<Double> x, List<Double> y) {
+    }
+
+    /** Lines with markers, one per series, saved as {@code file} (PNG). */
+    public static Path lines(Path file, String title, String xTitle, String yTitle, List<Series> series)
+            throws IOException {
+        XYChart chart = new XYChartBuilder().width(WIDTH).height(HEIGHT).title(title).xAxisTitle(xTitle)
+                .yAxisTitle(yTitle).build();
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+        chart.getStyler().setChartBackgroundColor(java.awt.Color.WHITE);
+        for (Series s : series) {
+            List<Double> xs = new java.util.ArrayList<>();
+            List<Double> ys = new java.util.ArrayList<>();
+            for (int i = 0; i < s.x().size(); i++) {
+                if (s.y().get(i) != null) {
+                    xs.add(s.x().get(i));
+                    ys.add(s.y().get(i));
+                }
+            }
+            if (!xs.isEmpty()) {
+                chart.addSeries(s.name(), xs, ys);
+            }
+        }
+        return save(chart, file);
+    }
+
+    /**
+     * Grouped bars: one group per category, one bar per series ({@code values.get(series)} holds one
+     * value per category, null as 0), saved as {@code file} (PNG).
+     */
+    public static Path bars(Path file, String title, String yTitle, List<String> categories,
+            Map<String, List<Double>> values) throws IOException {
+        CategoryChart chart = new CategoryChartBuilder().width(WIDTH).height(HEIGHT).title(title).yAxisTitle(yTitle)
+                .build();
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+        chart.getStyler().setChartBackgroundColor(java.awt.Color.WHITE);
+        chart.getStyler().setXAxisLabelRotation(15);
+        for (Map.Entry<String, List<Double>> e : values.entrySet()) {
+            chart.addSeries(e.getKey(), categories, e.getValue().stream().map(v -> v == null ? 0.0 : v).toList());
+        }
+        return save(chart, file);
+    }
+
+    /** An ordered map for {@link #bars}. */
+    public static Map<String, List<Double>> series() {
+        return new LinkedHashMap<>();
+    }
+
+    private static Path save(org.knowm.xchart.internal.chartpart.Chart<?, ?> chart, Path file) throws IOException {
+        BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
+        return file;
+    }
+}
