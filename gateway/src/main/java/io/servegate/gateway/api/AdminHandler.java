@@ -30,7 +30,9 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * Clipper's admin API, same paths and bodies, plus {@code add_container} for replicas the
- * gateway did not start. Every call is a POST with a JSON object, except {@code GET /admin/ping}.
+ * gateway did not start and {@code deploy_model}, {@code set_num_replicas} and
+ * {@code get_deployments} for replicas its {@link ContainerManager} runs. Every call is a POST
+ * with a JSON object, except {@code GET /admin/ping} and {@code GET /admin/get_deployments}.
  */
 public final class AdminHandler {
 
