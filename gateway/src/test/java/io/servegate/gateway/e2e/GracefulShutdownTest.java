@@ -23,7 +23,7 @@ class GracefulShutdownTest {
 
     @Test
     void sigtermUnderLoadAnswersEveryAcceptedQueryThenExits() throws Exception {
-        try (ContainerProcess c = ContainerProcess.start(ContainerFaultsTest.EMULATED, "--name", "drain",
+        try (ContainerProcess c = ContainerProcess.start(ContainerProcess.EMULATED, "--name", "drain",
                 "--version", "1", "--beta-ms", "40", "--alpha-ms", "1");
                 GatewayChild gw = GatewayChild.start("256m")) {
             HttpLoad http = new HttpLoad();
@@ -34,7 +34,7 @@ class GracefulShutdownTest {
             http.post(admin + "add_model_links", Map.of("app_name", "drainapp", "model_names", List.of("drain")));
             http.post(admin + "add_container", Map.of("model_name", "drain", "model_version", "1",
                     "address", c.address()));
-            OverloadTest.awaitPrediction(http, gw.url() + "/drainapp/predict");
+            http.awaitPrediction(gw.url() + "/drainapp/predict");
 
             CompletableFuture<List<Outcome>> load = CompletableFuture.supplyAsync(() -> {
                 try {

@@ -28,9 +28,9 @@ class RedisFaultsTest {
     @Test
     void redisCrashLosesNoAcknowledgedFeedbackAndAGatewayRestartKeepsTheRegistry() throws Exception {
         try (RedisServer redis = RedisServer.startDurable();
-                ContainerProcess m1 = ContainerProcess.start(ContainerFaultsTest.EMULATED, "--name", "m1",
+                ContainerProcess m1 = ContainerProcess.start(ContainerProcess.EMULATED, "--name", "m1",
                         "--version", "1");
-                ContainerProcess m2 = ContainerProcess.start(ContainerFaultsTest.EMULATED, "--name", "m2",
+                ContainerProcess m2 = ContainerProcess.start(ContainerProcess.EMULATED, "--name", "m2",
                         "--version", "1")) {
             String[] store = {"--servegate.registry.store=redis", "--servegate.registry.redis-uri=" + redis.uri(),
                     "--servegate.selection.store=redis"};
@@ -50,7 +50,7 @@ class RedisFaultsTest {
                 ok(http.post(admin + "add_app", Map.of("name", "strict", "input_type", "floats", "default_output",
                         "-1", "latency_slo_micros", SLO_MICROS, "candidate_model_names", List.of("m1"),
                         "overload_response", "reject")));
-                OverloadTest.awaitPrediction(http, gw.url() + "/learn/predict");
+                http.awaitPrediction(gw.url() + "/learn/predict");
 
                 CompletableFuture<List<Outcome>> predictions = CompletableFuture.supplyAsync(() -> load(http,
                         gw.url() + "/learn/predict", 4));
@@ -105,7 +105,7 @@ class RedisFaultsTest {
                         .path("overload_response").asString()).isEqualTo("reject");
                 assertThat(http.post(admin + "get_all_models", Map.of()).body().size()).isEqualTo(2);
                 assertThat(http.post(admin + "get_all_containers", Map.of()).body().size()).isEqualTo(2);
-                OverloadTest.awaitPrediction(http, again.url() + "/learn/predict");
+                http.awaitPrediction(again.url() + "/learn/predict");
                 System.out.printf("REDIS gateway restart: registry intact, predicting %.1f s after the new process "
                         + "started%n", (System.nanoTime() - restart) / 1e9);
             }

@@ -16,6 +16,9 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ContainerProcess implements AutoCloseable {
 
+    /** The emulated container's main class (β + α·b per batch, fault injection flags). */
+    public static final String EMULATED = "io.servegate.containers.emulated.EmulatedContainer";
+
     private final Process process;
     private final int port;
 

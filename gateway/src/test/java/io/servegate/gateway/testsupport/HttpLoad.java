@@ -164,6 +164,18 @@ public final class HttpLoad {
                 ms[ms.length / 2], ms[ms.length - 1]);
     }
 
+    /** Polls {@code url} (an app's predict endpoint) until it answers with a prediction, for 30 s at most. */
+    public void awaitPrediction(String url) throws InterruptedException {
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (System.nanoTime() < until) {
+            if (post(url, java.util.Map.of("input", new float[] {0, 1, 0})).predicted()) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no prediction from " + url);
+    }
+
     /** Counts outcomes matching {@code p}. */
     public static long count(List<Outcome> outcomes, Predicate<Outcome> p) {
         return outcomes.stream().filter(p).count();
