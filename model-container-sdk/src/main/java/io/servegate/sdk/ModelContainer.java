@@ -1,6 +1,8 @@
 package io.servegate.sdk;
 
 import io.grpc.Server;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -8,6 +10,8 @@ import io.servegate.oip.GRPCInferenceServiceGrpc;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -59,7 +63,7 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
                 b.predictor, predictPool);
         this.server = NettyServerBuilder.forAddress(new InetSocketAddress(b.host, b.port))
                 .maxInboundMessageSize(b.maxMessageBytes)
-                .addService(service)
+                .addService(ServerInterceptors.intercept(service, b.interceptors))
                 .addService(health.getHealthService())
                 .build();
     }
@@ -136,6 +140,7 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
         private int concurrency = 1;
         private int maxQueuedBatches = 1024;
         private Duration drainTimeout = Duration.ofSeconds(30);
+        private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
         private Builder(TensorType<X> inputType, TensorType<Y> outputType, Predictor<X, Y> predictor) {
             this.inputType = Objects.requireNonNull(inputType, "inputType");
@@ -187,6 +192,12 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
 
         public Builder<X, Y> drainTimeout(Duration drainTimeout) {
             this.drainTimeout = Objects.requireNonNull(drainTimeout, "drainTimeout");
+            return this;
+        }
+
+        /** Wraps the OIP service, e.g. to inject faults on the wire (the emulated container's {@code --fault}). */
+        public Builder<X, Y> interceptor(ServerInterceptor interceptor) {
+            interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
             return this;
         }
 

@@ -75,7 +75,9 @@ public final class AdminHandler {
             models.forEach(m -> Names.requireValid("model", m));
             SelectionConfig config = selectionConfig(body);
             selection.policy(config); // unknown policies and parameters are refused here, with the accepted ones named
-            return registry.addApp(new Application(name, inputType, defaultOutput, slo, models, config));
+            Application.OverloadResponse overload = Application.OverloadResponse.fromWireName(
+                    JsonBodies.optionalString(body, "overload_response", null));
+            return registry.addApp(new Application(name, inputType, defaultOutput, slo, models, config, overload));
         });
     }
 
@@ -389,6 +391,7 @@ public final class AdminHandler {
         m.put("selection_policy", a.selection().policy());
         m.put("selection_params", a.selection().params());
         m.put("confidence_threshold", a.selection().confidenceThreshold());
+        m.put("overload_response", a.overloadResponse().wireName());
         return m;
     }
 

@@ -8,6 +8,7 @@ import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
@@ -60,6 +61,13 @@ public final class Errors {
         } else if (t instanceof RegistryUnavailableException) {
             status = HttpStatus.SERVICE_UNAVAILABLE;
             error = "registry unavailable";
+        } else if (t instanceof io.servegate.gateway.query.OverloadRejectedException) {
+            // the queues drain within about one SLO: a second is a polite, coarse back-off
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("error", "overloaded");
+            body.put("cause", cause);
+            return ServerResponse.status(HttpStatus.SERVICE_UNAVAILABLE).header(HttpHeaders.RETRY_AFTER, "1")
+                    .contentType(MediaType.APPLICATION_JSON).bodyValue(body);
         } else if (t instanceof DataBufferLimitException) {
             status = HttpStatus.PAYLOAD_TOO_LARGE;
             error = "request body too large";

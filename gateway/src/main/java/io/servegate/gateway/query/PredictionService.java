@@ -61,7 +61,9 @@ public final class PredictionService {
                         model == null ? "app " + app.name() : "model " + model + " has no current version"))
                 : infer(model, version, type, input, deadline);
         return answer
-                .onErrorResume(PredictionException.class, e -> Mono.just(defaultFor(app, e)))
+                .onErrorResume(PredictionException.class, e -> overloadRejected(app, e)
+                        ? Mono.error(new OverloadRejectedException(app.name(), e.getMessage()))
+                        : Mono.just(defaultFor(app, e)))
                 .doOnNext(p -> record(app, p, arrivalNanos));
     }
 
@@ -107,6 +109,18 @@ public final class PredictionService {
     @SuppressWarnings("unchecked")
     private static <T> byte[] encode(TensorType<T> type, Object input) {
         return type.encode(List.of((T) input)).raw().toByteArray();
+    }
+
+    /** An app that asked for explicit rejection gets it when its queues are full; that is counted too. */
+    private boolean overloadRejected(Application app, PredictionException e) {
+        if (e.reason() != DefaultReason.OVERLOADED
+                || app.overloadResponse() != Application.OverloadResponse.REJECT) {
+            return false;
+        }
+        Counter.builder("servegate.rejected").tag("app", app.name())
+                .description("Queries rejected with 503 because every replica's queue was full").register(meters)
+                .increment();
+        return true;
     }
 
     Prediction defaultFor(Application app, PredictionException e) {

@@ -13,9 +13,42 @@ import java.util.List;
  * @param latencySloMicros the latency service-level objective in microseconds, {@code > 0}
  * @param linkedModels     names of the linked models, in link order (never null; copied)
  * @param selection        how the app chooses among its linked models (never null)
+ * @param overloadResponse what a query gets when every replica's queue is full (never null)
  */
 public record Application(String name, String inputType, String defaultOutput, long latencySloMicros,
-                          List<String> linkedModels, SelectionConfig selection) {
+                          List<String> linkedModels, SelectionConfig selection, OverloadResponse overloadResponse) {
+
+    /** How an app answers a query that no replica has room for. */
+    public enum OverloadResponse {
+        /** The default output, with {@code default: true} and an explanation (Clipper's behaviour). */
+        DEFAULT,
+        /** HTTP 503 with {@code Retry-After}, so that clients back off instead of reading defaults. */
+        REJECT;
+
+        /** The name in the admin API and in Redis. */
+        public String wireName() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+
+        /** The value for a wire name; {@code null} is {@link #DEFAULT}. */
+        public static OverloadResponse fromWireName(String name) {
+            if (name == null) {
+                return DEFAULT;
+            }
+            for (OverloadResponse r : values()) {
+                if (r.wireName().equals(name)) {
+                    return r;
+                }
+            }
+            throw new IllegalArgumentException("'overload_response' must be 'default' or 'reject', got '" + name + "'");
+        }
+    }
+
+    /** An application answering overload with its default output. */
+    public Application(String name, String inputType, String defaultOutput, long latencySloMicros,
+            List<String> linkedModels, SelectionConfig selection) {
+        this(name, inputType, defaultOutput, latencySloMicros, linkedModels, selection, OverloadResponse.DEFAULT);
+    }
 
     /** An application with Clipper's default selection: its single linked model. */
     public Application(String name, String inputType, String defaultOutput, long latencySloMicros,
@@ -31,5 +64,6 @@ public record Application(String name, String inputType, String defaultOutput, l
     public Application {
         linkedModels = linkedModels == null ? List.of() : List.copyOf(linkedModels);
         selection = selection == null ? SelectionConfig.SINGLE : selection;
+        overloadResponse = overloadResponse == null ? OverloadResponse.DEFAULT : overloadResponse;
     }
 }

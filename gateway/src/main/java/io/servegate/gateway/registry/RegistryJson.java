@@ -39,6 +39,7 @@ final class RegistryJson {
         selection.put("confidenceThreshold", a.selection().confidenceThreshold());
         ObjectNode params = selection.putObject("params");
         a.selection().params().forEach(params::put);
+        n.put("overloadResponse", a.overloadResponse().wireName());
         return MAPPER.writeValueAsString(n);
     }
 
@@ -82,7 +83,8 @@ final class RegistryJson {
                 ? new SelectionConfig(text(sel, "policy"), params, sel.path("confidenceThreshold").asDouble(0))
                 : SelectionConfig.SINGLE;
         return new Application(text(n, "name"), text(n, "inputType"), text(n, "defaultOutput"),
-                n.path("latencySloMicros").asLong(), links, selection);
+                n.path("latencySloMicros").asLong(), links, selection,
+                Application.OverloadResponse.fromWireName(text(n, "overloadResponse")));
     }
 
     static ModelVersion readModel(String json) {

@@ -59,6 +59,13 @@ public final class ReplicaPool implements Dispatcher, AutoCloseable {
                 .permittedNumberOfCallsInHalfOpenState(rpc.permittedCallsInHalfOpenState())
                 .automaticTransitionFromOpenToHalfOpenEnabled(true)
                 .build());
+        // every state change is counted, so that an operator (and the fault tests) can see a circuit
+        // open, half-open and close again even when it stays open for less than a scrape interval
+        breakers.getEventPublisher().onEntryAdded(added -> added.getAddedEntry().getEventPublisher()
+                .onStateTransition(e -> meters.counter("servegate.circuit.transitions",
+                        "replica", e.getCircuitBreakerName(),
+                        "from", e.getStateTransition().getFromState().name(),
+                        "to", e.getStateTransition().getToState().name()).increment()));
     }
 
     @Override

@@ -238,8 +238,21 @@ final class ReplicaWorker implements AutoCloseable {
         } else {
             p.result.completeExceptionally(cause instanceof PredictionException pe ? pe
                     : new PredictionException(DefaultReason.CONTAINER_ERROR,
-                            "replica " + replica.id() + ": " + Status.fromThrowable(cause)));
+                            "replica " + replica.id() + ": " + describe(cause)));
         }
+    }
+
+    /**
+     * A one-line reason for the client's default explanation: the gRPC status for call failures,
+     * the message for a response the client could not decode. (Status.toString would append the
+     * cause's stack trace.)
+     */
+    private static String describe(Throwable cause) {
+        Status status = Status.fromThrowable(cause);
+        if (status.getCode() != Status.Code.UNKNOWN || cause.getMessage() == null) {
+            return status.getCode() + (status.getDescription() == null ? "" : " " + status.getDescription());
+        }
+        return cause.getMessage();
     }
 
     private static void expire(PendingPrediction p) {

@@ -17,6 +17,9 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ContainerProcess implements AutoCloseable {
 
+    /** The emulated container's main class (β + α·b per batch, fault injection flags). */
+    public static final String EMULATED = "io.servegate.containers.emulated.EmulatedContainer";
+
     private final Process process;
     private final int port;
 
@@ -75,13 +78,33 @@ public final class ContainerProcess implements AutoCloseable {
         return "127.0.0.1:" + port;
     }
 
+    /** SIGSTOP: the container hangs, its sockets open, until {@link #resume()}. */
+    public void suspend() throws Exception {
+        signal("STOP");
+    }
+
+    /** SIGCONT: a suspended container carries on where it stopped. */
+    public void resume() throws Exception {
+        signal("CONT");
+    }
+
+    private void signal(String name) throws Exception {
+        int rc = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start().waitFor();
+        if (rc != 0) {
+            throw new IllegalStateException("kill -" + name + " " + process.pid() + " exited with " + rc);
+        }
+    }
+
     /** SIGKILL: the container dies mid-batch with no chance to drain. */
     public void kill() throws InterruptedException {
         process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() throws Exception {
+        if (process.isAlive()) {
+            signal("CONT"); // a suspended process would not act on SIGTERM
+        }
         process.destroy();
         if (!process.waitFor(10, TimeUnit.SECONDS)) {
             process.destroyForcibly();

@@ -29,12 +29,15 @@ public final class RedisServer implements AutoCloseable {
     private final int port;
     private final Path dir;
     private final Path logFile;
+    /** Append-only file with fsync on every write: what was acknowledged survives a crash. */
+    private final boolean durable;
     private Process process;
 
-    private RedisServer(String binary, int port, Path dir) {
+    private RedisServer(String binary, int port, Path dir, boolean durable) {
         this.binary = binary;
         this.port = port;
         this.dir = dir;
+        this.durable = durable;
         this.logFile = dir.resolve("redis.log");
     }
 
@@ -44,10 +47,22 @@ public final class RedisServer implements AutoCloseable {
      * @throws IllegalStateException if {@code redis-server} is not installed or does not start
      */
     public static RedisServer start() {
+        return start(false);
+    }
+
+    /**
+     * Starts a server whose every acknowledged write is on disk ({@code --appendonly yes
+     * --appendfsync always}), so that {@link #crash()} then {@link #restart()} keeps it.
+     */
+    public static RedisServer startDurable() {
+        return start(true);
+    }
+
+    private static RedisServer start(boolean durable) {
         String binary = findBinary();
         IllegalStateException last = null;
         for (int attempt = 0; attempt < 3; attempt++) {
-            RedisServer server = new RedisServer(binary, freePort(), tempDir());
+            RedisServer server = new RedisServer(binary, freePort(), tempDir(), durable);
             try {
                 server.launch();
                 return server;
@@ -76,8 +91,8 @@ public final class RedisServer implements AutoCloseable {
     }
 
     /**
-     * Starts the server again on the same port after {@link #stop()} (with empty data: nothing is
-     * persisted).
+     * Starts the server again on the same port after {@link #stop()} or {@link #crash()} (with
+     * empty data, unless it was started with {@link #startDurable()}).
      */
     public synchronized void restart() {
         stop();
@@ -103,11 +118,31 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
+    /** SIGKILL: the server dies at once, with no chance to save anything it had not already written. */
+    public synchronized void crash() {
+        Process p = process;
+        process = null;
+        if (p != null) {
+            p.destroyForcibly();
+            try {
+                p.waitFor(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     /** Stops the server and deletes its temporary directory. */
     @Override
     public void close() {
         stop();
         try {
+            if (durable) {
+                try (var files = Files.walk(dir)) {
+                    files.sorted(java.util.Comparator.reverseOrder()).filter(f -> !f.equals(dir))
+                            .forEach(f -> f.toFile().delete());
+                }
+            }
             Files.deleteIfExists(logFile);
             Files.deleteIfExists(dir);
         } catch (IOException e) {
@@ -117,7 +152,7 @@ public final class RedisServer implements AutoCloseable {
 
     private synchronized void launch() {
         List<String> cmd = List.of(binary, "--port", Integer.toString(port), "--bind", "127.0.0.1",
-                "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir.toString(),
+                "--save", "", "--appendonly", durable ? "yes" : "no", "--appendfsync", "always", "--daemonize", "no", "--dir", dir.toString(),
                 "--logfile", "");
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));

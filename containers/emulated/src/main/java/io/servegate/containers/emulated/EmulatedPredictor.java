@@ -38,6 +38,8 @@ public final class EmulatedPredictor<X> implements Predictor<X, String> {
     private final double betaMs;
     private final double alphaMs;
     private final int classes;
+    /** The slow-down of the current batch (1 = none); {@code --slow-factor} makes it 10 for a while. */
+    private final java.util.function.DoubleSupplier slowdown;
 
     /**
      * @param betaMs fixed cost of any batch, in milliseconds (≥ 0)
@@ -45,6 +47,11 @@ public final class EmulatedPredictor<X> implements Predictor<X, String> {
      * @param classes number of labels (≥ 1)
      */
     public EmulatedPredictor(double betaMs, double alphaMs, int classes) {
+        this(betaMs, alphaMs, classes, () -> 1);
+    }
+
+    /** As above, with each batch's service time multiplied by what {@code slowdown} says at the time. */
+    public EmulatedPredictor(double betaMs, double alphaMs, int classes, java.util.function.DoubleSupplier slowdown) {
         if (!(betaMs >= 0) || !(alphaMs >= 0) || Double.isInfinite(betaMs) || Double.isInfinite(alphaMs)) {
             throw new IllegalArgumentException("beta and alpha must be finite and non-negative, got beta="
                     + betaMs + " alpha=" + alphaMs);
@@ -55,6 +62,7 @@ public final class EmulatedPredictor<X> implements Predictor<X, String> {
         this.betaMs = betaMs;
         this.alphaMs = alphaMs;
         this.classes = classes;
+        this.slowdown = slowdown;
     }
 
     /** The emulated service time of a batch of {@code batchSize}: β + α·b, in nanoseconds. */
@@ -64,7 +72,7 @@ public final class EmulatedPredictor<X> implements Predictor<X, String> {
 
     @Override
     public List<String> predictBatch(List<X> inputs) {
-        long nanos = serviceTimeNanos(inputs.size());
+        long nanos = Math.round(serviceTimeNanos(inputs.size()) * slowdown.getAsDouble());
         LOG.debug("predicting a batch of {} for {} ns", inputs.size(), nanos);
         long start = System.nanoTime();
         List<String> labels = new ArrayList<>(inputs.size());

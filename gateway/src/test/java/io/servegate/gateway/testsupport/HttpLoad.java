@@ -1,0 +1,188 @@
+package io.servegate.gateway.testsupport;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.BiFunction;
+import java.util.function.Predicate;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Plain HTTP load for the fault and overload tests: JDK client, real sockets, every outcome
+ * recorded (status, default or not, latency, connection errors), nothing retried.
+ */
+public final class HttpLoad {
+
+    public static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
+    private final long epoch = System.nanoTime();
+
+    /**
+     * One request's fate.
+     *
+     * @param sentNanos when it was sent, since this load's start
+     * @param status the HTTP status, or 0 when the connection failed ({@code error} says how)
+     */
+    public record Outcome(long sentNanos, long latencyNanos, int status, JsonNode body, String retryAfter,
+            String error, Object request) {
+
+        Outcome(long sentNanos, long latencyNanos, int status, JsonNode body, String retryAfter, String error) {
+            this(sentNanos, latencyNanos, status, body, retryAfter, error, null);
+        }
+
+        /** The same outcome, remembering what was sent. */
+        public Outcome withRequest(Object sent) {
+            return new Outcome(sentNanos, latencyNanos, status, body, retryAfter, error, sent);
+        }
+
+        public boolean isDefault() {
+            return status == 200 && body != null && body.path("default").booleanValue();
+        }
+
+        public boolean predicted() {
+            return status == 200 && body != null && body.has("output") && !body.path("default").booleanValue();
+        }
+
+        public String explanation() {
+            return body == null ? null : body.path("default_explanation").asString(null);
+        }
+
+        public double latencyMillis() {
+            return latencyNanos / 1e6;
+        }
+    }
+
+    /** Nanoseconds since this load started. */
+    public long now() {
+        return System.nanoTime() - epoch;
+    }
+
+    /** POSTs {@code json} and records the outcome; never throws for HTTP or connection failures. */
+    public Outcome post(String url, Object json) {
+        long sent = System.nanoTime();
+        try {
+            HttpResponse<String> r = http.send(request(url, json), HttpResponse.BodyHandlers.ofString());
+            return outcome(sent, r);
+        } catch (IOException e) {
+            return new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, e.toString());
+        }
+    }
+
+    /** POSTs {@code json} without waiting: for open-loop load. */
+    public CompletableFuture<Outcome> postAsync(String url, Object json) {
+        long sent = System.nanoTime();
+        return http.sendAsync(request(url, json), HttpResponse.BodyHandlers.ofString())
+                .handle((r, e) -> e == null ? outcome(sent, r)
+                        : new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, e.toString()));
+    }
+
+    private static HttpRequest request(String url, Object json) {
+        return HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(json))).build();
+    }
+
+    private Outcome outcome(long sent, HttpResponse<String> r) {
+        long latency = System.nanoTime() - sent;
+        JsonNode body;
+        try {
+            body = JSON.readTree(r.body());
+        } catch (RuntimeException e) {
+            body = null;
+        }
+        return new Outcome(sent - epoch, latency, r.statusCode(), body,
+                r.headers().firstValue("Retry-After").orElse(null), null);
+    }
+
+    /**
+     * {@code clients} closed-loop clients, each sending {@code request.apply(client, i)} to
+     * {@code url} back to back until {@code length} has passed.
+     */
+    public List<Outcome> closedLoop(String url, int clients, Duration length,
+            BiFunction<Integer, Integer, Object> request) throws InterruptedException {
+        List<Outcome> all = Collections.synchronizedList(new ArrayList<>());
+        long until = System.nanoTime() + length.toNanos();
+        CountDownLatch done = new CountDownLatch(clients);
+        for (int c = 0; c < clients; c++) {
+            int client = c;
+            Thread t = new Thread(() -> {
+                try {
+                    for (int i = 0; System.nanoTime() < until; i++) {
+                        Object body = request.apply(client, i);
+                        Outcome o = post(url, body).withRequest(body);
+                        all.add(o);
+                        if (o.status() == 0) {
+                            pause(); // the server is gone: do not spin on refused connections
+                        }
+                    }
+                } finally {
+                    done.countDown();
+                }
+            }, "load-" + c);
+            t.setDaemon(true);
+            t.start();
+        }
+        done.await();
+        return new ArrayList<>(all);
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(20);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * At most 2 % of {@code outcomes} (scheduler stalls of a shared, loaded machine) were answered
+     * later than SLO + 1 s: a gateway that waited for a broken part instead of its deadlines would
+     * be late by seconds on every query that met the fault.
+     */
+    public static boolean answeredInTime(List<Outcome> outcomes, long sloMicros) {
+        return count(outcomes, o -> o.latencyNanos() > (sloMicros + 1_000_000) * 1000) <= outcomes.size() / 50;
+    }
+
+    /** "p50 X ms, max Y ms" of the outcomes' latencies. */
+    public static String latencies(List<Outcome> outcomes) {
+        double[] ms = outcomes.stream().mapToDouble(Outcome::latencyMillis).sorted().toArray();
+        return ms.length == 0 ? "no queries" : String.format(java.util.Locale.ROOT, "p50 %.0f ms, max %.0f ms",
+                ms[ms.length / 2], ms[ms.length - 1]);
+    }
+
+    /** Polls {@code url} (an app's predict endpoint) until it answers with a prediction, for 30 s at most. */
+    public void awaitPrediction(String url) throws InterruptedException {
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (System.nanoTime() < until) {
+            if (post(url, java.util.Map.of("input", new float[] {0, 1, 0})).predicted()) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no prediction from " + url);
+    }
+
+    /** Counts outcomes matching {@code p}. */
+    public static long count(List<Outcome> outcomes, Predicate<Outcome> p) {
+        return outcomes.stream().filter(p).count();
+    }
+
+    /** The outcomes sent in {@code [fromNanos, toNanos)} since the load's start. */
+    public static List<Outcome> sentBetween(List<Outcome> outcomes, long fromNanos, long toNanos) {
+        return outcomes.stream().filter(o -> o.sentNanos() >= fromNanos && o.sentNanos() < toNanos).toList();
+    }
+}
