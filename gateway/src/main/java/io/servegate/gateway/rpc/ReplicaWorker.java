@@ -238,8 +238,20 @@ final class ReplicaWorker implements AutoCloseable {
         } else {
             p.result.completeExceptionally(cause instanceof PredictionException pe ? pe
                     : new PredictionException(DefaultReason.CONTAINER_ERROR,
-                            "replica " + replica.id() + ": " + Status.fromThrowable(cause)));
+                            "replica " + replica.id() + ": " + describe(Status.fromThrowable(cause))));
         }
+    }
+
+    /** Code, description and the cause's message: Status.toString() would print the cause's stack trace. */
+    private static String describe(Status status) {
+        StringBuilder sb = new StringBuilder(status.getCode().name());
+        if (status.getDescription() != null) {
+            sb.append(": ").append(status.getDescription());
+        }
+        if (status.getCause() != null && status.getCause().getMessage() != null) {
+            sb.append(" (").append(status.getCause().getMessage()).append(')');
+        }
+        return sb.toString();
     }
 
     private static void expire(PendingPrediction p) {
