@@ -74,7 +74,7 @@ class OpenApiDocumentTest {
 
     /**
      * Error statuses whose body is deliberately not an {@code Error}: the OIP model-ready call
-     * answers 400 {@code {"name", "ready": false}} when the model is not ready.
+     * answers 400 {@code {"name", "ready": false, "error", "cause"}} when the model is not ready.
      */
     private static final Set<String> NON_ERROR_BODIES = Set.of("GET /v2/models/{model}/ready 400");
 
