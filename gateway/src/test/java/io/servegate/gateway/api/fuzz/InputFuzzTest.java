@@ -307,6 +307,19 @@ class InputFuzzTest {
             fixed.add(new Case("base64 " + b64, q, "POST", "/fz-b/predict", "application/json",
                     utf8("{\"input\":\"" + b64 + "\"}")));
         }
+        // regressions: a malformed Content-Type made handlers throw outside their Mono (admin: 500, empty body)
+        for (String type : List.of("a/b/c", ";;;", "application/json; charset=bogus")) {
+            fixed.add(new Case("regression content type " + type, a, "POST", "/admin/get_application", type,
+                    utf8("{\"name\":\"fz-f\"}")));
+            fixed.add(new Case("regression content type " + type, q, "POST", "/fz-f/predict", type,
+                    utf8("{\"input\":[1,2,3,4]}")));
+        }
+        // regression: a container's failure (vectors of two lengths in one batch) put a stack trace
+        // into default_explanation
+        fixed.add(new Case("regression container error text", q, "POST", "/fz-f/predict", "application/json",
+                utf8("{\"input_batch\":[[1,2,3,4],[1,2]]}")));
+        // regression: the OIP not-ready 400 had no {error, cause}
+        fixed.add(new Case("regression not ready", q, "GET", "/v2/models/emu-g/ready", null, new byte[0]));
         fixed.add(new Case("empty", q, "POST", "/fz-f/predict", null, new byte[0]));
         fixed.add(new Case("empty admin", a, "POST", "/admin/add_app", null, new byte[0]));
         int failed = 0;
