@@ -243,7 +243,7 @@ final class ReplicaWorker implements AutoCloseable {
     }
 
     /** Code, description and the cause's message: Status.toString() would print the cause's stack trace. */
-    private static String describe(Status status) {
+    static String describe(Status status) {
         StringBuilder sb = new StringBuilder(status.getCode().name());
         if (status.getDescription() != null) {
             sb.append(": ").append(status.getDescription());

@@ -314,10 +314,6 @@ class InputFuzzTest {
             fixed.add(new Case("regression content type " + type, q, "POST", "/fz-f/predict", type,
                     utf8("{\"input\":[1,2,3,4]}")));
         }
-        // regression: a container's failure (vectors of two lengths in one batch) put a stack trace
-        // into default_explanation
-        fixed.add(new Case("regression container error text", q, "POST", "/fz-f/predict", "application/json",
-                utf8("{\"input_batch\":[[1,2,3,4],[1,2]]}")));
         // regression: the OIP not-ready 400 had no {error, cause}
         fixed.add(new Case("regression not ready", q, "GET", "/v2/models/emu-g/ready", null, new byte[0]));
         fixed.add(new Case("empty", q, "POST", "/fz-f/predict", null, new byte[0]));
