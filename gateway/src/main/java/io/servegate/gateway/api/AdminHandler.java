@@ -36,7 +36,10 @@ import tools.jackson.databind.JsonNode;
  */
 public final class AdminHandler {
 
-    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?");
+    private static final Pattern HOST = Pattern.compile(
+            "(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*");
+    private static final Pattern PORT = Pattern.compile("[0-9]{1,5}");
+    private static final Pattern IPV6_CHARS = Pattern.compile("[0-9A-Fa-f:.]{2,45}");
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,254}");
 
     private final Registry registry;
@@ -359,26 +362,59 @@ public final class AdminHandler {
                 .flatMap(body -> ok(query.apply(body, registry.snapshot())));
     }
 
+    /**
+     * A container address is {@code host:port} and nothing else: a DNS name (labels of letters,
+     * digits and inner hyphens), an IPv4 address or a bracketed IPv6 literal, and an ASCII port
+     * in 1..65535. No scheme, path, user info or query, so an address can only ever name a
+     * socket for the gateway's gRPC client; it is never resolved here.
+     */
     static String validAddress(String address) {
+        if (address.length() > 261) {
+            throw ApiException.badRequest("container address is " + address.length()
+                    + " characters long; host:port is at most 261");
+        }
         int colon = address.lastIndexOf(':');
         if (colon <= 0 || colon == address.length() - 1) {
-            throw ApiException.badRequest("container address '" + address + "' must be host:port");
+            throw ApiException.badRequest("container address " + quote(address) + " must be host:port");
         }
         String host = address.substring(0, colon);
         String portText = address.substring(colon + 1);
-        int port;
-        try {
-            port = Integer.parseInt(portText);
-        } catch (NumberFormatException e) {
-            throw ApiException.badRequest("container address '" + address + "' has no numeric port");
+        if (!PORT.matcher(portText).matches()) {
+            throw ApiException.badRequest("container address " + quote(address) + " has no numeric port");
         }
+        int port = Integer.parseInt(portText);
         if (port < 1 || port > 65535) {
             throw ApiException.badRequest("container port must be in 1..65535, got " + port);
         }
-        if (!HOST.matcher(host).matches() && !(host.startsWith("[") && host.endsWith("]"))) {
-            throw ApiException.badRequest("container host '" + host + "' is not a valid host name or address");
+        boolean valid = host.startsWith("[") ? host.endsWith("]") && ipv6(host.substring(1, host.length() - 1))
+                : HOST.matcher(host).matches();
+        if (!valid) {
+            throw ApiException.badRequest("container host " + quote(host)
+                    + " is not a valid host name, IPv4 address or [IPv6] address");
         }
         return address;
+    }
+
+    private static boolean ipv6(String literal) {
+        if (!IPV6_CHARS.matcher(literal).matches()) {
+            return false;
+        }
+        try {
+            // a literal with ':' is parsed, never looked up
+            return java.net.InetAddress.getByName("[" + literal + "]") instanceof java.net.Inet6Address;
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
+    }
+
+    /** Quotes user text for a message, escaping anything outside printable ASCII and cutting it short. */
+    private static String quote(String s) {
+        StringBuilder sb = new StringBuilder("'");
+        for (int i = 0; i < Math.min(s.length(), 80); i++) {
+            char c = s.charAt(i);
+            sb.append(c < 0x20 || c > 0x7e ? String.format("\\u%04x", (int) c) : String.valueOf(c));
+        }
+        return sb.append(s.length() > 80 ? "...'" : "'").toString();
     }
 
     private static Map<String, Object> describe(Application a) {

@@ -27,7 +27,9 @@ public final class Errors {
 
     /** A router filter applying {@link #toResponse} to whatever a handler fails with. */
     public static HandlerFilterFunction<ServerResponse, ServerResponse> filter() {
-        return (request, next) -> next.handle(request).onErrorResume(Errors::toResponse);
+        // deferred: a handler that throws before returning its Mono (e.g. on a malformed
+        // Content-Type) must get the same JSON answer as one whose Mono fails
+        return (request, next) -> Mono.defer(() -> next.handle(request)).onErrorResume(Errors::toResponse);
     }
 
     public static Mono<ServerResponse> toResponse(Throwable t) {

@@ -83,7 +83,12 @@ public final class OipRestHandler {
         String name = request.pathVariable("model");
         ModelVersion m = resolve(registry.snapshot(), name, null);
         boolean ready = pool.ready(m.name(), m.version());
-        return json(ready ? HttpStatus.OK : HttpStatus.BAD_REQUEST, Map.of("name", name, "ready", ready));
+        if (ready) {
+            return json(HttpStatus.OK, Map.of("name", name, "ready", true));
+        }
+        // every 4xx carries {error, cause}, this one too
+        return json(HttpStatus.BAD_REQUEST, Map.of("name", name, "ready", false, "error", "not ready",
+                "cause", "model '" + name + "' has no ready replica"));
     }
 
     public Mono<ServerResponse> infer(ServerRequest request) {
@@ -133,7 +138,7 @@ public final class OipRestHandler {
         long[] shape = new long[shapeNode.size()];
         for (int i = 0; i < shape.length; i++) {
             JsonNode d = shapeNode.get(i);
-            if (!d.isIntegralNumber() || d.longValue() <= 0 || d.longValue() > Integer.MAX_VALUE) {
+            if (!d.isIntegralNumber() || !d.canConvertToInt() || d.intValue() <= 0) {
                 throw ApiException.badRequest("'shape' must hold positive integers");
             }
             shape[i] = d.longValue();

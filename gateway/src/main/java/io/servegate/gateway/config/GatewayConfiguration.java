@@ -3,6 +3,7 @@ package io.servegate.gateway.config;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.api.AdminHandler;
 import io.servegate.gateway.api.AdminServer;
+import io.servegate.gateway.api.BearerAuth;
 import io.servegate.gateway.api.Errors;
 import io.servegate.gateway.api.InputParser;
 import io.servegate.gateway.api.JsonBodies;
@@ -40,6 +41,7 @@ import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.scheduler.Scheduler;
+import org.springframework.web.server.WebFilter;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.ObjectMapper;
 
@@ -58,7 +60,8 @@ public class GatewayConfiguration {
         ServegateProperties.Registry r = props.registry();
         return switch (r.store()) {
             case "memory" -> new InMemoryRegistry();
-            case "redis" -> RedisRegistry.connect(r.redisUri(), r.keyPrefix(), Duration.ofMillis(500));
+            case "redis" -> RedisRegistry.connect(RedisConnections.uri(r.redisUri(), props.redis()),
+                    RedisConnections.ssl(props.redis()), r.keyPrefix(), Duration.ofMillis(500));
             default -> throw new IllegalArgumentException("servegate.registry.store must be 'memory' or 'redis', got '"
                     + r.store() + "'");
         };
@@ -95,8 +98,9 @@ public class GatewayConfiguration {
         Duration ttl = sel.ttl().isZero() ? null : sel.ttl();
         return switch (sel.store()) {
             case "memory" -> new InMemorySelectionStateStore(sel.maxStates(), ttl);
-            case "redis" -> RedisSelectionStateStore.connect(
-                    sel.redisUri().isBlank() ? props.registry().redisUri() : sel.redisUri(), sel.keyPrefix(), ttl);
+            case "redis" -> RedisSelectionStateStore.connect(RedisConnections.uri(
+                    sel.redisUri().isBlank() ? props.registry().redisUri() : sel.redisUri(), props.redis()),
+                    RedisConnections.ssl(props.redis()), sel.keyPrefix(), ttl);
             default -> throw new IllegalArgumentException("servegate.selection.store must be 'memory' or 'redis', got '"
                     + sel.store() + "'");
         };
@@ -171,6 +175,8 @@ public class GatewayConfiguration {
     @Bean
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
             JsonBodies bodies, ServegateProperties props, ContainerManager containers) {
+        String token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
+        BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
         AdminHandler admin = new AdminHandler(registry, pool, cache, selection, bodies, containers,
                 props.containers().maxReplicas());
         RouterFunction<ServerResponse> routes = RouterFunctions.route()
@@ -196,9 +202,11 @@ public class GatewayConfiguration {
                 .route(request -> true, request -> Errors.json(org.springframework.http.HttpStatus.NOT_FOUND,
                         "not found", "no admin endpoint " + request.method() + " " + request.path()))
                 .filter(Errors.filter())
+                .filter(BearerAuth.of(token, "servegate-admin").filter())
                 .build();
         HandlerStrategies strategies = HandlerStrategies.builder()
                 .codecs(c -> c.defaultCodecs().maxInMemorySize((int) props.limits().maxBodySize().toBytes()))
+                .exceptionHandler(new JsonErrorWebExceptionHandler(ServerCodecConfigurer.create().getWriters()))
                 .build();
         return new AdminServer(routes, strategies, props.admin().address(), props.admin().port());
     }
@@ -212,6 +220,22 @@ public class GatewayConfiguration {
                 configurer.defaultCodecs().maxInMemorySize((int) props.limits().maxBodySize().toBytes());
             }
         };
+    }
+
+    /**
+     * /metrics and the actuator endpoints other than the health probes need the metrics token,
+     * or the admin token when no metrics token is set.
+     */
+    @Bean
+    WebFilter metricsAuth(ServegateProperties props) {
+        String token = BearerAuth.resolve(props.metrics().token(), props.metrics().tokenFile(),
+                "servegate.metrics.token");
+        if (token.isEmpty()) {
+            token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
+        }
+        return BearerAuth.of(token, "servegate-metrics").webFilter(path -> path.equals("/metrics")
+                || (path.startsWith("/actuator") && !path.equals("/actuator/health")
+                        && !path.startsWith("/actuator/health/")));
     }
 
     @Bean

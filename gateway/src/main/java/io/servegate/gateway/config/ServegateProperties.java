@@ -23,13 +23,51 @@ public record ServegateProperties(
         /** Defaults leave this long before the SLO, for the answer's way out; 0 = exactly at the SLO. */
         @DefaultValue("1ms") Duration deadlineMargin,
         @DefaultValue Demo demo,
-        @DefaultValue Containers containers) {
+        @DefaultValue Containers containers,
+        @DefaultValue Metrics metrics,
+        @DefaultValue Redis redis) {
 
     /** The admin API's own server. */
     public record Admin(
             @DefaultValue("1338") int port,
             /** Loopback by default: only local operators can change what is deployed. */
-            @DefaultValue("127.0.0.1") String address) {
+            @DefaultValue("127.0.0.1") String address,
+            /**
+             * Bearer token every /admin/* call must present; empty = none, and then the gateway
+             * refuses to start unless {@code address} is a loopback address.
+             */
+            @DefaultValue("") String token,
+            /** A file holding the token (surrounding whitespace ignored), used when {@code token} is empty. */
+            @DefaultValue("") String tokenFile) {
+    }
+
+    /**
+     * Who may read /metrics and the actuator endpoints other than the health probes: holders of
+     * this token, else (when empty) of the admin token; open when neither is set.
+     */
+    public record Metrics(
+            @DefaultValue("") String token,
+            @DefaultValue("") String tokenFile) {
+    }
+
+    /**
+     * Authentication and TLS for every Redis connection (registry and selection store), on top
+     * of what their URIs say ({@code redis://user:password@host}, {@code rediss://} for TLS).
+     */
+    public record Redis(
+            /** ACL user; empty = the URI's, or the default user. */
+            @DefaultValue("") String username,
+            /** Empty = the URI's password, if any. */
+            @DefaultValue("") String password,
+            /** TLS even for a {@code redis://} URI. */
+            @DefaultValue("false") boolean tls,
+            /** Check the server's certificate chain and host name; off only for tests and trusted networks. */
+            @DefaultValue("true") boolean verifyPeer,
+            /** PEM file of the CA(s) to trust; empty = the JVM's default trust store (or trust-store). */
+            @DefaultValue("") String caFile,
+            /** A PKCS#12/JKS trust store instead of a PEM CA file. */
+            @DefaultValue("") String trustStore,
+            @DefaultValue("") String trustStorePassword) {
     }
 
     /** The prediction cache (Clipper §4.2). */

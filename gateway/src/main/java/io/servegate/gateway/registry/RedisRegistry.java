@@ -5,8 +5,10 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.reactive.RedisReactiveCommands;
@@ -221,8 +223,21 @@ public final class RedisRegistry implements Registry {
      * @return a new client
      */
     public static RedisClient newClient(String redisUri) {
+        return newClient(RedisURI.create(redisUri), null);
+    }
+
+    /**
+     * {@link #newClient(String)} for a URI that may carry credentials and TLS settings.
+     *
+     * @param ssl trust material for TLS connections; {@code null} = the JVM's defaults
+     */
+    public static RedisClient newClient(RedisURI redisUri, SslOptions ssl) {
         RedisClient client = RedisClient.create(redisUri);
-        client.setOptions(ClientOptions.builder()
+        ClientOptions.Builder options = ClientOptions.builder();
+        if (ssl != null) {
+            options.sslOptions(ssl);
+        }
+        client.setOptions(options
                 .autoReconnect(true)
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .socketOptions(SocketOptions.builder().connectTimeout(DEFAULT_COMMAND_TIMEOUT).build())
@@ -242,7 +257,15 @@ public final class RedisRegistry implements Registry {
      * @throws RegistryUnavailableException if Redis cannot be reached (the client is shut down)
      */
     public static RedisRegistry connect(String redisUri, String keyPrefix, Duration pollInterval) {
-        RedisClient client = newClient(redisUri);
+        return connect(newClient(redisUri), keyPrefix, pollInterval);
+    }
+
+    /** {@link #connect(String, String, Duration)} on a client from {@link #newClient(RedisURI, SslOptions)}. */
+    public static RedisRegistry connect(RedisURI redisUri, SslOptions ssl, String keyPrefix, Duration pollInterval) {
+        return connect(newClient(redisUri, ssl), keyPrefix, pollInterval);
+    }
+
+    private static RedisRegistry connect(RedisClient client, String keyPrefix, Duration pollInterval) {
         try {
             RedisRegistry registry = new RedisRegistry(client, keyPrefix, pollInterval);
             registry.ownedClient = client;
@@ -428,9 +451,16 @@ public final class RedisRegistry implements Registry {
         return e;
     }
 
+    /** The message, plus the root cause's (e.g. Redis' WRONGPASS or a TLS handshake failure under a connect error). */
     private static String describe(Throwable e) {
         String m = e.getMessage();
-        return m == null || m.isBlank() ? e.getClass().getSimpleName() : m;
+        m = m == null || m.isBlank() ? e.getClass().getSimpleName() : m;
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root == e || root.getMessage() == null || m.contains(root.getMessage()) ? m
+                : m + " (" + root.getMessage() + ")";
     }
 
     private static IllegalStateException closedException() {

@@ -238,21 +238,20 @@ final class ReplicaWorker implements AutoCloseable {
         } else {
             p.result.completeExceptionally(cause instanceof PredictionException pe ? pe
                     : new PredictionException(DefaultReason.CONTAINER_ERROR,
-                            "replica " + replica.id() + ": " + describe(cause)));
+                            "replica " + replica.id() + ": " + describe(Status.fromThrowable(cause))));
         }
     }
 
-    /**
-     * A one-line reason for the client's default explanation: the gRPC status for call failures,
-     * the message for a response the client could not decode. (Status.toString would append the
-     * cause's stack trace.)
-     */
-    private static String describe(Throwable cause) {
-        Status status = Status.fromThrowable(cause);
-        if (status.getCode() != Status.Code.UNKNOWN || cause.getMessage() == null) {
-            return status.getCode() + (status.getDescription() == null ? "" : " " + status.getDescription());
+    /** Code, description and the cause's message: Status.toString() would print the cause's stack trace. */
+    static String describe(Status status) {
+        StringBuilder sb = new StringBuilder(status.getCode().name());
+        if (status.getDescription() != null) {
+            sb.append(": ").append(status.getDescription());
         }
-        return cause.getMessage();
+        if (status.getCause() != null && status.getCause().getMessage() != null) {
+            sb.append(" (").append(status.getCause().getMessage()).append(')');
+        }
+        return sb.toString();
     }
 
     private static void expire(PendingPrediction p) {

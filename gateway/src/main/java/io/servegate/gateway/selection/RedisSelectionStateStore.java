@@ -2,6 +2,8 @@ package io.servegate.gateway.selection;
 
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -160,7 +162,15 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
      * {@code RedisRegistry.newClient}), which {@link #close()} shuts down.
      */
     public static RedisSelectionStateStore connect(String redisUri, String prefix, Duration ttl) {
-        RedisClient client = RedisRegistry.newClient(redisUri);
+        return connect(RedisRegistry.newClient(redisUri), prefix, ttl);
+    }
+
+    /** {@link #connect(String, String, Duration)} with credentials and TLS settings. */
+    public static RedisSelectionStateStore connect(RedisURI redisUri, SslOptions ssl, String prefix, Duration ttl) {
+        return connect(RedisRegistry.newClient(redisUri, ssl), prefix, ttl);
+    }
+
+    private static RedisSelectionStateStore connect(RedisClient client, String prefix, Duration ttl) {
         try {
             return new RedisSelectionStateStore(client, prefix, ttl, true);
         } catch (RuntimeException e) {

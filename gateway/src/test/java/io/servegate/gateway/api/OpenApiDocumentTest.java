@@ -77,7 +77,7 @@ class OpenApiDocumentTest {
 
     /**
      * Error statuses whose body is deliberately not an {@code Error}: the OIP model-ready call
-     * answers 400 {@code {"name", "ready": false}} when the model is not ready.
+     * answers 400 {@code {"name", "ready": false, "error", "cause"}} when the model is not ready.
      */
     private static final Set<String> NON_ERROR_BODIES = Set.of("GET /v2/models/{model}/ready 400");
 
@@ -181,6 +181,22 @@ class OpenApiDocumentTest {
         }
         assertThat(checked).as("error responses checked").isPositive();
         assertThat(wrong).as("error responses not using " + ERROR_SCHEMA).isEmpty();
+    }
+
+    @Test
+    void adminAndMetricsOperationsDeclareTheBearerTokenAnd401() {
+        Map<String, Object> schemes = map(map(document, "components"), "securitySchemes");
+        assertThat(map(schemes, "adminToken")).containsEntry("type", "http").containsEntry("scheme", "bearer");
+        assertThat(map(schemes, "metricsToken")).containsEntry("type", "http").containsEntry("scheme", "bearer");
+        Map<String, Object> paths = map(document, "paths");
+        List<Route> guarded = new ArrayList<>(ADMIN_ROUTES);
+        guarded.add(new Route("GET", "/metrics"));
+        for (Route r : guarded) {
+            Map<String, Object> operation = map(map(paths, r.path()), r.method().toLowerCase(Locale.ROOT));
+            assertThat(operation.get("security")).as("security of %s", r).asString()
+                    .contains(r.path().equals("/metrics") ? "metricsToken" : "adminToken");
+            assertThat(responses(paths, r)).as("responses of %s", r).containsKey("401");
+        }
     }
 
     /** An operation's responses by status; YAML may give unquoted statuses as integers, so keys are normalised. */
