@@ -11,15 +11,17 @@ import io.servegate.gateway.batching.Batch;
 import io.servegate.gateway.batching.BatchQueue;
 import io.servegate.gateway.registry.ContainerReplica;
 import io.servegate.sdk.ContainerClient;
-import io.servegate.sdk.InferResult;
 import io.servegate.sdk.TensorType;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 import reactor.core.scheduler.Scheduler;
@@ -196,36 +198,76 @@ final class ReplicaWorker implements AutoCloseable {
             batch.items().forEach(p -> retryElsewhereOrFail(p, open));
             return;
         }
-        List<Object> inputs = new ArrayList<>(batch.size());
         long latestDeadline = now;
         for (PendingPrediction p : batch.items()) {
-            inputs.add(p.input);
             latestDeadline = Math.max(latestDeadline, p.deadlineNanos);
         }
         Duration timeout = Duration.ofNanos(Math.max(minBatchTimeout.toNanos(), latestDeadline - now));
         batchSizes.record(batch.size());
-        CompletableFuture<InferResult<String>> call = client.inferAsText(replica.modelName(), replica.modelVersion(),
-                inputType, inputs, timeout);
-        call.whenComplete((result, error) -> {
-            long end = clock.getAsLong();
-            long took = end - batch.dispatchedAt();
-            if (error == null) {
-                breaker.onSuccess(took, TimeUnit.NANOSECONDS);
-                // AIMD learns from the container's own service time when it reports one (ours do;
-                // Triton does not): a gateway short of CPU must not shrink batches, which would
-                // only cut throughput further
-                queue.complete(batch, end, result.serviceTimeNanos() > 0 ? result.serviceTimeNanos() : took);
-                List<String> outputs = result.outputs();
-                for (int i = 0; i < outputs.size(); i++) {
-                    batch.items().get(i).result.complete(outputs.get(i));
-                }
-            } else {
-                breaker.onError(took, TimeUnit.NANOSECONDS, error);
-                queue.fail(batch, end);
-                batch.items().forEach(p -> retryElsewhereOrFail(p, error));
-            }
-            pump();
-        });
+        // One OIP tensor holds vectors of one length: a container that declares no fixed length
+        // gets one call per length, so one odd query cannot fail the batch of everyone else.
+        Collection<List<PendingPrediction>> groups = byLength(batch.items());
+        AtomicInteger pending = new AtomicInteger(groups.size());
+        AtomicReference<Throwable> replicaFailure = new AtomicReference<>();
+        AtomicLong serviceTime = new AtomicLong();
+        for (List<PendingPrediction> group : groups) {
+            List<Object> inputs = new ArrayList<>(group.size());
+            group.forEach(p -> inputs.add(p.input));
+            client.inferAsText(replica.modelName(), replica.modelVersion(), inputType, inputs, timeout)
+                    .whenComplete((result, error) -> {
+                        if (error == null) {
+                            serviceTime.accumulateAndGet(result.serviceTimeNanos(), Math::max);
+                            List<String> outputs = result.outputs();
+                            for (int i = 0; i < outputs.size(); i++) {
+                                group.get(i).result.complete(outputs.get(i));
+                            }
+                        } else {
+                            if (!rejectedInput(error)) {
+                                replicaFailure.compareAndSet(null, error);
+                            }
+                            group.forEach(p -> retryElsewhereOrFail(p, error));
+                        }
+                        if (pending.decrementAndGet() == 0) {
+                            finish(batch, replicaFailure.get(), serviceTime.get());
+                        }
+                    });
+        }
+    }
+
+    /** Every call of a batch has returned: feed the breaker and the queue, then send the next batch. */
+    private void finish(Batch<PendingPrediction> batch, Throwable failure, long serviceTimeNanos) {
+        long end = clock.getAsLong();
+        long took = end - batch.dispatchedAt();
+        if (failure == null) {
+            breaker.onSuccess(took, TimeUnit.NANOSECONDS);
+            // AIMD learns from the container's own service time when it reports one (ours do;
+            // Triton does not): a gateway short of CPU must not shrink batches, which would
+            // only cut throughput further
+            queue.complete(batch, end, serviceTimeNanos > 0 ? serviceTimeNanos : took);
+        } else {
+            breaker.onError(took, TimeUnit.NANOSECONDS, failure);
+            queue.fail(batch, end);
+        }
+        pump();
+    }
+
+    private static Collection<List<PendingPrediction>> byLength(List<PendingPrediction> items) {
+        Map<Integer, List<PendingPrediction>> groups = new LinkedHashMap<>();
+        for (PendingPrediction p : items) {
+            int length = p.input instanceof float[] f ? f.length
+                    : p.input instanceof int[] i ? i.length
+                    : p.input instanceof double[] d ? d.length
+                    : -1; // bytes and strings: one tensor takes any lengths
+            groups.computeIfAbsent(length, k -> new ArrayList<>()).add(p);
+        }
+        return groups.values();
+    }
+
+    /** The container refused the inputs themselves: the caller's fault, not a sign the replica is failing. */
+    private static boolean rejectedInput(Throwable error) {
+        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                ? error.getCause() : error;
+        return Status.fromThrowable(cause).getCode() == Status.Code.INVALID_ARGUMENT;
     }
 
     private void retryElsewhereOrFail(PendingPrediction p, Throwable error) {
