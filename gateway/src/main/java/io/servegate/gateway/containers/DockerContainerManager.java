@@ -57,7 +57,9 @@ import reactor.core.scheduler.Schedulers;
  * is registered only once the OIP readiness check passes, unregistered as soon as its container
  * is seen dead, restarted (by Docker, per the restart policy) or failing the check
  * {@link Options#failureThreshold()} times in a row, and registered again once it is ready
- * again. A container someone removed is replaced.
+ * again. Docker restarts containers that exit; the manager restarts one that runs but stays
+ * unready for {@link Options#readinessTimeout()} (unless the policy is {@code no}). A container
+ * someone removed is replaced.
  *
  * <p>Deployments live in this manager's memory, so it owns its containers' whole life: on start it
  * removes containers left by an earlier manager with the same {@link Options#owner()} (and their
@@ -85,12 +87,15 @@ public final class DockerContainerManager implements ContainerManager {
      * @param pollInterval     how often container states are checked
      * @param checkTimeout     how long one readiness check may take
      * @param failureThreshold failed checks in a row before a ready replica is unregistered
+     * @param readinessTimeout a running replica not ready for this long (after its start or its
+     *                         failed checks) is restarted, unless the restart policy is {@code no}
      * @param stopTimeout      how long a stopped container may drain before it is killed
      * @param owner            value of the {@code servegate.owner} label: which manager's containers
      *                         are cleaned at start
      */
     public record Options(String network, int containerPort, String restartPolicy, int maxRestarts,
-            Duration pollInterval, Duration checkTimeout, int failureThreshold, Duration stopTimeout, String owner) {
+            Duration pollInterval, Duration checkTimeout, int failureThreshold, Duration readinessTimeout,
+            Duration stopTimeout, String owner) {
 
         public Options {
             if (!List.of("on-failure", "always", "unless-stopped", "no").contains(restartPolicy)) {
@@ -400,6 +405,9 @@ public final class DockerContainerManager implements ContainerManager {
         } catch (NotFoundException e) {
             replaceRemoved(r);
             return;
+        } catch (DockerException e) {
+            log.warn("inspecting {}: {}", r.name, e.getMessage());
+            return;
         }
         InspectContainerResponse.ContainerState s = c.getState();
         boolean running = Boolean.TRUE.equals(s.getRunning()) && !Boolean.TRUE.equals(s.getRestarting());
@@ -415,6 +423,7 @@ public final class DockerContainerManager implements ContainerManager {
                 r.state = Boolean.TRUE.equals(s.getRestarting()) ? State.RESTARTING : State.STOPPED;
             } else if (r.startedAt != null && !r.startedAt.equals(s.getStartedAt())) {
                 r.state = State.STARTING;   // Docker restarted it between two polls: probe it afresh
+                r.unreadySince = System.nanoTime();
             }
             r.startedAt = running ? s.getStartedAt() : r.startedAt;
         }
@@ -428,6 +437,7 @@ public final class DockerContainerManager implements ContainerManager {
         }
         boolean ready = Boolean.TRUE.equals(probe.check(r.address, r.dep.spec.modelName(), r.dep.spec.modelVersion())
                 .block(options.checkTimeout().multipliedBy(3)));
+        boolean restart = false;
         synchronized (lock) {
             if (r.stopping) {
                 return;
@@ -439,8 +449,21 @@ public final class DockerContainerManager implements ContainerManager {
                 }
             } else if (r.state == State.READY && ++r.failures >= options.failureThreshold()) {
                 r.state = State.UNHEALTHY;
+                r.unreadySince = System.nanoTime();
                 log.info("replica {} failed {} readiness checks; unregistered", r.name, r.failures);
                 unregister(r);
+            } else if (r.state != State.READY && !"no".equals(options.restartPolicy())
+                    && System.nanoTime() - r.unreadySince > options.readinessTimeout().toNanos()) {
+                restart = true;
+                r.unreadySince = System.nanoTime();
+            }
+        }
+        if (restart) {
+            log.info("replica {} not ready for {}; restarting its container", r.name, options.readinessTimeout());
+            try {
+                docker.restartContainerCmd(r.containerId).withTimeout((int) options.stopTimeout().toSeconds()).exec();
+            } catch (DockerException e) {
+                log.warn("restarting {}: {}", r.name, e.getMessage());
             }
         }
     }
@@ -563,6 +586,7 @@ public final class DockerContainerManager implements ContainerManager {
         final String address;
         final int port;
         State state = State.STARTING;
+        long unreadySince = System.nanoTime();
         String startedAt;
         int restarts;
         int failures;

@@ -53,7 +53,7 @@ class DockerContainerManagerTest {
         manager = new DockerContainerManager(docker, registry,
                 new ReadinessProbe(Duration.ofSeconds(1), Duration.ofMillis(200), Schedulers.parallel()),
                 new DockerContainerManager.Options("host", 8001, "on-failure", 0, Duration.ofMillis(300),
-                        Duration.ofSeconds(1), 2, Duration.ofSeconds(5), owner),
+                        Duration.ofSeconds(1), 2, Duration.ofSeconds(60), Duration.ofSeconds(5), owner),
                 Schedulers.parallel());
     }
 
@@ -107,7 +107,9 @@ class DockerContainerManagerTest {
             assertThat(predict(r.address(), images)).as("answers of " + r.id()).containsExactlyElementsOf(expected);
         }
 
-        // SIGKILL one: unregistered, restarted by Docker (on-failure: exit 137), registered again
+        // crash one (SIGKILL to its main process from the host; `docker kill` would count as a manual
+        // stop, which Docker never restarts): unregistered, restarted by Docker (on-failure: exit 137),
+        // registered again once ready
         ContainerReplica victim = replicas().get(0);
         registry.addListener(s -> {
             if (s.replicas("fmnist-cnn", "1").stream().noneMatch(r -> r.id().equals(victim.id()))) {
@@ -115,7 +117,8 @@ class DockerContainerManagerTest {
             }
         });
         String victimContainer = containerOf(victim.id()).getId();
-        docker.killContainerCmd(victimContainer).exec();
+        long pid = docker.inspectContainerCmd(victimContainer).exec().getState().getPidLong();
+        assertThat(ProcessHandle.of(pid).orElseThrow().destroyForcibly()).isTrue();
         await("the killed replica is unregistered", () -> seenAbsent.contains(victim.id()));
         await("Docker restarts it and it is registered again", () -> replicas().stream()
                 .anyMatch(r -> r.id().equals(victim.id())) && replicas().size() == 2);
