@@ -1,6 +1,10 @@
 package io.servegate.gateway.api;
 
 import io.servegate.gateway.cache.PredictionCache;
+import io.servegate.gateway.containers.ContainerManager;
+import io.servegate.gateway.containers.Deployment;
+import io.servegate.gateway.containers.DeploymentSpec;
+import io.servegate.gateway.containers.ReplicaStatus;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.ContainerReplica;
 import io.servegate.gateway.registry.ModelVersion;
@@ -13,6 +17,7 @@ import io.servegate.gateway.rpc.ReplicaPool;
 import io.servegate.sdk.TensorType;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.Function;
@@ -30,20 +35,25 @@ import tools.jackson.databind.JsonNode;
 public final class AdminHandler {
 
     private static final Pattern HOST = Pattern.compile("[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?");
+    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,254}");
 
     private final Registry registry;
     private final ReplicaPool pool;
     private final PredictionCache cache;
     private final SelectionService selection;
     private final JsonBodies bodies;
+    private final ContainerManager containers;
+    private final int maxReplicas;
 
     public AdminHandler(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
-            JsonBodies bodies) {
+            JsonBodies bodies, ContainerManager containers, int maxReplicas) {
         this.registry = registry;
         this.pool = pool;
         this.cache = cache;
         this.selection = selection;
         this.bodies = bodies;
+        this.containers = containers;
+        this.maxReplicas = maxReplicas;
     }
 
     public Mono<ServerResponse> ping(ServerRequest request) {
@@ -99,20 +109,161 @@ public final class AdminHandler {
     }
 
     public Mono<ServerResponse> addModel(ServerRequest request) {
-        return write(request, body -> {
+        return write(request, body -> registry.addModel(modelVersion(body,
+                JsonBodies.optionalString(body, "container_name", ""))));
+    }
+
+    /** The model version an add_model or deploy_model body describes, validated. */
+    private static ModelVersion modelVersion(JsonNode body, String containerName) {
+        String name = Names.requireValid("model", JsonBodies.requiredString(body, "model_name"));
+        String version = Names.requireValid("model version", JsonBodies.requiredString(body, "model_version"));
+        String inputType = TensorType.forName(JsonBodies.requiredString(body, "input_type")).clipperName();
+        JsonNode batchSizeNode = body.get("batch_size");
+        long batchSize = batchSizeNode == null || batchSizeNode.isNull() ? -1
+                : JsonBodies.requiredLong(body, "batch_size");
+        if (batchSize == 0 || batchSize < -1 || batchSize > 1_000_000) {
+            throw ApiException.badRequest("'batch_size' must be -1 (adaptive) or in 1..1000000, got " + batchSize);
+        }
+        return new ModelVersion(name, version, JsonBodies.stringList(body, "labels", false), inputType,
+                containerName, JsonBodies.optionalString(body, "model_data_path", ""), (int) batchSize);
+    }
+
+    /**
+     * Adds the model version unless it exists (then its input type must match) and has the
+     * container manager deploy it; a version this call added is deleted again if the deployment
+     * is refused.
+     */
+    public Mono<ServerResponse> deployModel(ServerRequest request) {
+        return bodies.object(request).flatMap(body -> {
+            String image = JsonBodies.optionalString(body, "image", null);
+            if (image != null && image.isBlank()) {
+                throw ApiException.badRequest("'image' must not be blank");
+            }
+            List<String> command = JsonBodies.stringList(body, "command", false);
+            for (String arg : command) {
+                if (arg.isEmpty() || arg.indexOf('\0') >= 0) {
+                    throw ApiException.badRequest("'command' must be non-empty strings without NUL characters");
+                }
+            }
+            List<String> addresses = JsonBodies.stringList(body, "addresses", false).stream()
+                    .map(AdminHandler::validAddress).toList();
+            if (image == null && command.isEmpty() && addresses.isEmpty()) {
+                throw ApiException.badRequest("give 'image' or 'command' (what to run) or 'addresses' (containers "
+                        + "you run)");
+            }
+            ModelVersion model = modelVersion(body, image != null ? image : command.isEmpty() ? "" : command.get(0));
+            JsonNode replicasNode = body.get("num_replicas");
+            int replicas = replicasNode == null || replicasNode.isNull()
+                    ? (addresses.isEmpty() ? replicasMissing() : addresses.size())
+                    : replicas(body);
+            DeploymentSpec spec = new DeploymentSpec(model.name(), model.version(), image, command, addresses,
+                    replicas, resources(body.get("resources")), env(body.get("env")));
+            Mono<Boolean> added = Mono.defer(() -> registry.snapshot().model(model.name(), model.version())
+                    .map(existing -> {
+                        if (!existing.inputType().equals(model.inputType())) {
+                            throw ApiException.badRequest("model version '" + model.name() + ":" + model.version()
+                                    + "' exists with input type " + existing.inputType() + ", not "
+                                    + model.inputType());
+                        }
+                        return Mono.just(false);
+                    })
+                    .orElseGet(() -> registry.addModel(model).thenReturn(true)));
+            return added.flatMap(wasAdded -> containers.deploy(spec)
+                    .onErrorResume(e -> wasAdded
+                            ? registry.deleteVersionedModel(model.name(), model.version())
+                                    .onErrorResume(x -> Mono.empty()).then(Mono.error(e))
+                            : Mono.error(e)));
+        }).flatMap(d -> ok(describe(d)));
+    }
+
+    public Mono<ServerResponse> setNumReplicas(ServerRequest request) {
+        return bodies.object(request).flatMap(body -> {
             String name = Names.requireValid("model", JsonBodies.requiredString(body, "model_name"));
             String version = Names.requireValid("model version", JsonBodies.requiredString(body, "model_version"));
-            String inputType = TensorType.forName(JsonBodies.requiredString(body, "input_type")).clipperName();
-            JsonNode batchSizeNode = body.get("batch_size");
-            long batchSize = batchSizeNode == null || batchSizeNode.isNull() ? -1
-                    : JsonBodies.requiredLong(body, "batch_size");
-            if (batchSize == 0 || batchSize < -1 || batchSize > 1_000_000) {
-                throw ApiException.badRequest("'batch_size' must be -1 (adaptive) or in 1..1000000, got " + batchSize);
+            return containers.setReplicas(name, version, replicas(body));
+        }).flatMap(d -> ok(describe(d)));
+    }
+
+    public Mono<ServerResponse> getDeployments(ServerRequest request) {
+        return containers.list().flatMap(ds -> ok(ds.stream().map(this::describe).toList()));
+    }
+
+    private int replicas(JsonNode body) {
+        long n = JsonBodies.requiredLong(body, "num_replicas");
+        if (n < 0 || n > maxReplicas) {
+            throw ApiException.badRequest("'num_replicas' must be in 0.." + maxReplicas + ", got " + n);
+        }
+        return (int) n;
+    }
+
+    private static int replicasMissing() {
+        throw ApiException.badRequest("missing field 'num_replicas'");
+    }
+
+    private static DeploymentSpec.Resources resources(JsonNode r) {
+        if (r == null || r.isNull()) {
+            return DeploymentSpec.Resources.NONE;
+        }
+        if (!r.isObject()) {
+            throw ApiException.badRequest("'resources' must be an object {cpus, memory_bytes, gpus}");
+        }
+        for (String field : r.propertyNames()) {
+            if (!List.of("cpus", "memory_bytes", "gpus").contains(field)) {
+                throw ApiException.badRequest("unknown field 'resources." + field + "'; known are cpus, memory_bytes, gpus");
             }
-            return registry.addModel(new ModelVersion(name, version, JsonBodies.stringList(body, "labels", false),
-                    inputType, JsonBodies.optionalString(body, "container_name", ""),
-                    JsonBodies.optionalString(body, "model_data_path", ""), (int) batchSize));
-        });
+        }
+        JsonNode cpus = r.get("cpus");
+        if (cpus != null && !cpus.isNull() && !(cpus.isNumber() && cpus.doubleValue() >= 0
+                && cpus.doubleValue() <= 1024)) {
+            throw ApiException.badRequest("'resources.cpus' must be a number in 0..1024");
+        }
+        long memory = r.has("memory_bytes") ? JsonBodies.requiredLong(r, "memory_bytes") : 0;
+        long gpus = r.has("gpus") ? JsonBodies.requiredLong(r, "gpus") : 0;
+        if (memory < 0 || gpus < 0 || gpus > 64) {
+            throw ApiException.badRequest("'resources.memory_bytes' must be >= 0 and 'resources.gpus' in 0..64");
+        }
+        return new DeploymentSpec.Resources(cpus == null || cpus.isNull() ? 0 : cpus.doubleValue(), memory,
+                (int) gpus);
+    }
+
+    private static Map<String, String> env(JsonNode e) {
+        if (e == null || e.isNull()) {
+            return Map.of();
+        }
+        if (!e.isObject()) {
+            throw ApiException.badRequest("'env' must be an object of variable names to strings");
+        }
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> v : e.properties()) {
+            if (!ENV_NAME.matcher(v.getKey()).matches()) {
+                throw ApiException.badRequest("'env' variable name '" + v.getKey() + "' must match [A-Za-z_][A-Za-z0-9_]*");
+            }
+            if (!v.getValue().isString() || v.getValue().stringValue().indexOf('\0') >= 0) {
+                throw ApiException.badRequest("'env." + v.getKey() + "' must be a string without NUL characters");
+            }
+            out.put(v.getKey(), v.getValue().stringValue());
+        }
+        return out;
+    }
+
+    private Map<String, Object> describe(Deployment d) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("model_name", d.modelName());
+        m.put("model_version", d.modelVersion());
+        m.put("manager", containers.kind());
+        m.put("num_replicas", d.desiredReplicas());
+        m.put("ready_replicas", d.readyReplicas());
+        m.put("replicas", d.replicas().stream().map(AdminHandler::describe).toList());
+        return m;
+    }
+
+    private static Map<String, Object> describe(ReplicaStatus r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("container_id", r.id());
+        m.put("address", r.address());
+        m.put("state", r.state().name().toLowerCase(Locale.ROOT));
+        m.put("restarts", r.restarts());
+        return m;
     }
 
     public Mono<ServerResponse> setModelVersion(ServerRequest request) {
@@ -124,7 +275,8 @@ public final class AdminHandler {
         return write(request, body -> {
             String name = JsonBodies.requiredString(body, "model_name");
             String version = JsonBodies.requiredString(body, "model_version");
-            return registry.deleteVersionedModel(name, version)
+            return containers.remove(name, version)
+                    .then(registry.deleteVersionedModel(name, version))
                     .then(Mono.fromRunnable(() -> cache.invalidateModel(name, version)));
         });
     }

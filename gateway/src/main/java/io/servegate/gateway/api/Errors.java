@@ -1,5 +1,6 @@
 package io.servegate.gateway.api;
 
+import io.servegate.gateway.containers.ContainerManagerException;
 import io.servegate.gateway.registry.RegistryException;
 import io.servegate.gateway.registry.RegistryUnavailableException;
 import java.util.LinkedHashMap;
@@ -43,6 +44,19 @@ public final class Errors {
             };
             error = e.kind() == RegistryException.Kind.CONFLICT ? "conflict"
                     : e.kind() == RegistryException.Kind.NOT_FOUND ? "not found" : "bad request";
+        } else if (t instanceof ContainerManagerException e) {
+            status = switch (e.kind()) {
+                case NOT_FOUND -> HttpStatus.NOT_FOUND;
+                case CONFLICT -> HttpStatus.CONFLICT;
+                case INVALID -> HttpStatus.BAD_REQUEST;
+                case PLATFORM -> HttpStatus.BAD_GATEWAY;
+            };
+            error = switch (e.kind()) {
+                case NOT_FOUND -> "not found";
+                case CONFLICT -> "conflict";
+                case INVALID -> "bad request";
+                case PLATFORM -> "container platform error";
+            };
         } else if (t instanceof RegistryUnavailableException) {
             status = HttpStatus.SERVICE_UNAVAILABLE;
             error = "registry unavailable";

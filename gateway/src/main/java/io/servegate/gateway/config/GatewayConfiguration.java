@@ -9,6 +9,12 @@ import io.servegate.gateway.api.JsonBodies;
 import io.servegate.gateway.api.OipRestHandler;
 import io.servegate.gateway.api.QueryHandler;
 import io.servegate.gateway.cache.PredictionCache;
+import io.servegate.gateway.containers.Backoff;
+import io.servegate.gateway.containers.ContainerManager;
+import io.servegate.gateway.containers.ExternalContainerManager;
+import io.servegate.gateway.containers.ProcessContainerManager;
+import io.servegate.gateway.containers.ReadinessProbe;
+import io.servegate.gateway.containers.RestartPolicy;
 import io.servegate.gateway.demo.DemoRunner;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.query.SelectionService;
@@ -95,6 +101,27 @@ public class GatewayConfiguration {
                 props.selection().maxStates(), clock, meters);
     }
 
+    /** Closed before the registry (it depends on it), so the replicas it stops are unregistered first. */
+    @Bean(destroyMethod = "close")
+    ContainerManager containerManager(ServegateProperties props, Registry registry) {
+        ServegateProperties.Containers c = props.containers();
+        ReadinessProbe probe = new ReadinessProbe(c.probeTimeout(), c.probeInterval(), Schedulers.parallel());
+        return switch (c.manager()) {
+            case "process" -> new ProcessContainerManager(registry, probe, new ProcessContainerManager.Settings(
+                    c.readinessTimeout(), c.probeInterval(), c.livenessFailures(),
+                    RestartPolicy.parse(c.restartPolicy()), new Backoff(c.restartBackoff(), c.restartBackoffMax()),
+                    c.stopGracePeriod()), Schedulers.boundedElastic());
+            case "external" -> new ExternalContainerManager(registry, probe, c.readinessTimeout(), c.probeInterval(),
+                    c.livenessFailures(), Schedulers.parallel());
+            case "docker" -> throw new IllegalArgumentException(
+                    "servegate.containers.manager 'docker' is not available in this build");
+            case "kubernetes" -> throw new IllegalArgumentException(
+                    "servegate.containers.manager 'kubernetes' is not available in this build");
+            default -> throw new IllegalArgumentException("servegate.containers.manager must be 'process', 'docker', "
+                    + "'kubernetes' or 'external', got '" + c.manager() + "'");
+        };
+    }
+
     @Bean
     JsonBodies jsonBodies(ObjectMapper mapper) {
         return new JsonBodies(mapper);
@@ -132,8 +159,9 @@ public class GatewayConfiguration {
 
     @Bean
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
-            JsonBodies bodies, ServegateProperties props) {
-        AdminHandler admin = new AdminHandler(registry, pool, cache, selection, bodies);
+            JsonBodies bodies, ServegateProperties props, ContainerManager containers) {
+        AdminHandler admin = new AdminHandler(registry, pool, cache, selection, bodies, containers,
+                props.containers().maxReplicas());
         RouterFunction<ServerResponse> routes = RouterFunctions.route()
                 .GET("/admin/ping", admin::ping)
                 .POST("/admin/add_app", admin::addApp)
@@ -151,6 +179,9 @@ public class GatewayConfiguration {
                 .POST("/admin/get_all_models", admin::getAllModels)
                 .POST("/admin/get_model", admin::getModel)
                 .POST("/admin/get_all_containers", admin::getAllContainers)
+                .POST("/admin/deploy_model", admin::deployModel)
+                .POST("/admin/set_num_replicas", admin::setNumReplicas)
+                .GET("/admin/get_deployments", admin::getDeployments)
                 .route(request -> true, request -> Errors.json(org.springframework.http.HttpStatus.NOT_FOUND,
                         "not found", "no admin endpoint " + request.method() + " " + request.path()))
                 .filter(Errors.filter())
@@ -181,7 +212,7 @@ public class GatewayConfiguration {
     @Bean
     @org.springframework.boot.autoconfigure.condition.ConditionalOnProperty(name = "servegate.demo.enabled",
             havingValue = "true")
-    DemoRunner demoRunner(ServegateProperties props, Registry registry) {
-        return new DemoRunner(props.demo(), registry);
+    DemoRunner demoRunner(ServegateProperties props, Registry registry, ContainerManager containers) {
+        return new DemoRunner(props.demo(), registry, containers, props.containers().readinessTimeout());
     }
 }

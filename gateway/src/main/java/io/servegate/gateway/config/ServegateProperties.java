@@ -22,7 +22,8 @@ public record ServegateProperties(
         @DefaultValue Oip oip,
         /** Defaults leave this long before the SLO, for the answer's way out; 0 = exactly at the SLO. */
         @DefaultValue("1ms") Duration deadlineMargin,
-        @DefaultValue Demo demo) {
+        @DefaultValue Demo demo,
+        @DefaultValue Containers containers) {
 
     /** The admin API's own server. */
     public record Admin(
@@ -107,7 +108,30 @@ public record ServegateProperties(
             @DefaultValue("containers/onnx/models/fmnist-cnn.onnx") String modelPath,
             @DefaultValue("50000") long latencySloMicros,
             @DefaultValue("-1") String defaultOutput,
-            @DefaultValue("1") int replicas,
+            @DefaultValue("2") int replicas,
             @DefaultValue List<String> jvmArgs) {
+    }
+
+    /** Who starts, checks, restarts and stops model containers (the admin API's deploy_model). */
+    public record Containers(
+            /** {@code process} (local child processes, the embedded default), {@code docker}, {@code kubernetes} or {@code external}. */
+            @DefaultValue("process") String manager,
+            /** A started replica that is not ready (OIP ServerReady + ModelReady) by then is stopped and restarted. */
+            @DefaultValue("60s") Duration readinessTimeout,
+            /** Pause between readiness and liveness checks. */
+            @DefaultValue("1s") Duration probeInterval,
+            /** How long one check may take. */
+            @DefaultValue("1s") Duration probeTimeout,
+            /** Failed liveness checks in a row that unregister (and, if the manager runs it, restart) a replica. */
+            @DefaultValue("2") int livenessFailures,
+            /** {@code always}, {@code on-failure} (a non-zero exit or failed checks) or {@code never}. */
+            @DefaultValue("always") String restartPolicy,
+            /** Delay before the first restart; doubled after each failure in a row. */
+            @DefaultValue("1s") Duration restartBackoff,
+            @DefaultValue("60s") Duration restartBackoffMax,
+            /** Between SIGTERM (the container drains) and SIGKILL. */
+            @DefaultValue("30s") Duration stopGracePeriod,
+            /** The most replicas one deploy_model or set_num_replicas may ask for. */
+            @DefaultValue("64") int maxReplicas) {
     }
 }

@@ -1,54 +1,55 @@
 package io.servegate.gateway.demo;
 
 import io.servegate.gateway.config.ServegateProperties;
+import io.servegate.gateway.containers.ContainerManager;
+import io.servegate.gateway.containers.Deployment;
+import io.servegate.gateway.containers.DeploymentSpec;
 import io.servegate.gateway.registry.Application;
-import io.servegate.gateway.registry.ContainerReplica;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Registry;
-import java.io.BufferedReader;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.zip.GZIPInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ApplicationListener;
-import org.springframework.context.SmartLifecycle;
 
 /**
  * The demo of the README's first command: registers an app backed by a real ONNX model
- * (Fashion-MNIST), starts the ONNX container as local child processes on free loopback ports,
- * registers them, writes a sample request and prints a curl command that works.
+ * (Fashion-MNIST), has the container manager deploy {@code servegate.demo.replicas} replicas of
+ * the ONNX container (local child processes with the default {@code process} manager), waits
+ * until they are ready, writes a sample request and prints a curl command that works.
  */
-public final class DemoRunner implements ApplicationListener<ApplicationReadyEvent>, SmartLifecycle {
+public final class DemoRunner implements ApplicationListener<ApplicationReadyEvent> {
 
     private static final Logger LOG = LoggerFactory.getLogger(DemoRunner.class);
     private static final Path DATASET = Paths.get("/usr/share/datasets/fashion-mnist");
 
     private final ServegateProperties.Demo demo;
     private final Registry registry;
-    private final List<Process> processes = new ArrayList<>();
-    private volatile boolean running;
+    private final ContainerManager containers;
+    private final Duration readinessTimeout;
 
-    public DemoRunner(ServegateProperties.Demo demo, Registry registry) {
+    public DemoRunner(ServegateProperties.Demo demo, Registry registry, ContainerManager containers,
+            Duration readinessTimeout) {
         this.demo = demo;
         this.registry = registry;
+        this.containers = containers;
+        this.readinessTimeout = readinessTimeout;
     }
 
     @Override
@@ -72,11 +73,13 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
                 "onnx", model.toString(), -1)).block();
         registry.addApp(new Application(demo.app(), "floats", demo.defaultOutput(), demo.latencySloMicros(),
                 List.of(demo.model()))).block();
-        for (int i = 0; i < demo.replicas(); i++) {
-            int port = launch(jar, model, i);
-            registry.addReplica(new ContainerReplica(demo.model() + "-1-local-" + i, demo.model(), "1",
-                    "127.0.0.1:" + port)).block();
-        }
+        List<String> command = new ArrayList<>();
+        command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(demo.jvmArgs());
+        command.addAll(List.of("-jar", jar.toString(), "--model", model.toString()));
+        containers.deploy(new DeploymentSpec(demo.model(), "1", null, command, List.of(), demo.replicas(), null,
+                null)).block();
+        awaitReady();
         Path request = writeSampleRequest();
         warmUp(queryPort, request);
         System.out.printf(Locale.ROOT, "%n  Servegate demo: app '%s' -> ONNX model '%s' (%d local replica%s)%n"
@@ -86,42 +89,18 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
                 request);
     }
 
-    private int launch(Path jar, Path model, int index) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(demo.jvmArgs());
-        cmd.addAll(List.of("-jar", jar.toString(), "--name", demo.model(), "--version", "1", "--model",
-                model.toString(), "--host", "127.0.0.1", "--port", "0"));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        synchronized (processes) {
-            processes.add(p);
-        }
-        CompletableFuture<Integer> port = new CompletableFuture<>();
-        Thread reader = new Thread(() -> pipe(p.getInputStream(), port, index), "demo-container-" + index);
-        reader.setDaemon(true);
-        reader.start();
-        try {
-            return port.get(60, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            p.destroyForcibly();
-            throw new IOException("container " + index + " did not report READY: " + e.getMessage(), e);
-        }
-    }
-
-    private static void pipe(InputStream out, CompletableFuture<Integer> port, int index) {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(out, StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = r.readLine()) != null) {
-                if (line.startsWith("READY port=")) {
-                    port.complete(Integer.parseInt(line.substring("READY port=".length()).trim()));
-                } else {
-                    LOG.info("[container {}] {}", index, line);
-                }
+    /** Waits until the container manager has registered every replica (it does once each passes the OIP readiness check). */
+    private void awaitReady() throws IOException, InterruptedException {
+        long until = System.nanoTime() + readinessTimeout.toNanos();
+        while (System.nanoTime() < until) {
+            List<Deployment> deployments = containers.list().block();
+            if (deployments != null && deployments.stream().anyMatch(d -> d.modelName().equals(demo.model())
+                    && d.readyReplicas() >= demo.replicas())) {
+                return;
             }
-            port.completeExceptionally(new IOException("container exited"));
-        } catch (IOException | NumberFormatException e) {
-            port.completeExceptionally(e);
+            Thread.sleep(100);
         }
+        throw new IOException("the demo's replicas were not ready within " + readinessTimeout);
     }
 
     /**
@@ -192,34 +171,5 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
             }
         }
         return v;
-    }
-
-    @Override
-    public void start() {
-        running = true;
-    }
-
-    /** Stops the child processes with SIGTERM, so they drain like any container. */
-    @Override
-    public void stop() {
-        synchronized (processes) {
-            processes.forEach(Process::destroy);
-            for (Process p : processes) {
-                try {
-                    if (!p.waitFor(10, TimeUnit.SECONDS)) {
-                        p.destroyForcibly();
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            processes.clear();
-        }
-        running = false;
-    }
-
-    @Override
-    public boolean isRunning() {
-        return running;
     }
 }

@@ -70,7 +70,10 @@ class OpenApiDocumentTest {
             new Route("POST", "/admin/get_linked_models"),
             new Route("POST", "/admin/get_all_models"),
             new Route("POST", "/admin/get_model"),
-            new Route("POST", "/admin/get_all_containers"));
+            new Route("POST", "/admin/get_all_containers"),
+            new Route("POST", "/admin/deploy_model"),
+            new Route("POST", "/admin/set_num_replicas"),
+            new Route("GET", "/admin/get_deployments"));
 
     /**
      * Error statuses whose body is deliberately not an {@code Error}: the OIP model-ready call
