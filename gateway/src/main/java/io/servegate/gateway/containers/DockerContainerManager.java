@@ -12,7 +12,6 @@ import com.github.dockerjava.api.model.ExposedPort;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.PortBinding;
 import com.github.dockerjava.api.model.Ports;
-import com.github.dockerjava.api.model.RestartPolicy;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
@@ -58,7 +57,7 @@ import reactor.core.scheduler.Schedulers;
  * is seen dead, restarted (by Docker, per the restart policy) or failing the check
  * {@link Options#failureThreshold()} times in a row, and registered again once it is ready
  * again. Docker restarts containers that exit; the manager restarts one that runs but stays
- * unready for {@link Options#readinessTimeout()} (unless the policy is {@code no}). A container
+ * unready for {@link Options#readinessTimeout()} (unless the policy is {@code never}). A container
  * someone removed is replaced.
  *
  * <p>Deployments live in this manager's memory, so it owns its containers' whole life: on start it
@@ -82,26 +81,23 @@ public final class DockerContainerManager implements ContainerManager {
      *                         Docker network; then the container listens on {@code containerPort}
      *                         and that port is published on 127.0.0.1
      * @param containerPort    the port a container listens on in a non-host network
-     * @param restartPolicy    {@code on-failure}, {@code always}, {@code unless-stopped} or {@code no}
+     * @param restartPolicy    Docker's {@code always}, {@code on-failure} (with {@code maxRestarts}) or {@code no}
+     *                         ({@link RestartPolicy#NEVER}); also whether an unready container is restarted
      * @param maxRestarts      the retry limit of {@code on-failure} (0 = unlimited)
      * @param pollInterval     how often container states are checked
      * @param checkTimeout     how long one readiness check may take
      * @param failureThreshold failed checks in a row before a ready replica is unregistered
      * @param readinessTimeout a running replica not ready for this long (after its start or its
-     *                         failed checks) is restarted, unless the restart policy is {@code no}
+     *                         failed checks) is restarted, unless the restart policy is {@code never}
      * @param stopTimeout      how long a stopped container may drain before it is killed
      * @param owner            value of the {@code servegate.owner} label: which manager's containers
      *                         are cleaned at start
      */
-    public record Options(String network, int containerPort, String restartPolicy, int maxRestarts,
+    public record Options(String network, int containerPort, RestartPolicy restartPolicy, int maxRestarts,
             Duration pollInterval, Duration checkTimeout, int failureThreshold, Duration readinessTimeout,
             Duration stopTimeout, String owner) {
 
         public Options {
-            if (!List.of("on-failure", "always", "unless-stopped", "no").contains(restartPolicy)) {
-                throw new IllegalArgumentException("restart policy must be on-failure, always, unless-stopped or no, got "
-                        + restartPolicy);
-            }
             if (failureThreshold < 1) {
                 throw new IllegalArgumentException("failure threshold must be >= 1");
             }
@@ -111,12 +107,11 @@ public final class DockerContainerManager implements ContainerManager {
             return "host".equals(network);
         }
 
-        RestartPolicy policy() {
+        com.github.dockerjava.api.model.RestartPolicy dockerPolicy() {
             return switch (restartPolicy) {
-                case "on-failure" -> RestartPolicy.onFailureRestart(maxRestarts);
-                case "always" -> RestartPolicy.alwaysRestart();
-                case "unless-stopped" -> RestartPolicy.unlessStoppedRestart();
-                default -> RestartPolicy.noRestart();
+                case ALWAYS -> com.github.dockerjava.api.model.RestartPolicy.alwaysRestart();
+                case ON_FAILURE -> com.github.dockerjava.api.model.RestartPolicy.onFailureRestart(maxRestarts);
+                case NEVER -> com.github.dockerjava.api.model.RestartPolicy.noRestart();
             };
         }
     }
@@ -130,6 +125,7 @@ public final class DockerContainerManager implements ContainerManager {
     private final Map<String, Dep> deployments = new LinkedHashMap<>();
     private final Set<Integer> portsInUse = new HashSet<>();
     private final Disposable watcher;
+    private final boolean ownsClient;
 
     /**
      * Cleans up what an earlier manager with the same owner left and starts watching. Blocks for
@@ -137,7 +133,29 @@ public final class DockerContainerManager implements ContainerManager {
      */
     public DockerContainerManager(DockerClient docker, Registry registry, ReadinessProbe probe, Options options,
             Scheduler timer) {
+        this(docker, false, registry, probe, options, timer);
+    }
+
+    /** Like the constructor, with a client for the engine at {@code host} that {@link #close()} closes. */
+    public static DockerContainerManager start(String host, Registry registry, ReadinessProbe probe, Options options,
+            Scheduler timer) {
+        DockerClient docker = connect(host);
+        try {
+            return new DockerContainerManager(docker, true, registry, probe, options, timer);
+        } catch (RuntimeException e) {
+            try {
+                docker.close();
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw new IllegalStateException("cannot use the Docker engine at " + host + ": " + e.getMessage(), e);
+        }
+    }
+
+    private DockerContainerManager(DockerClient docker, boolean ownsClient, Registry registry, ReadinessProbe probe,
+            Options options, Scheduler timer) {
         this.docker = docker;
+        this.ownsClient = ownsClient;
         this.registry = registry;
         this.probe = probe;
         this.options = options;
@@ -250,6 +268,13 @@ public final class DockerContainerManager implements ContainerManager {
             deployments.clear();
         }
         stopAll(all);
+        if (ownsClient) {
+            try {
+                docker.close();
+            } catch (IOException e) {
+                log.warn("closing the docker client: {}", e.getMessage());
+            }
+        }
     }
 
     private Dep require(String modelName, String modelVersion) {
@@ -316,7 +341,7 @@ public final class DockerContainerManager implements ContainerManager {
         env.put("HOST", options.hostNetwork() ? "127.0.0.1" : "0.0.0.0");
         HostConfig host = HostConfig.newHostConfig()
                 .withNetworkMode(options.network())
-                .withRestartPolicy(options.policy());
+                .withRestartPolicy(options.dockerPolicy());
         DeploymentSpec.Resources res = spec.resources();
         if (res.cpus() > 0) {
             host.withNanoCPUs(Math.round(res.cpus() * 1e9));
@@ -452,7 +477,7 @@ public final class DockerContainerManager implements ContainerManager {
                 r.unreadySince = System.nanoTime();
                 log.info("replica {} failed {} readiness checks; unregistered", r.name, r.failures);
                 unregister(r);
-            } else if (r.state != State.READY && !"no".equals(options.restartPolicy())
+            } else if (r.state != State.READY && options.restartPolicy() != RestartPolicy.NEVER
                     && System.nanoTime() - r.unreadySince > options.readinessTimeout().toNanos()) {
                 restart = true;
                 r.unreadySince = System.nanoTime();

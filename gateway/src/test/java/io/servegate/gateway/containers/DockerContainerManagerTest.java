@@ -52,7 +52,7 @@ class DockerContainerManagerTest {
         registry.addModel(new ModelVersion("fmnist-cnn", "1", List.of(), "floats", image, null, -1)).block();
         manager = new DockerContainerManager(docker, registry,
                 new ReadinessProbe(Duration.ofSeconds(1), Duration.ofMillis(200), Schedulers.parallel()),
-                new DockerContainerManager.Options("host", 8001, "on-failure", 0, Duration.ofMillis(300),
+                new DockerContainerManager.Options("host", 8001, RestartPolicy.ON_FAILURE, 0, Duration.ofMillis(300),
                         Duration.ofSeconds(1), 2, Duration.ofSeconds(60), Duration.ofSeconds(5), owner),
                 Schedulers.parallel());
     }

@@ -27,23 +27,42 @@ public final class DockerEngine {
     private DockerEngine() {
     }
 
-    /** @return a client for a live engine; aborts the test (skip) if none answers */
+    /** @return the engine's address: {@code DOCKER_HOST}, else the local socket */
+    public static String host() {
+        return System.getenv().getOrDefault("DOCKER_HOST", "unix:///var/run/docker.sock");
+    }
+
+    /** @return a client for a live engine with the local base; aborts the test (skip) otherwise */
     public static DockerClient connectOrSkip() {
-        String host = System.getenv().getOrDefault("DOCKER_HOST", "unix:///var/run/docker.sock");
-        DockerClient docker = DockerContainerManager.connect(host);
-        try {
-            docker.pingCmd().exec();
-        } catch (RuntimeException e) {
-            banner("no Docker engine answers at " + host + " (" + e.getMessage() + "); run bin/docker-setup");
-            abort("no Docker engine at " + host + ": run bin/docker-setup (CI does) to install and start one");
+        String problem = problem();
+        if (problem != null) {
+            abort(problem);
         }
-        try {
-            docker.inspectImageCmd(JAVA_BASE).exec();
-        } catch (NotFoundException e) {
-            banner("base image " + JAVA_BASE + " is missing; run bin/docker-setup");
-            abort("base image " + JAVA_BASE + " is missing: run bin/docker-setup (CI does) to make it");
+        return DockerContainerManager.connect(host());
+    }
+
+    /** For {@code @EnabledIf}: whether an engine answers and has the local base (prints loudly if not). */
+    public static boolean available() {
+        return problem() == null;
+    }
+
+    private static String problem() {
+        try (DockerClient docker = DockerContainerManager.connect(host())) {
+            try {
+                docker.pingCmd().exec();
+            } catch (RuntimeException e) {
+                return banner("no Docker engine answers at " + host() + " (" + e.getMessage()
+                        + "): run bin/docker-setup (CI does) to install and start one");
+            }
+            try {
+                docker.inspectImageCmd(JAVA_BASE).exec();
+            } catch (NotFoundException e) {
+                return banner("base image " + JAVA_BASE + " is missing: run bin/docker-setup (CI does) to make it");
+            }
+            return null;
+        } catch (java.io.IOException e) {
+            return banner("closing a Docker client: " + e.getMessage());
         }
-        return docker;
     }
 
     /** Builds (or reuses Docker's cached layers of) the onnx container image from containers/onnx/Dockerfile. */
@@ -62,7 +81,8 @@ public final class DockerEngine {
         return ONNX_IMAGE;
     }
 
-    private static void banner(String message) {
+    private static String banner(String message) {
         System.err.println("\n*** DOCKER TESTS SKIPPED: " + message + " ***\n");
+        return message;
     }
 }
