@@ -44,6 +44,6 @@ for name, image, address in (("fmnist-cnn", "servegate/onnx", ONNX),
                        "input_type": "floats", "container_name": image, "model_data_path": "", "batch_size": -1})
     post("add_container", {"model_name": name, "model_version": "1", "address": address})
 post("add_app", {"name": "fashion", "input_type": "floats", "default_output": "-1",
-                 "latency_slo_micros": 100000, "selection_policy": "exp4"})
+                 "latency_slo_micros": 1000000, "selection_policy": "exp4"})
 post("add_model_links", {"app_name": "fashion", "model_names": ["fmnist-cnn", "fmnist-sklearn"]})
 print("demo registered: POST http://localhost:1337/fashion/predict {\"input\": [784 floats in 0..1]}")
