@@ -211,7 +211,11 @@ public final class DockerContainerManager implements ContainerManager {
                 synchronized (lock) {
                     deployments.remove(key(spec.modelName(), spec.modelVersion()));
                 }
-                stopAll(dep.replicas);
+                List<Replica> started;
+                synchronized (lock) {
+                    started = new ArrayList<>(dep.replicas);
+                }
+                stopAll(started);
                 throw e;
             }
             return snapshot(dep);
@@ -300,7 +304,8 @@ public final class DockerContainerManager implements ContainerManager {
         int missing;
         synchronized (lock) {
             dep.desired = n;
-            dep.replicas.sort(Comparator.comparing((Replica r) -> r.state != State.READY).thenComparing(r -> -r.seq));
+            // the ones to stop go last: unready before ready, then newest
+            dep.replicas.sort(Comparator.comparing((Replica r) -> r.state != State.READY).thenComparingInt(r -> r.seq));
             while (dep.replicas.size() > n) {
                 surplus.add(dep.replicas.remove(dep.replicas.size() - 1));
             }

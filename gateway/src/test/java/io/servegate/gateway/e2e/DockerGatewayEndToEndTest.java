@@ -85,6 +85,9 @@ class DockerGatewayEndToEndTest {
         post(admin, "/admin/add_model_links", Map.of("app_name", "fashion", "model_names", List.of("fmnist-cnn")));
         await("both replicas ready and registered", () -> replicas() == 2);
         assertThat(containers()).isEqualTo(2);
+        // the gateway connects to registered replicas on its own; wait until it reports the model ready
+        await("the gateway sees a ready replica", () -> query.get().uri("/v2/models/fmnist-cnn/ready").exchange()
+                .returnResult(String.class).getStatus().value() == 200);
 
         FashionMnist test = FashionMnist.testSet();
         List<float[]> images = test.images().subList(0, 32);
