@@ -26,6 +26,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.condition.EnabledIf;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -33,6 +34,8 @@ import reactor.core.scheduler.Schedulers;
  * base, two replicas serve the Fashion-MNIST CNN, one is killed and comes back, then the
  * deployment is scaled down and removed.
  */
+@EnabledIf(value = "io.servegate.gateway.testsupport.DockerEngine#available",
+        disabledReason = "no Docker engine or no local base image: run bin/docker-setup (CI does)")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class DockerContainerManagerTest {
 
