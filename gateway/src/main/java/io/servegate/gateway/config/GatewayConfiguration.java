@@ -12,6 +12,7 @@ import io.servegate.gateway.api.QueryHandler;
 import io.servegate.gateway.cache.PredictionCache;
 import io.servegate.gateway.containers.Backoff;
 import io.servegate.gateway.containers.ContainerManager;
+import io.servegate.gateway.containers.DockerContainerManager;
 import io.servegate.gateway.containers.ExternalContainerManager;
 import io.servegate.gateway.containers.KubernetesContainerManager;
 import io.servegate.gateway.containers.ProcessContainerManager;
@@ -125,8 +126,11 @@ public class GatewayConfiguration {
                     c.stopGracePeriod()), Schedulers.boundedElastic());
             case "external" -> new ExternalContainerManager(registry, probe, c.readinessTimeout(), c.probeInterval(),
                     c.livenessFailures(), Schedulers.parallel());
-            case "docker" -> throw new IllegalArgumentException(
-                    "servegate.containers.manager 'docker' is not available in this build");
+            case "docker" -> DockerContainerManager.start(c.docker().host(), registry, probe,
+                    new DockerContainerManager.Options(c.docker().network(), c.docker().containerPort(),
+                            RestartPolicy.parse(c.restartPolicy()), c.docker().maxRestarts(), c.probeInterval(),
+                            c.probeTimeout(), c.livenessFailures(), c.readinessTimeout(), c.stopGracePeriod(),
+                            c.docker().owner()), Schedulers.parallel());
             case "kubernetes" -> KubernetesContainerManager.create(registry, probe,
                     new KubernetesContainerManager.Settings(c.kubernetes().namespace(), c.kubernetes().containerPort(),
                             KubernetesContainerManager.Settings.ProbeKind.valueOf(

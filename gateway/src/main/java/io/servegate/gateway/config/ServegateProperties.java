@@ -182,7 +182,23 @@ public record ServegateProperties(
             /** The most replicas one deploy_model or set_num_replicas may ask for. */
             @DefaultValue("64") int maxReplicas,
             /** Settings of the {@code kubernetes} manager. */
-            @DefaultValue Kubernetes kubernetes) {
+            @DefaultValue Kubernetes kubernetes,
+            /** Settings of the {@code docker} manager. */
+            @DefaultValue Docker docker) {
+    }
+
+    /** The {@code docker} manager (besides the shared settings above; backoff is Docker's own). */
+    public record Docker(
+            /** The engine's API: {@code unix:///var/run/docker.sock} or {@code tcp://host:2375}. */
+            @DefaultValue("unix:///var/run/docker.sock") String host,
+            /** {@code host} (a free port is passed as PORT) or a Docker network; its port is then published on 127.0.0.1. */
+            @DefaultValue("host") String network,
+            /** The port a container listens on in a non-host network. */
+            @DefaultValue("8001") int containerPort,
+            /** Docker's retry limit for {@code on-failure}; 0 = unlimited. */
+            @DefaultValue("0") int maxRestarts,
+            /** The {@code servegate.owner} label: containers a gateway with this owner left behind are removed at its start. */
+            @DefaultValue("servegate") String owner) {
     }
 
     /** The {@code kubernetes} container manager (fabric8; in-cluster service account or kubeconfig). */
