@@ -10,7 +10,9 @@ import java.util.Arrays;
  * <p>For each batch size the last {@code window} round-trip latencies are kept, and only those
  * younger than {@code maxAgeNanos} count, so a profile learned while the container was slow does
  * not keep its batches from being tried once it is fast again. The estimate of a size is the
- * largest of its samples (Clockwork predicts from a high percentile of recent runs); a size never
+ * median of its recent samples: Clockwork predicts from recent runs of a worker whose timing is
+ * near deterministic, but here one stall of a shared machine (a GC pause, a descheduled thread)
+ * must not make a size look too slow to send, which would leave it unmeasured; a size never
  * measured is interpolated linearly between its measured neighbours, or extrapolated from the
  * two largest measured sizes. Estimates are made non-decreasing in the batch size, so noise
  * cannot make a larger batch look cheaper.
@@ -117,14 +119,19 @@ public final class BatchLatencyProfile {
         if (lat == null) {
             return -1;
         }
-        long max = -1;
+        long[] young = new long[window];
+        int n = 0;
         long[] at = recordedAt[size];
         for (int i = 0; i < window; i++) {
             if (at[i] != Long.MIN_VALUE && now - at[i] <= maxAgeNanos) {
-                max = Math.max(max, lat[i]);
+                young[n++] = lat[i];
             }
         }
-        return max;
+        if (n == 0) {
+            return -1;
+        }
+        Arrays.sort(young, 0, n);
+        return young[n / 2];
     }
 
     private static int nextMeasured(long[] measured, int from) {

@@ -26,8 +26,11 @@ import java.util.function.Consumer;
  * (Clockwork prefers large batches for goodput), and sends the {@code b} earliest of them. Tasks
  * whose deadline comes before that are dropped through {@code onExpired} at once: with one batch
  * in flight they could only start after this one returns, later than their deadline, so their
- * callers may answer now rather than wait for the deadline. Without samples the profile says
- * nothing and batches are formed as in Clipper.
+ * callers may answer now rather than wait for the deadline. When no queued task can make it, the
+ * one with the most slack is still sent alone rather than leave the replica idle: only completed
+ * batches refresh the profile, so a replica judged too slow would otherwise never be measured
+ * again until its samples aged out. Without samples the profile says nothing and batches are
+ * formed as in Clipper.
  *
  * <p><b>Time</b> is passed in by the caller as {@code now} (nanoseconds on one monotonic clock,
  * e.g. {@link System#nanoTime()} or a simulator's virtual clock), so a reactive driver, a
@@ -362,8 +365,10 @@ public final class BatchQueue<T> {
      * {@code estimates.length - 1}) with at least {@code b} tasks whose
      * {@code deadline >= now + estimates[b]}, then removes the tasks with an earlier deadline
      * into {@code unreachable}; a batch of one after another would start after they are due.
+     * When no task can make its deadline, all but the one with the most slack are removed and it
+     * is sent alone, as a probe of the profile.
      *
-     * @return the size to send once {@code unreachable} is empty, 0 if no task can be served
+     * @return the size to send once {@code unreachable} is empty
      */
     private int plan(long now, long[] estimates, List<T> unreachable) {
         int top = estimates.length - 1;
@@ -385,7 +390,15 @@ public final class BatchQueue<T> {
                 break;
             }
         }
-        int drop = size == 0 ? early.size() : before;
+        if (size == 0) {
+            // Nothing can make it: the replica would sit idle while its profile, which only
+            // completed batches refresh, may be stale (a slow spell, one outlier). Send the task
+            // with the most slack alone as a probe; its caller still gets the default at its
+            // deadline if the profile was right.
+            size = 1;
+            before = early.size() - 1;
+        }
+        int drop = before;
         for (int i = 0; i < early.size(); i++) {
             Entry<T> e = early.get(i);
             if (i < drop) {

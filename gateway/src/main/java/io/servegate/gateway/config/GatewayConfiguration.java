@@ -90,7 +90,8 @@ public class GatewayConfiguration {
     @Bean
     PredictionService predictionService(PredictionCache cache, ReplicaPool pool, LongSupplier clock,
             MeterRegistry meters, ServegateProperties props, Scheduler deadlineTimer) {
-        return new PredictionService(cache, pool, clock, meters, props.deadlineMargin(), deadlineTimer);
+        return new PredictionService(cache, pool, clock, meters, props.deadlineMargin(), deadlineTimer,
+                Schedulers.parallel());
     }
 
     @Bean(destroyMethod = "close")

@@ -94,7 +94,7 @@ public record ServegateProperties(
             /** Latency samples kept per replica and batch size for deadline-aware dispatch. */
             @DefaultValue("10") int profileWindow,
             /** Samples older than this are forgotten, so a replica that was slow gets tried again. */
-            @DefaultValue("5s") Duration profileMaxAge) {
+            @DefaultValue("2s") Duration profileMaxAge) {
     }
 
     /** Calls to model containers. */

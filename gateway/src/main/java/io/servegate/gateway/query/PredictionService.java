@@ -32,15 +32,19 @@ public final class PredictionService {
 
     private final long marginNanos;
     private final Scheduler deadlineTimer;
+    private final Scheduler defaults;
 
     /**
      * @param deadlineMargin how long before the SLO the default is sent, for the answer's own way
      *     out (serialisation, the socket); zero answers exactly at the SLO
      * @param deadlineTimer  where query deadlines are timed: a thread that does nothing else in
      *     production, so that a deadline never waits behind batch or response work
+     * @param defaults       where a default answer is made and sent once its deadline fired, so
+     *     that slow work there (a cold JVM's first serialisation) never holds up other deadlines
      */
     public PredictionService(PredictionCache cache, Dispatcher dispatcher, LongSupplier clock, MeterRegistry meters,
-            Duration deadlineMargin, Scheduler deadlineTimer) {
+            Duration deadlineMargin, Scheduler deadlineTimer, Scheduler defaults) {
+        this.defaults = defaults;
         this.marginNanos = deadlineMargin.toNanos();
         this.deadlineTimer = deadlineTimer;
         this.cache = cache;
@@ -95,7 +99,8 @@ public final class PredictionService {
         CompletableFuture<Object> outcome = output.handle((value, error) -> error == null ? value : failure(error));
         return Mono.fromFuture(outcome, true)
                 .timeout(Duration.ofNanos(remaining),
-                        Mono.fromSupplier(() -> new PredictionException(DefaultReason.DEADLINE, null)), deadlineTimer)
+                        Mono.fromSupplier(() -> new PredictionException(DefaultReason.DEADLINE, null))
+                                .publishOn(defaults), deadlineTimer)
                 .flatMap(o -> o instanceof PredictionException e ? Mono.error(e) : Mono.just(Prediction.of((String) o)));
     }
 

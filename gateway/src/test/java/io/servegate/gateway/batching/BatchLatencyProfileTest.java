@@ -17,15 +17,16 @@ class BatchLatencyProfileTest {
     }
 
     @Test
-    void estimatesASizeByTheLargestOfItsRecentSamples() {
+    void estimatesASizeByTheMedianOfItsRecentSamples() {
         BatchLatencyProfile p = new BatchLatencyProfile(3, S);
         p.record(2, 100, 0);
-        p.record(2, 300, 0);
+        p.record(2, 900, 0); // one stall
         p.record(2, 200, 0);
-        assertEquals(300, p.estimates(2, 0)[2]);
-        p.record(2, 150, 0); // a window of 3: the oldest sample goes first...
+        assertEquals(200, p.estimates(2, 0)[2]);
+        p.record(2, 150, 0); // a window of 3: the oldest sample goes first
+        assertEquals(200, p.estimates(2, 0)[2]);
         p.record(2, 150, 0);
-        p.record(2, 150, 0); // ...and after three new ones, the 300 is gone too
+        p.record(2, 150, 0);
         assertEquals(150, p.estimates(2, 0)[2]);
     }
 

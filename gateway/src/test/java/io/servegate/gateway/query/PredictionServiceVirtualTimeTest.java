@@ -56,7 +56,7 @@ class PredictionServiceVirtualTimeTest {
             CompletableFuture<String> f = new CompletableFuture<>();
             VirtualTimeScheduler.get().schedule(() -> f.complete(output), latency.toNanos(), TimeUnit.NANOSECONDS);
             return f;
-        }, PredictionServiceVirtualTimeTest::virtualNow, meters, Duration.ZERO, VirtualTimeScheduler.get());
+        }, PredictionServiceVirtualTimeTest::virtualNow, meters, Duration.ZERO, VirtualTimeScheduler.get(), VirtualTimeScheduler.get());
     }
 
     @Test
@@ -95,7 +95,7 @@ class PredictionServiceVirtualTimeTest {
         try {
             PredictionService service = new PredictionService(cache, (model, version, input, deadline) ->
                     new CompletableFuture<>(), PredictionServiceVirtualTimeTest::virtualNow, meters,
-                    Duration.ofMillis(2), VirtualTimeScheduler.get());
+                    Duration.ofMillis(2), VirtualTimeScheduler.get(), VirtualTimeScheduler.get());
             List<Long> answeredAt = new ArrayList<>();
             service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow())
                     .subscribe(p -> answeredAt.add(virtualNow()));
@@ -126,7 +126,7 @@ class PredictionServiceVirtualTimeTest {
     void aDispatcherFailureGivesTheDefaultAtOnceWithItsReason() {
         PredictionService service = new PredictionService(cache, (model, version, input, deadline) ->
                 CompletableFuture.failedFuture(new PredictionException(DefaultReason.NO_REPLICA, "model m:1")),
-                PredictionServiceVirtualTimeTest::virtualNow, meters, Duration.ZERO, Schedulers.immediate());
+                PredictionServiceVirtualTimeTest::virtualNow, meters, Duration.ZERO, Schedulers.immediate(), Schedulers.immediate());
         StepVerifier.withVirtualTime(() -> service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow()))
                 .assertNext(p -> {
                     assertThat(p.isDefault()).isTrue();
