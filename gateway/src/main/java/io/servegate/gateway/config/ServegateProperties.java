@@ -88,9 +88,10 @@ public record ServegateProperties(
             /**
              * Clockwork's rule on top of AIMD: never send a batch that is expected to return after
              * a deadline in it, and answer the queries that cannot make it at once (with their
-             * default) instead of at their deadline. Off = Clipper's behaviour exactly.
+             * default) instead of at their deadline. Off (the default) = Clipper's behaviour exactly;
+             * see the README for why it is not on by default yet.
              */
-            @DefaultValue("true") boolean deadlineAware,
+            @DefaultValue("false") boolean deadlineAware,
             /** Latency samples kept per replica and batch size for deadline-aware dispatch. */
             @DefaultValue("10") int profileWindow,
             /** Samples older than this are forgotten, so a replica that was slow gets tried again. */
