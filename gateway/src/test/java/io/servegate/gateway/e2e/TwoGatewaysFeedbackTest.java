@@ -26,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -39,6 +40,7 @@ import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.retry.Retry;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
 import tools.jackson.databind.JsonNode;
@@ -246,6 +248,7 @@ class TwoGatewaysFeedbackTest {
         // Writer w sends images (w·250 + k) mod 2000: every image gets 4 feedbacks, from writers
         // on both gateways.
         ConcurrentLinkedQueue<String> failures = new ConcurrentLinkedQueue<>();
+        AtomicInteger unacknowledged = new AtomicInteger();
         AtomicLongArray seen = new AtomicLongArray(TOTAL + 1); // observations count → times answered
         List<Flux<Integer>> writers = new ArrayList<>();
         for (int w = 0; w < WRITERS; w++) {
@@ -253,7 +256,14 @@ class TwoGatewaysFeedbackTest {
             WebClient gateway = query.get(w < WRITERS / 2 ? 0 : 1);
             writers.add(Flux.range(0, PER_WRITER).concatMap(k -> {
                 int image = image(writer, k);
-                return post(gateway, "/" + APP + "/update", feedbackBodies[image]).map(r -> {
+                // a 503 acknowledges nothing, so a client sends it again; were it sent after the
+                // state was written, the observation counts below would show it twice
+                return post(gateway, "/" + APP + "/update", feedbackBodies[image])
+                        .flatMap(r -> r.status() == 503 ? Mono.error(new Unacknowledged(r)) : Mono.just(r))
+                        .retryWhen(Retry.max(3).filter(Unacknowledged.class::isInstance)
+                                .doBeforeRetry(x -> unacknowledged.incrementAndGet()))
+                        .onErrorResume(Unacknowledged.class, e -> Mono.just(e.reply))
+                        .map(r -> {
                     JsonNode node = r.status() == 200 ? json.readTree(r.body()) : null;
                     if (node == null || !node.path("observed").booleanValue()) {
                         failures.add("writer " + writer + " #" + k + " (image " + image + "): " + r.status() + " "
@@ -279,8 +289,8 @@ class TwoGatewaysFeedbackTest {
         long stateReads = delta(redisBefore, redisAfter, "hmget");
         // in this phase only updates read the state: one read per attempt, one attempt per conflict
         System.out.printf("TwoGatewaysFeedbackTest: %d updates in %.2f s (%.0f/s); attempts %d (%d lost a CAS race and "
-                        + "were retried), CAS scripts run %d; cache hits A %d, B %d, misses A %d, B %d%n",
-                TOTAL, seconds, TOTAL / seconds, stateReads, stateReads - TOTAL, casAttempts,
+                        + "were retried), CAS scripts run %d; %d answers 503 sent again; cache hits A %d, B %d, misses A %d, B %d%n",
+                TOTAL, seconds, TOTAL / seconds, stateReads, stateReads - TOTAL, casAttempts, unacknowledged.get(),
                 cacheRequests(0, "hit") - cacheBefore[0], cacheRequests(1, "hit") - cacheBefore[1],
                 cacheRequests(0, "miss") - cacheBefore[2], cacheRequests(1, "miss") - cacheBefore[3]);
 
@@ -439,6 +449,16 @@ class TwoGatewaysFeedbackTest {
             }
         }
         return (long) sum;
+    }
+
+    /** A 503: the update was not acknowledged. */
+    private static final class Unacknowledged extends RuntimeException {
+        final Reply reply;
+
+        Unacknowledged(Reply reply) {
+            super(reply.body(), null, false, false);
+            this.reply = reply;
+        }
     }
 
     private Mono<Reply> post(WebClient client, String uri, String body) {
