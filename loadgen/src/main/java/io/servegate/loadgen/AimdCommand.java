@@ -66,14 +66,20 @@ public final class AimdCommand implements Callable<Integer> {
     @Option(names = "--duration-s", defaultValue = "20", description = "Measured seconds (default ${DEFAULT-VALUE}).")
     double durationS;
 
-    @Option(names = "--warmup-s", defaultValue = "10",
+    @Option(names = "--warmup-s", defaultValue = "30",
             description = "Unmeasured seconds of the same load first, so that the gateway's JIT has compiled its "
-                    + "query path; AIMD starts adapting here (default ${DEFAULT-VALUE}).")
+                    + "query path (its compiler threads use CPU for about 30 s under load); AIMD starts adapting "
+                    + "here (default ${DEFAULT-VALUE}).")
     double warmupS;
 
     @Option(names = "--late-tolerance-ms", defaultValue = "2",
             description = "Answers later than SLO + this count as late (default ${DEFAULT-VALUE}).")
     double lateToleranceMs;
+
+    @Option(names = "--timer-control", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "Run a bare timer thread in a JVM of its own during the measured window, and report how "
+                    + "late it ran: the machine's own scheduling floor under this load (default ${DEFAULT-VALUE}).")
+    boolean timerControl;
 
     @Option(names = "--poll-ms", defaultValue = "100",
             description = "Period of get_all_containers polls (default ${DEFAULT-VALUE}).")
@@ -112,6 +118,7 @@ public final class AimdCommand implements Callable<Integer> {
         AnswerTally tally = new AnswerTally(Math.round((sloMs + lateToleranceMs) * 1e6));
         Map<String, Object> gatewayInfo;
         GatewayMetrics.Summary inside;
+        TimerJitter.Result machineFloor;
         EmulatedPredictor<float[]> predictor = new EmulatedPredictor<>(betaMs, alphaMs, 10);
         try (ModelContainer<float[], String> emu = ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS,
                 predictor).name(MODEL).version(VERSION).host(GatewayProcess.HOST).port(0).build().start()) {
@@ -154,10 +161,14 @@ public final class AimdCommand implements Callable<Integer> {
                 }
                 err.printf("%s: open loop, %.0f req/s, %.1f s...%n", BENCHMARK, rate, durationS);
                 GatewayMetrics before = GatewayMetrics.scrape(gateway);
+                // the control: a bare timer thread in a JVM of its own, over the same window
+                TimerJitter.Child control = timerControl
+                        ? TimerJitter.Child.start(GatewayOverheadCommand.seconds(durationS)) : null;
                 measureFrom = System.nanoTime();
                 load = new OpenLoop(rate, arrivals.process(), Duration.ZERO, GatewayOverheadCommand.seconds(durationS),
                         timeout, seed).run(queries, tally);
                 inside = GatewayOverheadCommand.inside(before, GatewayMetrics.scrape(gateway));
+                machineFloor = control == null ? null : control.await(Duration.ofSeconds(30));
                 poller.shutdown();
                 poller.awaitTermination(5, TimeUnit.SECONDS);
                 if (pollFailure.get() != null) {
@@ -185,8 +196,8 @@ public final class AimdCommand implements Callable<Integer> {
                 load.sendLagP99Ms(), load.sendLagMaxMs(), keptUp ? "" : " - it did NOT keep up, so the offered load "
                         + "was lower and burstier than scheduled (latencies still count from the schedule)");
         AimdReport report = new AimdReport(BENCHMARK, startedAt.toString(), settings(),
-                environment(atStart), gatewayInfo, analytic, lastHalf, load, tally.counts(), inside, keptUp,
-                note, samples);
+                environment(atStart), gatewayInfo, analytic, lastHalf, load, tally.counts(), inside, machineFloor,
+                keptUp, note, samples);
         Path file = report.writeJson(out);
         var stdout = spec.commandLine().getOut();
         stdout.print(report.table());

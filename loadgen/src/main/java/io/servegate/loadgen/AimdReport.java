@@ -24,6 +24,8 @@ import java.util.Map;
  * @param answers predictions, defaults by explanation, and answers later than SLO + tolerance
  * @param gatewaySide the measured run from inside the gateway (its metrics): latency from arrival in the handler,
  *     batch sizes; null if not scraped
+ * @param machineFloor the control: how late a bare timer thread in a JVM of its own ran over the same window; null
+ *     when not run
  * @param clientKeptUp whether the load generator sent at the scheduled rate (achieved ≥ 97% and p99 send lag ≤ 2 ms)
  * @param clientNote a sentence on the above
  * @param series every poll of get_all_containers: seconds since the start of the measured window (negative during
@@ -31,7 +33,8 @@ import java.util.Map;
  */
 public record AimdReport(String benchmark, String startedAt, Map<String, Object> settings,
         Map<String, Object> environment, Map<String, Object> gateway, Analytic analytic, BatchSizeStats lastHalf,
-        OpenLoopResult load, AnswerTally.Counts answers, GatewayMetrics.Summary gatewaySide, boolean clientKeptUp, String clientNote,
+        OpenLoopResult load, AnswerTally.Counts answers, GatewayMetrics.Summary gatewaySide,
+        TimerJitter.Result machineFloor, boolean clientKeptUp, String clientNote,
         List<Sample> series) {
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -122,9 +125,16 @@ public record AimdReport(String benchmark, String startedAt, Map<String, Object>
         GatewayMetrics.Summary g = gatewaySide;
         if (g != null) {
             sb.append(String.format(Locale.ROOT, "inside the gateway (its metrics, from arrival in the handler): mean %s "
-                    + "ms, p50 <= %s ms, p99 <= %s ms, %d answers after the SLO; %d batches of %s inputs on average%n",
+                    + "ms, p50 <= %s ms, p99 <= %s ms, %d answers after the SLO; %d batches of %s inputs on average; "
+                    + "CPU %s ms per query; %d GC pauses, %.1f ms in all%n",
                     num(g.meanMs()), num(g.p50UpperMs()), num(g.p99UpperMs()), g.lateAnswers(), g.batches(),
-                    num(g.meanBatchSize())));
+                    num(g.meanBatchSize()), num(g.cpuMsPerQuery()), g.gcPauses(), g.gcPauseMs()));
+        }
+        TimerJitter.Result f = machineFloor;
+        if (f != null) {
+            sb.append(String.format(Locale.ROOT, "machine floor (a bare timer thread in its own JVM, same window): "
+                    + "%d timers, later than 1/2/4 ms: %d/%d/%d (%.2f%% > 2 ms), p99.9 %.3f ms, max %.3f ms%n",
+                    f.timers(), f.over1Ms(), f.over2Ms(), f.over4Ms(), 100 * f.over2MsShare(), f.p999Ms(), f.maxMs()));
         }
         return sb.toString();
     }

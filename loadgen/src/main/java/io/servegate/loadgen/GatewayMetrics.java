@@ -23,10 +23,12 @@ import java.util.regex.Pattern;
  * @param lateAnswers    answers that left the gateway's query path after the app's SLO (its own count)
  * @param batches batches sent to replicas
  * @param batchInputs inputs in those batches
+ * @param cpuSeconds     CPU time of the gateway process so far (all its threads, user and system)
+ * @param gcPauseSeconds time its threads stood still in garbage-collection pauses
+ * @param gcPauses       how many such pauses
  */
 public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, Long> latencyBuckets, long lateAnswers,
-        long batches,
-        double batchInputs) {
+        long batches, double batchInputs, double cpuSeconds, double gcPauseSeconds, long gcPauses) {
 
     private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*})?\\s+(\\S+)");
     private static final Pattern LE = Pattern.compile("le=\"([^\"]+)\"");
@@ -40,10 +42,11 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
      * @param p99UpperMs same for the 99th percentile
      * @param batches batches sent to replicas
      * @param meanBatchSize inputs per batch
+     * @param cpuMsPerQuery the gateway process's CPU time per answered query: what a query costs it
+     * @param gcPauseMs     garbage-collection pause time in the leg, and {@code gcPauses} how many
      */
     public record Summary(long requests, Double meanMs, Double p50UpperMs, Double p99UpperMs, long lateAnswers,
-            long batches,
-            Double meanBatchSize) {
+            long batches, Double meanBatchSize, Double cpuMsPerQuery, double gcPauseMs, long gcPauses) {
     }
 
     /** Reads the relevant series out of a Prometheus text exposition. */
@@ -53,6 +56,9 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
         long batches = 0;
         long late = 0;
         double inputs = 0;
+        double cpu = 0;
+        double gcSum = 0;
+        long gcCount = 0;
         TreeMap<Double, Long> buckets = new TreeMap<>();
         for (String line : text.split("\n")) {
             if (line.isEmpty() || line.startsWith("#")) {
@@ -74,6 +80,9 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
                 case "servegate_batch_size_count" -> batches += Math.round(value);
                 case "servegate_answers_late_total" -> late += Math.round(value);
                 case "servegate_batch_size_sum" -> inputs += value;
+                case "process_cpu_time_ns_total" -> cpu += value / 1e9;
+                case "jvm_gc_pause_seconds_sum" -> gcSum += value;
+                case "jvm_gc_pause_seconds_count" -> gcCount += Math.round(value);
                 case "servegate_request_latency_seconds_bucket" -> {
                     Matcher le = LE.matcher(m.group(2) == null ? "" : m.group(2));
                     if (le.find()) {
@@ -86,7 +95,7 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
                 }
             }
         }
-        return new GatewayMetrics(requests, sum, buckets, late, batches, inputs);
+        return new GatewayMetrics(requests, sum, buckets, late, batches, inputs, cpu, gcSum, gcCount);
     }
 
     /** Scrapes the gateway; null if that failed (the benchmark goes on without it). */
@@ -115,13 +124,15 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
             buckets.put(e.getKey(), e.getValue() - earlier.latencyBuckets.getOrDefault(e.getKey(), 0L));
         }
         return new GatewayMetrics(requests - earlier.requests, latencySumS - earlier.latencySumS, buckets,
-                lateAnswers - earlier.lateAnswers, batches - earlier.batches, batchInputs - earlier.batchInputs);
+                lateAnswers - earlier.lateAnswers, batches - earlier.batches, batchInputs - earlier.batchInputs,
+                cpuSeconds - earlier.cpuSeconds, gcPauseSeconds - earlier.gcPauseSeconds, gcPauses - earlier.gcPauses);
     }
 
     /** The summary of a (usually differenced) scrape. */
     public Summary summary() {
         return new Summary(requests, requests > 0 ? latencySumS * 1000 / requests : null, upperBoundMs(0.50),
-                upperBoundMs(0.99), lateAnswers, batches, batches > 0 ? batchInputs / batches : null);
+                upperBoundMs(0.99), lateAnswers, batches, batches > 0 ? batchInputs / batches : null,
+                requests > 0 && cpuSeconds > 0 ? cpuSeconds * 1000 / requests : null, gcPauseSeconds * 1000, gcPauses);
     }
 
     /** The smallest bucket bound holding the q-quantile, ms; null without buckets or counts. */

@@ -66,11 +66,30 @@ class GatewayMetricsTest {
     }
 
     @Test
+    void cpuTimeAndGcPausesAreChargedToTheQueriesOfTheLeg() {
+        String gc = """
+                process_cpu_time_ns_total %s
+                jvm_gc_pause_seconds_count{action="end of minor GC",cause="G1 Evacuation Pause",gc="G1 Young Generation"} %d
+                jvm_gc_pause_seconds_sum{action="end of minor GC",cause="G1 Evacuation Pause",gc="G1 Young Generation"} %s
+                jvm_gc_pause_seconds_count{action="end of minor GC",cause="GCLocker Initiated GC",gc="G1 Young Generation"} 1
+                jvm_gc_pause_seconds_sum{action="end of minor GC",cause="GCLocker Initiated GC",gc="G1 Young Generation"} 0.002
+                """;
+        GatewayMetrics before = GatewayMetrics.parse(scrape(90, 9, 1, 50, 100) + gc.formatted("1.5E9", 3, "0.010"));
+        GatewayMetrics after = GatewayMetrics.parse(scrape(100, 59, 41, 80, 250) + gc.formatted("1.7E9", 7, "0.030"));
+        GatewayMetrics.Summary s = after.minus(before).summary();
+        // 0.2 s of CPU over 100 queries
+        assertThat(s.cpuMsPerQuery()).isCloseTo(2.0, within(1e-9));
+        assertThat(s.gcPauses()).isEqualTo(4);
+        assertThat(s.gcPauseMs()).isCloseTo(20.0, within(1e-9));
+    }
+
+    @Test
     void anEmptyScrapeHasNoLatencies() {
         GatewayMetrics.Summary s = GatewayMetrics.parse("# nothing\n").summary();
         assertThat(s.requests()).isZero();
         assertThat(s.meanMs()).isNull();
         assertThat(s.p50UpperMs()).isNull();
         assertThat(s.meanBatchSize()).isNull();
+        assertThat(s.cpuMsPerQuery()).isNull();
     }
 }

@@ -15,7 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.springframework.http.HttpStatus;
-import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Flux;
@@ -202,7 +201,7 @@ public final class OipRestHandler {
                 .orElseThrow(() -> ApiException.notFound("model '" + name + "' has no version '" + v + "'"));
     }
 
-    private static Mono<ServerResponse> json(HttpStatus status, Object body) {
-        return ServerResponse.status(status).contentType(MediaType.APPLICATION_JSON).bodyValue(body);
+    private Mono<ServerResponse> json(HttpStatus status, Object body) {
+        return bodies.respond(status, body);
     }
 }

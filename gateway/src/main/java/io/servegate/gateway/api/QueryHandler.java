@@ -18,7 +18,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.springframework.http.HttpStatus;
-import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Flux;
@@ -81,7 +80,7 @@ public final class QueryHandler {
                     : input -> selection.predict(app, snapshot, context, type, input, arrival);
             if (singleInput != null) {
                 return predictOne.apply(parsed.get(0)).map(p -> render(p, queryIds.getAndIncrement()))
-                        .flatMap(QueryHandler::ok);
+                        .flatMap(this::ok);
             }
             return Flux.fromIterable(parsed)
                     .flatMapSequential(predictOne)
@@ -207,7 +206,7 @@ public final class QueryHandler {
         return out;
     }
 
-    private static Mono<ServerResponse> ok(Object body) {
-        return ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).bodyValue(body);
+    private Mono<ServerResponse> ok(Object body) {
+        return bodies.respond(HttpStatus.OK, body);
     }
 }

@@ -1,6 +1,5 @@
 package io.servegate.gateway.query;
 
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.servegate.gateway.cache.CacheKey;
@@ -13,6 +12,8 @@ import io.servegate.sdk.TensorType;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import reactor.core.publisher.Mono;
@@ -29,6 +30,8 @@ public final class PredictionService {
     private final Dispatcher dispatcher;
     private final LongSupplier clock;
     private final MeterRegistry meters;
+    private final ConcurrentMap<String, AppMeters> appMeters = new ConcurrentHashMap<>();
+    private final Timer deadlineLag;
 
     private final long marginNanos;
     private final Scheduler deadlineTimer;
@@ -51,6 +54,10 @@ public final class PredictionService {
         this.dispatcher = dispatcher;
         this.clock = clock;
         this.meters = meters;
+        this.deadlineLag = Timer.builder("servegate.deadline.lag")
+                .description("How long after its due time a query's deadline timer ran: the gateway's own "
+                        + "scheduling delay (CPU starvation, GC pauses), which makes defaults late")
+                .publishPercentileHistogram().register(meters);
     }
 
     /**
@@ -99,8 +106,10 @@ public final class PredictionService {
         CompletableFuture<Object> outcome = output.handle((value, error) -> error == null ? value : failure(error));
         return Mono.fromFuture(outcome, true)
                 .timeout(Duration.ofNanos(remaining),
-                        Mono.fromSupplier(() -> new PredictionException(DefaultReason.DEADLINE, null))
-                                .publishOn(defaults), deadlineTimer)
+                        Mono.fromSupplier(() -> {
+                            deadlineLag.record(Math.max(0, clock.getAsLong() - deadline), TimeUnit.NANOSECONDS);
+                            return new PredictionException(DefaultReason.DEADLINE, null);
+                        }).publishOn(defaults), deadlineTimer)
                 .flatMap(o -> o instanceof PredictionException e ? Mono.error(e) : Mono.just(Prediction.of((String) o)));
     }
 
@@ -122,27 +131,23 @@ public final class PredictionService {
                 || app.overloadResponse() != Application.OverloadResponse.REJECT) {
             return false;
         }
-        Counter.builder("servegate.rejected").tag("app", app.name())
-                .description("Queries rejected with 503 because every replica's queue was full").register(meters)
-                .increment();
+        meters(app).rejected();
         return true;
     }
 
     Prediction defaultFor(Application app, PredictionException e) {
-        Counter.builder("servegate.defaults").tag("app", app.name()).tag("reason", e.reason().tag())
-                .description("Queries answered with the app's default output").register(meters).increment();
+        meters(app).defaulted(e.reason());
         return Prediction.ofDefault(app.defaultOutput(), e.getMessage());
     }
 
     void record(Application app, Prediction p, long arrivalNanos) {
         long took = clock.getAsLong() - arrivalNanos;
-        Timer.builder("servegate.request.latency").tag("app", app.name()).tag("default", Boolean.toString(p.isDefault()))
-                .description("Query latency from arrival to answer").register(meters)
-                .record(took, TimeUnit.NANOSECONDS);
-        if (took > TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros())) {
-            // the deadline is the product's promise: every miss is counted, not averaged away
-            Counter.builder("servegate.answers.late").tag("app", app.name())
-                    .description("Answers that left the query path after the app's SLO").register(meters).increment();
-        }
+        // the deadline is the product's promise: every miss is counted, not averaged away
+        meters(app).answered(p.isDefault(), took, took > TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros()));
+    }
+
+    private AppMeters meters(Application app) {
+        AppMeters m = appMeters.get(app.name());
+        return m != null ? m : appMeters.computeIfAbsent(app.name(), name -> new AppMeters(name, meters));
     }
 }

@@ -2,6 +2,7 @@ package io.servegate.gateway.query;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.servegate.gateway.cache.PredictionCache;
 import io.servegate.gateway.registry.Application;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -103,6 +105,36 @@ class PredictionServiceVirtualTimeTest {
             assertThat(answeredAt).isEmpty();
             time.advanceTimeBy(Duration.ofMillis(1));
             assertThat(answeredAt).containsExactly(TimeUnit.MILLISECONDS.toNanos(18));
+        } finally {
+            VirtualTimeScheduler.reset();
+        }
+    }
+
+    @Test
+    void aDeadlineTimerThatRunsLateIsMeasuredAndItsAnswerCountedLate() {
+        VirtualTimeScheduler time = VirtualTimeScheduler.getOrSet();
+        try {
+            // the clock runs ahead of the timer's scheduler by `stall`: the timer thread ran that late
+            AtomicLong stall = new AtomicLong();
+            PredictionService service = new PredictionService(cache, (model, version, input, deadline) ->
+                    new CompletableFuture<>(), () -> virtualNow() + stall.get(), meters, Duration.ZERO,
+                    VirtualTimeScheduler.get(), VirtualTimeScheduler.get());
+            List<Prediction> answers = new ArrayList<>();
+            service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow()).subscribe(answers::add);
+            time.advanceTimeBy(Duration.ofMillis(20));
+            service.predict(APP, "m", "1", TensorType.FLOATS, new float[] {9f}, virtualNow()).subscribe(answers::add);
+            stall.set(TimeUnit.MILLISECONDS.toNanos(3));
+            time.advanceTimeBy(Duration.ofMillis(20));
+
+            assertThat(answers).hasSize(2).allMatch(Prediction::isDefault);
+            Timer lag = meters.get("servegate.deadline.lag").timer();
+            assertThat(lag.count()).isEqualTo(2);
+            assertThat(lag.max(TimeUnit.MILLISECONDS)).isEqualTo(3.0);
+            assertThat(lag.totalTime(TimeUnit.MILLISECONDS)).isEqualTo(3.0);
+            // the first answered at the SLO, the second 3 ms after it: one late answer
+            assertThat(meters.get("servegate.answers.late").tag("app", "app").counter().count()).isEqualTo(1.0);
+            assertThat(meters.get("servegate.request.latency").tag("app", "app").tag("default", "true").timer()
+                    .count()).isEqualTo(2);
         } finally {
             VirtualTimeScheduler.reset();
         }
