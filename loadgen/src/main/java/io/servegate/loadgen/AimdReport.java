@@ -129,6 +129,10 @@ public record AimdReport(String benchmark, String startedAt, Map<String, Object>
                     + "CPU %s ms per query; %d GC pauses, %.1f ms in all%n",
                     num(g.meanMs()), num(g.p50UpperMs()), num(g.p99UpperMs()), g.lateAnswers(), g.batches(),
                     num(g.meanBatchSize()), num(g.cpuMsPerQuery()), g.gcPauses(), g.gcPauseMs()));
+            sb.append(String.format(Locale.ROOT, "its deadline timers: %d ran, later than about 1/2/4 ms: %d/%d/%d "
+                    + "(%.2f%% > 2 ms)%n", g.deadlineTimers(), g.deadlineTimersLate()[0], g.deadlineTimersLate()[1],
+                    g.deadlineTimersLate()[2],
+                    g.deadlineTimers() == 0 ? 0.0 : 100.0 * g.deadlineTimersLate()[1] / g.deadlineTimers()));
         }
         TimerJitter.Result f = machineFloor;
         if (f != null) {

@@ -26,9 +26,12 @@ import java.util.regex.Pattern;
  * @param cpuSeconds     CPU time of the gateway process so far (all its threads, user and system)
  * @param gcPauseSeconds time its threads stood still in garbage-collection pauses
  * @param gcPauses       how many such pauses
+ * @param deadlineLagBuckets cumulative counts per bucket upper bound, seconds, of how late the gateway's deadline
+ *     timers ran ({@code servegate_deadline_lag_seconds})
  */
 public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, Long> latencyBuckets, long lateAnswers,
-        long batches, double batchInputs, double cpuSeconds, double gcPauseSeconds, long gcPauses) {
+        long batches, double batchInputs, double cpuSeconds, double gcPauseSeconds, long gcPauses,
+        TreeMap<Double, Long> deadlineLagBuckets) {
 
     private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*})?\\s+(\\S+)");
     private static final Pattern LE = Pattern.compile("le=\"([^\"]+)\"");
@@ -44,9 +47,13 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
      * @param meanBatchSize inputs per batch
      * @param cpuMsPerQuery the gateway process's CPU time per answered query: what a query costs it
      * @param gcPauseMs     garbage-collection pause time in the leg, and {@code gcPauses} how many
+     * @param deadlineTimers deadline timers that ran in the leg (queries that reached their deadline)
+     * @param deadlineTimersLate how many of them ran later than about 1, 2 and 4 ms after their due time (the
+     *     first histogram bounds at or above those: 1, 2.10 and 4.19 ms)
      */
     public record Summary(long requests, Double meanMs, Double p50UpperMs, Double p99UpperMs, long lateAnswers,
-            long batches, Double meanBatchSize, Double cpuMsPerQuery, double gcPauseMs, long gcPauses) {
+            long batches, Double meanBatchSize, Double cpuMsPerQuery, double gcPauseMs, long gcPauses,
+            long deadlineTimers, long[] deadlineTimersLate) {
     }
 
     /** Reads the relevant series out of a Prometheus text exposition. */
@@ -60,6 +67,7 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
         double gcSum = 0;
         long gcCount = 0;
         TreeMap<Double, Long> buckets = new TreeMap<>();
+        TreeMap<Double, Long> lag = new TreeMap<>();
         for (String line : text.split("\n")) {
             if (line.isEmpty() || line.startsWith("#")) {
                 continue;
@@ -83,19 +91,21 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
                 case "process_cpu_time_ns_total" -> cpu += value / 1e9;
                 case "jvm_gc_pause_seconds_sum" -> gcSum += value;
                 case "jvm_gc_pause_seconds_count" -> gcCount += Math.round(value);
-                case "servegate_request_latency_seconds_bucket" -> {
-                    Matcher le = LE.matcher(m.group(2) == null ? "" : m.group(2));
-                    if (le.find()) {
-                        double bound = "+Inf".equals(le.group(1)) ? Double.POSITIVE_INFINITY
-                                : Double.parseDouble(le.group(1));
-                        buckets.merge(bound, Math.round(value), Long::sum);
-                    }
-                }
+                case "servegate_request_latency_seconds_bucket" -> addBucket(buckets, m.group(2), value);
+                case "servegate_deadline_lag_seconds_bucket" -> addBucket(lag, m.group(2), value);
                 default -> {
                 }
             }
         }
-        return new GatewayMetrics(requests, sum, buckets, late, batches, inputs, cpu, gcSum, gcCount);
+        return new GatewayMetrics(requests, sum, buckets, late, batches, inputs, cpu, gcSum, gcCount, lag);
+    }
+
+    private static void addBucket(TreeMap<Double, Long> buckets, String labels, double value) {
+        Matcher le = LE.matcher(labels == null ? "" : labels);
+        if (le.find()) {
+            double bound = "+Inf".equals(le.group(1)) ? Double.POSITIVE_INFINITY : Double.parseDouble(le.group(1));
+            buckets.merge(bound, Math.round(value), Long::sum);
+        }
     }
 
     /** Scrapes the gateway; null if that failed (the benchmark goes on without it). */
@@ -119,20 +129,38 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
 
     /** What happened between {@code earlier} and this scrape. */
     public GatewayMetrics minus(GatewayMetrics earlier) {
-        TreeMap<Double, Long> buckets = new TreeMap<>();
-        for (Map.Entry<Double, Long> e : latencyBuckets.entrySet()) {
-            buckets.put(e.getKey(), e.getValue() - earlier.latencyBuckets.getOrDefault(e.getKey(), 0L));
-        }
-        return new GatewayMetrics(requests - earlier.requests, latencySumS - earlier.latencySumS, buckets,
-                lateAnswers - earlier.lateAnswers, batches - earlier.batches, batchInputs - earlier.batchInputs,
-                cpuSeconds - earlier.cpuSeconds, gcPauseSeconds - earlier.gcPauseSeconds, gcPauses - earlier.gcPauses);
+        return new GatewayMetrics(requests - earlier.requests, latencySumS - earlier.latencySumS,
+                minus(latencyBuckets, earlier.latencyBuckets), lateAnswers - earlier.lateAnswers,
+                batches - earlier.batches, batchInputs - earlier.batchInputs, cpuSeconds - earlier.cpuSeconds,
+                gcPauseSeconds - earlier.gcPauseSeconds, gcPauses - earlier.gcPauses,
+                minus(deadlineLagBuckets, earlier.deadlineLagBuckets));
+    }
+
+    private static TreeMap<Double, Long> minus(TreeMap<Double, Long> later, TreeMap<Double, Long> earlier) {
+        TreeMap<Double, Long> out = new TreeMap<>();
+        later.forEach((bound, n) -> out.put(bound, n - earlier.getOrDefault(bound, 0L)));
+        return out;
     }
 
     /** The summary of a (usually differenced) scrape. */
     public Summary summary() {
         return new Summary(requests, requests > 0 ? latencySumS * 1000 / requests : null, upperBoundMs(0.50),
                 upperBoundMs(0.99), lateAnswers, batches, batches > 0 ? batchInputs / batches : null,
-                requests > 0 && cpuSeconds > 0 ? cpuSeconds * 1000 / requests : null, gcPauseSeconds * 1000, gcPauses);
+                requests > 0 && cpuSeconds > 0 ? cpuSeconds * 1000 / requests : null, gcPauseSeconds * 1000, gcPauses,
+                count(deadlineLagBuckets, Double.POSITIVE_INFINITY),
+                new long[] {laterThan(deadlineLagBuckets, 0.001), laterThan(deadlineLagBuckets, 0.002),
+                        laterThan(deadlineLagBuckets, 0.004)});
+    }
+
+    private static long count(TreeMap<Double, Long> cumulative, double bound) {
+        Long n = cumulative.get(bound);
+        return n == null ? 0 : n;
+    }
+
+    /** Observations above the first bucket bound at or above {@code seconds}. */
+    private static long laterThan(TreeMap<Double, Long> cumulative, double seconds) {
+        Map.Entry<Double, Long> within = cumulative.ceilingEntry(seconds);
+        return within == null ? 0 : count(cumulative, Double.POSITIVE_INFINITY) - within.getValue();
     }
 
     /** The smallest bucket bound holding the q-quantile, ms; null without buckets or counts. */

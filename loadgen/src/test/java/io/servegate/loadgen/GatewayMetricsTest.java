@@ -84,6 +84,24 @@ class GatewayMetricsTest {
     }
 
     @Test
+    void deadlineTimersLaterThanOneTwoAndFourMillisecondsAreCountedFromTheirHistogram() {
+        String lag = """
+                servegate_deadline_lag_seconds_bucket{le="0.001"} %d
+                servegate_deadline_lag_seconds_bucket{le="0.001048576"} %d
+                servegate_deadline_lag_seconds_bucket{le="0.002097151"} %d
+                servegate_deadline_lag_seconds_bucket{le="0.004194304"} %d
+                servegate_deadline_lag_seconds_bucket{le="+Inf"} %d
+                servegate_deadline_lag_seconds_count %d
+                """;
+        GatewayMetrics before = GatewayMetrics.parse(lag.formatted(100, 100, 100, 100, 100, 100));
+        // 1,000 more: 900 within 1 ms, 40 more within 2.1 ms, 30 more within 4.2 ms, 30 later
+        GatewayMetrics after = GatewayMetrics.parse(lag.formatted(1000, 1010, 1040, 1070, 1100, 1100));
+        GatewayMetrics.Summary s = after.minus(before).summary();
+        assertThat(s.deadlineTimers()).isEqualTo(1000);
+        assertThat(s.deadlineTimersLate()).containsExactly(100, 60, 30);
+    }
+
+    @Test
     void anEmptyScrapeHasNoLatencies() {
         GatewayMetrics.Summary s = GatewayMetrics.parse("# nothing\n").summary();
         assertThat(s.requests()).isZero();
@@ -91,5 +109,7 @@ class GatewayMetricsTest {
         assertThat(s.p50UpperMs()).isNull();
         assertThat(s.meanBatchSize()).isNull();
         assertThat(s.cpuMsPerQuery()).isNull();
+        assertThat(s.deadlineTimers()).isZero();
+        assertThat(s.deadlineTimersLate()).containsExactly(0, 0, 0);
     }
 }

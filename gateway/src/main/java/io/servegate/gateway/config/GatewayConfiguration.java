@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.api.AdminHandler;
 import io.servegate.gateway.api.AdminServer;
 import io.servegate.gateway.api.BearerAuth;
+import io.servegate.gateway.api.EventLoopDeadlines;
 import io.servegate.gateway.api.Errors;
 import io.servegate.gateway.api.InputParser;
 import io.servegate.gateway.api.JsonBodies;
@@ -173,6 +174,7 @@ public class GatewayConfiguration {
                         .bodyValue(prometheus.getObject().scrape()))
                 .POST("/{app}/predict", query::predict)
                 .POST("/{app}/update", query::update)
+                .filter(new EventLoopDeadlines())
                 .filter(Errors.filter())
                 .build();
     }

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
+import reactor.util.context.Context;
 
 /**
  * The query path below the API: cache, then the model version's replicas, under a hard
@@ -30,6 +31,9 @@ public final class PredictionService {
     private final Dispatcher dispatcher;
     private final LongSupplier clock;
     private final MeterRegistry meters;
+    /** The {@link Context} key of {@link #timedOn}. */
+    private static final Object EVENT_LOOP = new Object();
+
     private final ConcurrentMap<String, AppMeters> appMeters = new ConcurrentHashMap<>();
     private final Timer deadlineLag;
 
@@ -40,10 +44,10 @@ public final class PredictionService {
     /**
      * @param deadlineMargin how long before the SLO the default is sent, for the answer's own way
      *     out (serialisation, the socket); zero answers exactly at the SLO
-     * @param deadlineTimer  where query deadlines are timed: a thread that does nothing else in
-     *     production, so that a deadline never waits behind batch or response work
-     * @param defaults       where a default answer is made and sent once its deadline fired, so
-     *     that slow work there (a cold JVM's first serialisation) never holds up other deadlines
+     * @param deadlineTimer  where query deadlines are timed unless their context names their
+     *     request's event loop ({@link #timedOn}): a thread that does nothing else in production
+     * @param defaults       where such a deadline's default answer is made and sent once it fired,
+     *     so that slow work there never holds up other deadlines
      */
     public PredictionService(PredictionCache cache, Dispatcher dispatcher, LongSupplier clock, MeterRegistry meters,
             Duration deadlineMargin, Scheduler deadlineTimer, Scheduler defaults) {
@@ -78,6 +82,18 @@ public final class PredictionService {
                 .doOnNext(p -> record(app, p, arrivalNanos));
     }
 
+    /**
+     * Times the deadlines of the queries subscribed with this context on {@code eventLoop}, the
+     * Netty event loop their request arrived on, and makes their defaults there. Every answer is
+     * written by that loop anyway, so timing there adds no thread to the answer's path and saves
+     * two hand-offs per default (deadline thread, parallel worker, loop): about 10 % less gateway
+     * CPU per query in the aimd benchmark (four side-by-side pairs on two shared cores); how
+     * often timers ran late was no different within that machine's noise.
+     */
+    public static Context timedOn(Context context, Scheduler eventLoop) {
+        return context.put(EVENT_LOOP, eventLoop);
+    }
+
     /** When a query of {@code app} that arrived at {@code arrivalNanos} must be answered. */
     long deadline(Application app, long arrivalNanos) {
         return arrivalNanos + TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros()) - marginNanos;
@@ -94,8 +110,7 @@ public final class PredictionService {
 
     /** One model version's output by {@code deadline}, failing with {@link PredictionException}. */
     Mono<Prediction> infer(String model, String version, TensorType<?> type, Object input, long deadline) {
-        long remaining = deadline - clock.getAsLong();
-        if (remaining <= 0) {
+        if (deadline - clock.getAsLong() <= 0) {
             return Mono.error(new PredictionException(DefaultReason.DEADLINE, null));
         }
         CacheKey key = new CacheKey(model, version, encode(type, input));
@@ -104,13 +119,18 @@ public final class PredictionService {
         // still fills the cache. Failures become values first, so that one arriving after the timeout
         // is not an error dropped by a cancelled subscriber.
         CompletableFuture<Object> outcome = output.handle((value, error) -> error == null ? value : failure(error));
-        return Mono.fromFuture(outcome, true)
-                .timeout(Duration.ofNanos(remaining),
-                        Mono.fromSupplier(() -> {
-                            deadlineLag.record(Math.max(0, clock.getAsLong() - deadline), TimeUnit.NANOSECONDS);
-                            return new PredictionException(DefaultReason.DEADLINE, null);
-                        }).publishOn(defaults), deadlineTimer)
-                .flatMap(o -> o instanceof PredictionException e ? Mono.error(e) : Mono.just(Prediction.of((String) o)));
+        return Mono.deferContextual(context -> {
+            Mono<PredictionException> atDeadline = Mono.fromSupplier(() -> {
+                deadlineLag.record(Math.max(0, clock.getAsLong() - deadline), TimeUnit.NANOSECONDS);
+                return new PredictionException(DefaultReason.DEADLINE, null);
+            });
+            Scheduler eventLoop = context.getOrDefault(EVENT_LOOP, null);
+            // timed from now, not from assembly: dispatching above may have sent a batch
+            Duration left = Duration.ofNanos(Math.max(0, deadline - clock.getAsLong()));
+            return eventLoop != null
+                    ? Mono.fromFuture(outcome, true).timeout(left, atDeadline, eventLoop)
+                    : Mono.fromFuture(outcome, true).timeout(left, atDeadline.publishOn(defaults), deadlineTimer);
+        }).flatMap(o -> o instanceof PredictionException e ? Mono.error(e) : Mono.just(Prediction.of((String) o)));
     }
 
     private static PredictionException failure(Throwable error) {

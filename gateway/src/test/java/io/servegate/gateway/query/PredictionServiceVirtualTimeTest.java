@@ -141,6 +141,29 @@ class PredictionServiceVirtualTimeTest {
     }
 
     @Test
+    void aQueryTimedOnItsEventLoopGetsItsDefaultThereAndNeverTouchesTheDeadlineThread() {
+        VirtualTimeScheduler loop = VirtualTimeScheduler.getOrSet();
+        // the service's own timer and defaults scheduler: a clock that never moves, so a deadline timed there never fires
+        VirtualTimeScheduler stopped = VirtualTimeScheduler.create();
+        try {
+            PredictionService service = new PredictionService(cache, (model, version, input, deadline) ->
+                    new CompletableFuture<>(), PredictionServiceVirtualTimeTest::virtualNow, meters, Duration.ZERO,
+                    stopped, stopped);
+            List<Long> answeredAt = new ArrayList<>();
+            service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow())
+                    .contextWrite(context -> PredictionService.timedOn(context, loop))
+                    .subscribe(p -> answeredAt.add(virtualNow()));
+            loop.advanceTimeBy(Duration.ofMillis(19));
+            assertThat(answeredAt).isEmpty();
+            loop.advanceTimeBy(Duration.ofMillis(1));
+            assertThat(answeredAt).containsExactly(TimeUnit.MILLISECONDS.toNanos(20));
+        } finally {
+            stopped.dispose();
+            VirtualTimeScheduler.reset();
+        }
+    }
+
+    @Test
     void aTimelyPredictionPassesThroughAndTheNextIdenticalQueryHitsTheCache() {
         PredictionService service = serviceAnsweringAfter(Duration.ofMillis(12), "[0.25,0.75]");
         StepVerifier.withVirtualTime(() -> service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow()))
