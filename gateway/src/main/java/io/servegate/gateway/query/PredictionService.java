@@ -27,13 +27,13 @@ import reactor.util.context.Context;
  */
 public final class PredictionService {
 
+    /** The {@link Context} key of {@link #timedOn}. */
+    private static final Object EVENT_LOOP = new Object();
+
     private final PredictionCache cache;
     private final Dispatcher dispatcher;
     private final LongSupplier clock;
     private final MeterRegistry meters;
-    /** The {@link Context} key of {@link #timedOn}. */
-    private static final Object EVENT_LOOP = new Object();
-
     private final ConcurrentMap<String, AppMeters> appMeters = new ConcurrentHashMap<>();
     private final Timer deadlineLag;
 
