@@ -23,19 +23,10 @@ public record GatewayAnswer(String output, boolean isDefault, String explanation
      * @throws IllegalStateException if the status is not 200 or the body is not a query answer
      */
     public static GatewayAnswer parse(int status, byte[] body) {
-        String text = new String(body, StandardCharsets.UTF_8);
-        if (status != 200) {
-            throw new IllegalStateException("HTTP " + status + ": " + abbreviate(text));
-        }
-        JsonNode n;
-        try {
-            n = JSON.readTree(body);
-        } catch (IOException e) {
-            throw new IllegalStateException("not JSON: " + abbreviate(text), e);
-        }
+        JsonNode n = okJson(status, body);
         JsonNode isDefault = n == null ? null : n.get("default");
         if (isDefault == null || !isDefault.isBoolean() || !n.has("output")) {
-            throw new IllegalStateException("not a query answer: " + abbreviate(text));
+            throw new IllegalStateException("not a query answer: " + text(body));
         }
         JsonNode explanation = n.get("default_explanation");
         return new GatewayAnswer(n.get("output").toString(), isDefault.booleanValue(),
@@ -49,24 +40,29 @@ public record GatewayAnswer(String output, boolean isDefault, String explanation
      * @throws IllegalStateException if the status is not 200 or the body is not an infer response
      */
     public static GatewayAnswer parseOipInfer(int status, byte[] body) {
-        String text = new String(body, StandardCharsets.UTF_8);
-        if (status != 200) {
-            throw new IllegalStateException("HTTP " + status + ": " + abbreviate(text));
-        }
-        JsonNode n;
-        try {
-            n = JSON.readTree(body);
-        } catch (IOException e) {
-            throw new IllegalStateException("not JSON: " + abbreviate(text), e);
-        }
+        JsonNode n = okJson(status, body);
         JsonNode data = n == null ? null : n.path("outputs").path(0).get("data");
         if (data == null || !data.isArray()) {
-            throw new IllegalStateException("not an infer response: " + abbreviate(text));
+            throw new IllegalStateException("not an infer response: " + text(body));
         }
         return new GatewayAnswer(data.toString(), false, null);
     }
 
-    private static String abbreviate(String s) {
+    /** The body of a 200 answer as JSON; otherwise an exception quoting the body. */
+    private static JsonNode okJson(int status, byte[] body) {
+        if (status != 200) {
+            throw new IllegalStateException("HTTP " + status + ": " + text(body));
+        }
+        try {
+            return JSON.readTree(body);
+        } catch (IOException e) {
+            throw new IllegalStateException("not JSON: " + text(body), e);
+        }
+    }
+
+    /** The body as text, abbreviated for an error message. */
+    private static String text(byte[] body) {
+        String s = new String(body, StandardCharsets.UTF_8);
         return s.length() <= 300 ? s : s.substring(0, 300) + "...";
     }
 }

@@ -10,10 +10,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -22,9 +20,9 @@ import org.HdrHistogram.Histogram;
  * thread on this machine would have suffered in the same window: a gateway cannot answer
  * within SLO + x ms more reliably than the operating system wakes a thread within x ms.
  *
- * <p>One thread arms one timer at a time, each due 1 to 2 periods after the last ran (random,
- * so that it does not lock step with other periodic work), and records how long after its due
- * time each ran.
+ * <p>One thread sleeps until a due time 1 to 2 periods after it last woke (random, so that it
+ * does not lock step with other periodic work) and records how long after that time it woke:
+ * the same timed wait (a futex) that a scheduled executor's worker sleeps in.
  */
 public final class TimerJitter {
 
@@ -53,36 +51,24 @@ public final class TimerJitter {
         }
     }
 
-    /** Measures in this JVM for {@code duration}, one timer at a time, 1 to 2 {@code period}s apart. */
+    /**
+     * Measures on the calling thread for {@code duration}: it sleeps until each due time, 1 to 2
+     * {@code period}s after it last woke, and records how late it woke.
+     */
     public static Result measure(Duration duration, Duration period, long seed) throws InterruptedException {
         Histogram lateness = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "timer-jitter");
-            t.setDaemon(true);
-            return t;
-        });
         SplittableRandom random = new SplittableRandom(seed);
         long periodNanos = period.toNanos();
         long end = System.nanoTime() + duration.toNanos();
-        CountDownLatch done = new CountDownLatch(1);
-        try {
-            new Object() {
-                void arm() {
-                    long due = System.nanoTime() + periodNanos + random.nextLong(periodNanos);
-                    timer.schedule(() -> {
-                        long now = System.nanoTime();
-                        lateness.recordValue(Math.min(Math.max(0, now - due), lateness.getHighestTrackableValue()));
-                        if (now < end) {
-                            arm();
-                        } else {
-                            done.countDown();
-                        }
-                    }, due - System.nanoTime(), TimeUnit.NANOSECONDS);
-                }
-            }.arm();
-            done.await();
-        } finally {
-            timer.shutdownNow();
+        for (long now = System.nanoTime(); now < end; ) {
+            long due = now + periodNanos + random.nextLong(periodNanos);
+            while ((now = System.nanoTime()) < due) {
+                LockSupport.parkNanos(due - now);
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            lateness.recordValue(Math.min(now - due, lateness.getHighestTrackableValue()));
         }
         return new Result(lateness.getTotalCount(), ms(lateness.getValueAtPercentile(50)),
                 ms(lateness.getValueAtPercentile(99)), ms(lateness.getValueAtPercentile(99.9)),
