@@ -1,8 +1,8 @@
 package io.servegate.benchmarks;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.servegate.gateway.cache.CacheKey;
-import io.servegate.gateway.cache.PredictionCache;
+import io.servegate.core.cache.CacheKey;
+import io.servegate.core.cache.PredictionCache;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.SplittableRandom;

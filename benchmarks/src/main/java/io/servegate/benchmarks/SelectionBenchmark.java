@@ -1,10 +1,10 @@
 package io.servegate.benchmarks;
 
-import io.servegate.gateway.selection.Combined;
-import io.servegate.gateway.selection.Exp3Policy;
-import io.servegate.gateway.selection.Exp4Policy;
-import io.servegate.gateway.selection.StateCodec;
-import io.servegate.gateway.selection.WeightedState;
+import io.servegate.core.selection.Combined;
+import io.servegate.core.selection.Exp3Policy;
+import io.servegate.core.selection.Exp4Policy;
+import io.servegate.core.selection.StateCodec;
+import io.servegate.core.selection.WeightedState;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,6 +1,6 @@
 package io.servegate.gateway.api;
 
-import io.servegate.gateway.cache.PredictionCache;
+import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.containers.ContainerManager;
 import io.servegate.gateway.containers.Deployment;
 import io.servegate.gateway.containers.DeploymentSpec;

@@ -123,7 +123,7 @@ public final class QueryHandler {
                     // a label the policy cannot use (e.g. not a number for regression) is the client's
                     // error (400); a stored state that cannot be decoded is not
                     .onErrorMap(e -> !(e instanceof ApiException) && !(e instanceof IllegalArgumentException
-                            && !(e instanceof io.servegate.gateway.selection.StateCodecException)),
+                            && !(e instanceof io.servegate.core.selection.StateCodecException)),
                             e -> new ApiException(
                             HttpStatus.SERVICE_UNAVAILABLE, "selection state unavailable",
                             "feedback was not recorded: " + e.getMessage()))

@@ -1,5 +1,7 @@
 package io.servegate.gateway.batching;
 
+import io.servegate.core.batching.BatchingPolicy;
+import io.servegate.core.batching.BatchLatencyProfile;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;

@@ -10,7 +10,7 @@ import io.servegate.gateway.api.InputParser;
 import io.servegate.gateway.api.JsonBodies;
 import io.servegate.gateway.api.OipRestHandler;
 import io.servegate.gateway.api.QueryHandler;
-import io.servegate.gateway.cache.PredictionCache;
+import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.containers.Backoff;
 import io.servegate.gateway.containers.ContainerManager;
 import io.servegate.gateway.containers.DockerContainerManager;

@@ -2,8 +2,8 @@ package io.servegate.gateway.query;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.servegate.gateway.cache.CacheKey;
-import io.servegate.gateway.cache.PredictionCache;
+import io.servegate.core.cache.CacheKey;
+import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.rpc.DefaultReason;
 import io.servegate.gateway.rpc.PredictionException;

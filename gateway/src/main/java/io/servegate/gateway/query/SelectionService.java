@@ -9,9 +9,9 @@ import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.registry.SelectionConfig;
 import io.servegate.gateway.rpc.DefaultReason;
 import io.servegate.gateway.rpc.PredictionException;
-import io.servegate.gateway.selection.Combined;
-import io.servegate.gateway.selection.SelectionPolicies;
-import io.servegate.gateway.selection.SelectionPolicy;
+import io.servegate.core.selection.Combined;
+import io.servegate.core.selection.SelectionPolicies;
+import io.servegate.core.selection.SelectionPolicy;
 import io.servegate.gateway.selection.SelectionStateStore;
 import io.servegate.sdk.TensorType;
 import java.time.Duration;
@@ -154,7 +154,7 @@ public final class SelectionService {
     }
 
     private static long observations(Object state) {
-        return state instanceof io.servegate.gateway.selection.WeightedState w ? w.observations() : 0;
+        return state instanceof io.servegate.core.selection.WeightedState w ? w.observations() : 0;
     }
 
     /**

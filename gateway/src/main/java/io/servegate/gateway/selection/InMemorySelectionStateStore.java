@@ -1,5 +1,6 @@
 package io.servegate.gateway.selection;
 
+import io.servegate.core.selection.Versioned;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;

@@ -1,5 +1,6 @@
 package io.servegate.gateway.selection;
 
+import io.servegate.core.selection.Versioned;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;

@@ -1,5 +1,6 @@
 package io.servegate.gateway.selection;
 
+import io.servegate.core.selection.Versioned;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;

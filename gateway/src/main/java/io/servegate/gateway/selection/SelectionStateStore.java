@@ -1,5 +1,6 @@
 package io.servegate.gateway.selection;
 
+import io.servegate.core.selection.Versioned;
 import java.util.function.Function;
 import reactor.core.publisher.Mono;
 

@@ -3,7 +3,7 @@ package io.servegate.gateway.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.servegate.gateway.cache.PredictionCache;
+import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.Application;
 import io.servegate.sdk.TensorType;

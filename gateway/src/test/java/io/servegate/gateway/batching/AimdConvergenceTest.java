@@ -1,5 +1,7 @@
 package io.servegate.gateway.batching;
 
+import io.servegate.core.batching.AimdBatchingPolicy;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

@@ -1,5 +1,8 @@
 package io.servegate.gateway.batching;
 
+import io.servegate.core.batching.AimdBatchingPolicy;
+import io.servegate.core.batching.BatchingPolicy;
+import io.servegate.core.batching.FixedBatchingPolicy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;

@@ -1,5 +1,6 @@
 package io.servegate.gateway.batching;
 
+import io.servegate.core.batching.FixedBatchingPolicy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.servegate.gateway.cache.PredictionCache;
+import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.rpc.DefaultReason;
 import io.servegate.gateway.rpc.PredictionException;

@@ -1,5 +1,6 @@
 package io.servegate.gateway.selection;
 
+import io.servegate.core.selection.Versioned;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

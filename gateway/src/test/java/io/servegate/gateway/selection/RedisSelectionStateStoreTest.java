@@ -1,5 +1,7 @@
 package io.servegate.gateway.selection;
 
+import io.servegate.core.selection.Exp4Policy;
+import io.servegate.core.selection.StateCodecException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,5 +1,10 @@
 package io.servegate.gateway.selection;
 
+import io.servegate.core.selection.Exp4Policy;
+import io.servegate.core.selection.StateCodecException;
+import io.servegate.core.selection.Task;
+import io.servegate.core.selection.Versioned;
+import io.servegate.core.selection.WeightedState;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;

@@ -4,11 +4,11 @@ import static io.servegate.gateway.selection.fig8.SelectionReplay.ALL_MODELS;
 import static io.servegate.gateway.selection.fig8.SelectionReplay.CNN;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.servegate.gateway.selection.Exp3Policy;
-import io.servegate.gateway.selection.Exp4Policy;
-import io.servegate.gateway.selection.SelectionPolicies;
-import io.servegate.gateway.selection.SelectionPolicy;
-import io.servegate.gateway.selection.WeightedState;
+import io.servegate.core.selection.Exp3Policy;
+import io.servegate.core.selection.Exp4Policy;
+import io.servegate.core.selection.SelectionPolicies;
+import io.servegate.core.selection.SelectionPolicy;
+import io.servegate.core.selection.WeightedState;
 import io.servegate.gateway.selection.fig8.SelectionReplay.Corruption;
 import io.servegate.gateway.selection.fig8.SelectionReplay.Curve;
 import io.servegate.gateway.selection.fig8.SelectionReplay.Scenario;

@@ -5,8 +5,8 @@ import static io.servegate.gateway.selection.fig8.SelectionReplay.CNN;
 import static io.servegate.gateway.selection.fig8.SelectionReplay.MLP;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.servegate.gateway.selection.Exp3Policy;
-import io.servegate.gateway.selection.Exp4Policy;
+import io.servegate.core.selection.Exp3Policy;
+import io.servegate.core.selection.Exp4Policy;
 import io.servegate.gateway.selection.fig8.SelectionReplay.Corruption;
 import io.servegate.gateway.selection.fig8.SelectionReplay.Curve;
 import io.servegate.gateway.selection.fig8.SelectionReplay.Scenario;

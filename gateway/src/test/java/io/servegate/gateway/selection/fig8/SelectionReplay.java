@@ -2,8 +2,8 @@ package io.servegate.gateway.selection.fig8;
 
 import io.servegate.containers.onnx.FashionMnist;
 import io.servegate.containers.onnx.OnnxPredictor;
-import io.servegate.gateway.selection.Combined;
-import io.servegate.gateway.selection.SelectionPolicy;
+import io.servegate.core.selection.Combined;
+import io.servegate.core.selection.SelectionPolicy;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;

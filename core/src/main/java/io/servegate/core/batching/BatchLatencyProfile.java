@@ -1,0 +1,151 @@
+package io.servegate.core.batching;
+
+import java.util.Arrays;
+
+/**
+ * What a batch of each size costs on one replica, learned from the batches it completed: the
+ * per-batch-size action profile of Clockwork (OSDI'20, §4.3), which lets the queue avoid starting
+ * work that cannot finish before its deadline.
+ *
+ * <p>For each batch size the last {@code window} round-trip latencies are kept, and only those
+ * younger than {@code maxAgeNanos} count, so a profile learned while the container was slow does
+ * not keep its batches from being tried once it is fast again. The estimate of a size is the
+ * median of its recent samples: Clockwork predicts from recent runs of a worker whose timing is
+ * near deterministic, but here one stall of a shared machine (a GC pause, a descheduled thread)
+ * must not make a size look too slow to send, which would leave it unmeasured; a size never
+ * measured is interpolated linearly between its measured neighbours, or extrapolated from the
+ * two largest measured sizes. Estimates are made non-decreasing in the batch size, so noise
+ * cannot make a larger batch look cheaper.
+ *
+ * <p>Not thread-safe: its {@link BatchQueue} calls it under the queue's lock. Time is passed in,
+ * as everywhere in this package.
+ */
+public final class BatchLatencyProfile {
+
+    private final int window;
+    private final long maxAgeNanos;
+    // Per batch size (index = size), lazily allocated rings of (latency, recordedAt).
+    private long[][] latencies = new long[0][];
+    private long[][] recordedAt = new long[0][];
+    private int[] next = new int[0];
+
+    /**
+     * @param window      samples kept per batch size, {@code >= 1}
+     * @param maxAgeNanos samples older than this are ignored, {@code > 0}
+     */
+    public BatchLatencyProfile(int window, long maxAgeNanos) {
+        if (window < 1) {
+            throw new IllegalArgumentException("window must be >= 1, got " + window);
+        }
+        if (maxAgeNanos <= 0) {
+            throw new IllegalArgumentException("maxAgeNanos must be > 0, got " + maxAgeNanos);
+        }
+        this.window = window;
+        this.maxAgeNanos = maxAgeNanos;
+    }
+
+    /** Records that a batch of {@code batchSize} took {@code latencyNanos}, measured at {@code now}. */
+    public void record(int batchSize, long latencyNanos, long now) {
+        if (batchSize < 1) {
+            throw new IllegalArgumentException("batchSize must be >= 1, got " + batchSize);
+        }
+        if (batchSize >= latencies.length) {
+            int n = Math.max(batchSize + 1, latencies.length * 2);
+            latencies = Arrays.copyOf(latencies, n);
+            recordedAt = Arrays.copyOf(recordedAt, n);
+            next = Arrays.copyOf(next, n);
+        }
+        if (latencies[batchSize] == null) {
+            latencies[batchSize] = new long[window];
+            recordedAt[batchSize] = new long[window];
+            Arrays.fill(recordedAt[batchSize], Long.MIN_VALUE);
+        }
+        int i = next[batchSize];
+        latencies[batchSize][i] = Math.max(0, latencyNanos);
+        recordedAt[batchSize][i] = now;
+        next[batchSize] = (i + 1) % window;
+    }
+
+    /**
+     * Estimates for every batch size from 1 to {@code maxSize}.
+     *
+     * @param maxSize the largest size of interest, {@code >= 1}
+     * @param now     the current time, for the samples' age
+     * @return {@code e} with {@code e[b]} the estimated latency of a batch of {@code b} for
+     *         {@code 1 <= b <= maxSize} (non-decreasing in {@code b}; {@code e[0]} unused), or
+     *         {@code null} if no size has a recent sample
+     */
+    public long[] estimates(int maxSize, long now) {
+        long[] measured = new long[latencies.length]; // recent estimate per size, or -1
+        int largest = -1;
+        int secondLargest = -1;
+        for (int s = 0; s < measured.length; s++) {
+            measured[s] = s == 0 ? -1 : recent(s, now);
+            if (measured[s] >= 0) {
+                secondLargest = largest;
+                largest = s;
+            }
+        }
+        if (largest == -1) {
+            return null;
+        }
+        long[] e = new long[maxSize + 1];
+        int below = -1; // largest measured size < b
+        int above = nextMeasured(measured, 1); // smallest measured size >= b
+        for (int b = 1; b <= maxSize; b++) {
+            if (above != -1 && above < b) {
+                below = above;
+                above = nextMeasured(measured, b);
+            }
+            long estimate;
+            if (above == b) {
+                estimate = measured[b];
+            } else if (above != -1 && below != -1) {
+                estimate = interpolate(below, measured[below], above, measured[above], b);
+            } else if (above != -1) {
+                estimate = measured[above]; // only larger sizes known: a smaller batch costs no more
+            } else if (secondLargest != -1) {
+                estimate = interpolate(secondLargest, measured[secondLargest], largest, measured[largest], b);
+            } else {
+                estimate = Math.round((double) measured[largest] / largest * b); // cost proportional to size
+            }
+            e[b] = Math.max(estimate, e[b - 1]);
+        }
+        return e;
+    }
+
+    private long recent(int size, long now) {
+        long[] lat = latencies[size];
+        if (lat == null) {
+            return -1;
+        }
+        long[] young = new long[window];
+        int n = 0;
+        long[] at = recordedAt[size];
+        for (int i = 0; i < window; i++) {
+            if (at[i] != Long.MIN_VALUE && now - at[i] <= maxAgeNanos) {
+                young[n++] = lat[i];
+            }
+        }
+        if (n == 0) {
+            return -1;
+        }
+        Arrays.sort(young, 0, n);
+        return young[n / 2];
+    }
+
+    private static int nextMeasured(long[] measured, int from) {
+        for (int s = from; s < measured.length; s++) {
+            if (measured[s] >= 0) {
+                return s;
+            }
+        }
+        return -1;
+    }
+
+    /** The line through (x0, y0) and (x1, y1) at x, with a slope of at least 0. */
+    private static long interpolate(int x0, long y0, int x1, long y1, int x) {
+        double slope = Math.max(0.0, (double) (y1 - y0) / (x1 - x0));
+        return Math.max(0L, Math.round(y0 + slope * (x - x0)));
+    }
+}

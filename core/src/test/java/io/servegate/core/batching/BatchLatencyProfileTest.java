@@ -1,0 +1,76 @@
+package io.servegate.core.batching;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import org.junit.jupiter.api.Test;
+
+class BatchLatencyProfileTest {
+
+    private static final long S = 1_000_000_000L;
+
+    @Test
+    void knowsNothingWithoutSamples() {
+        assertNull(new BatchLatencyProfile(10, S).estimates(8, 0));
+    }
+
+    @Test
+    void estimatesASizeByTheMedianOfItsRecentSamples() {
+        BatchLatencyProfile p = new BatchLatencyProfile(3, S);
+        p.record(2, 100, 0);
+        p.record(2, 900, 0); // one stall
+        p.record(2, 200, 0);
+        assertEquals(200, p.estimates(2, 0)[2]);
+        p.record(2, 150, 0); // a window of 3: the oldest sample goes first
+        assertEquals(200, p.estimates(2, 0)[2]);
+        p.record(2, 150, 0);
+        p.record(2, 150, 0);
+        assertEquals(150, p.estimates(2, 0)[2]);
+    }
+
+    @Test
+    void interpolatesBetweenAndExtrapolatesBeyondMeasuredSizes() {
+        BatchLatencyProfile p = new BatchLatencyProfile(10, S);
+        p.record(2, 60, 0);  // a profile 50 + 5 b
+        p.record(6, 80, 0);
+        long[] e = p.estimates(10, 0);
+        // below the smallest measured size: no cheaper than it (upper bound); between: linear;
+        // above: the line through the two largest
+        assertArrayEquals(new long[] {0, 60, 60, 65, 70, 75, 80, 85, 90, 95, 100}, e);
+    }
+
+    @Test
+    void scalesProportionallyFromASingleMeasuredSize() {
+        BatchLatencyProfile p = new BatchLatencyProfile(10, S);
+        p.record(2, 100, 0);
+        assertArrayEquals(new long[] {0, 100, 100, 150, 200}, p.estimates(4, 0));
+    }
+
+    @Test
+    void neverEstimatesALargerBatchAsCheaper() {
+        BatchLatencyProfile p = new BatchLatencyProfile(10, S);
+        p.record(1, 100, 0);
+        p.record(2, 90, 0); // noise
+        p.record(3, 120, 0);
+        assertArrayEquals(new long[] {0, 100, 100, 120}, p.estimates(3, 0));
+    }
+
+    @Test
+    void forgetsSamplesOlderThanTheMaximumAge() {
+        BatchLatencyProfile p = new BatchLatencyProfile(10, S);
+        p.record(1, 1_000, 0);
+        p.record(2, 50, S / 2);
+        assertEquals(1_000, p.estimates(2, S)[1]); // both still young at 1 s
+        assertArrayEquals(new long[] {0, 50, 50}, p.estimates(2, S + 1)); // size 1's sample aged out
+        assertNull(p.estimates(2, 2 * S));
+    }
+
+    @Test
+    void rejectsNonsense() {
+        assertThrows(IllegalArgumentException.class, () -> new BatchLatencyProfile(0, S));
+        assertThrows(IllegalArgumentException.class, () -> new BatchLatencyProfile(1, 0));
+        assertThrows(IllegalArgumentException.class, () -> new BatchLatencyProfile(1, S).record(0, 1, 0));
+    }
+}
