@@ -1,0 +1,58 @@
+package io.servegate.core.scheduling;
+
+/**
+ * Clockwork's scheduler (OSDI'20, §4.3, §5), for one model: the lane that will be free earliest
+ * gets its next batch shortly before it becomes free (ahead by the transport overhead, so the
+ * container never idles for a round trip). Queries that could not be answered in time even
+ * alone are rejected at once ({@link RejectReason#INFEASIBLE}); the batch is the largest run of
+ * the earliest deadlines whose predicted answer comes before the earliest of them. It is
+ * work-conserving and chooses by deadline, not by batch size: under overload its batches stay
+ * small (Symphony §5.2.2 measures the same of Clockwork itself).
+ */
+final class ClockworkPolicy implements SchedulingPolicy {
+
+    private final SchedulerConfig config;
+
+    ClockworkPolicy(SchedulerConfig config) {
+        this.config = config;
+    }
+
+    @Override
+    public int laneDepth() {
+        return 2;
+    }
+
+    @Override
+    public <P> void schedule(ModelScheduler<P> s, long now) {
+        while (!s.queue.isEmpty()) {
+            Lane lane = s.earliestLane(laneDepth());
+            if (lane == null) {
+                return;
+            }
+            ReplicaProfile profile = s.profile(lane);
+            if (profile == null) {
+                if (Cold.send(s, now)) {
+                    continue;
+                }
+                return;
+            }
+            long overhead = profile.overheadNanos();
+            if (lane.outstanding() > 0 && now < lane.freeAt - overhead) {
+                s.wakeAt(lane.freeAt - overhead);
+                return;
+            }
+            long start = Math.max(now + overhead / 2, lane.freeAt);
+            // a batch of b sent now answers at answerBase + service(b)
+            long answerBase = start + (overhead - overhead / 2) + config.safetyMarginNanos();
+            Query<P> head;
+            while ((head = s.queue.peek()) != null && head.deadline() < answerBase + profile.serviceNanos(1)) {
+                s.reject(s.queue.poll(), RejectReason.INFEASIBLE);
+            }
+            if (head == null) {
+                return;
+            }
+            int b = profile.largestWithin(head.deadline() - answerBase, Math.min(s.queue.size(), config.batchCap()));
+            s.send(lane, b, now, start, start + profile.serviceNanos(b));
+        }
+    }
+}

@@ -1,0 +1,13 @@
+package io.servegate.core.scheduling;
+
+/** Why a scheduler answered a query with its default instead of sending it to a replica. */
+public enum RejectReason {
+    /** Its deadline passed while it waited. */
+    DEADLINE,
+    /** The latency profile says no batch could answer it before its deadline (Clockwork's early rejection, Symphony's pruning). */
+    INFEASIBLE,
+    /** The model's queue was full when it arrived. */
+    OVERLOADED,
+    /** No replica of the model is available to serve it. */
+    NO_REPLICA
+}

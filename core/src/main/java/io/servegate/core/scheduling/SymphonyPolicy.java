@@ -1,0 +1,123 @@
+package io.servegate.core.scheduling;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Symphony's scheduler for one model (§4.3, Appendix C): one candidate batch, sent to the lane
+ * that will be free earliest.
+ *
+ * <ul>
+ *   <li><b>Pruning.</b> The candidate is the largest {@code b} (up to the batch cap) such that at
+ *       least {@code b} queued queries would still be answered in time by a batch of {@code b}
+ *       started when the lane is free; the queries with earlier deadlines than those {@code b}
+ *       cannot make such a batch and are rejected ({@link RejectReason#INFEASIBLE}). Under
+ *       overload this serves the freshest queries in large batches instead of the stalest in
+ *       small ones, so goodput holds a flat top.</li>
+ *   <li><b>Deferral.</b> The candidate is sent at {@code sched_at = dl − ℓ(b + 1)} (with
+ *       {@code dl} its earliest deadline, less the transport overhead), the last moment at which
+ *       it could still take one more query, unless it already holds what arrives during the
+ *       batch's fixed cost ({@code β·λ} queries, with β from the profile and λ the measured
+ *       arrival rate) or cannot grow further. It is non-work-conserving: a lane may idle while the
+ *       batch grows.</li>
+ *   <li>Like Clockwork it sends a lane its next batch ahead, by the transport overhead.</li>
+ * </ul>
+ */
+final class SymphonyPolicy implements SchedulingPolicy {
+
+    private final SchedulerConfig config;
+
+    SymphonyPolicy(SchedulerConfig config) {
+        this.config = config;
+    }
+
+    @Override
+    public int laneDepth() {
+        return 2;
+    }
+
+    @Override
+    public <P> void schedule(ModelScheduler<P> s, long now) {
+        while (!s.queue.isEmpty()) {
+            Lane lane = s.earliestLane(laneDepth());
+            if (lane == null) {
+                return;
+            }
+            ReplicaProfile profile = s.profile(lane);
+            if (profile == null) {
+                if (Cold.send(s, now)) {
+                    continue;
+                }
+                return;
+            }
+            long overhead = profile.overheadNanos();
+            if (lane.outstanding() > 0 && now < lane.freeAt - overhead) {
+                s.wakeAt(lane.freeAt - overhead);
+                return;
+            }
+            long start = Math.max(now + overhead / 2, lane.freeAt);
+            long answerBase = start + (overhead - overhead / 2) + config.safetyMarginNanos();
+            int cap = config.batchCap();
+            int b = prune(s, profile, answerBase, cap);
+            if (b == 0) {
+                continue; // everything queued was infeasible and is gone
+            }
+            if (b < cap && b < fillTarget(s, profile, cap, now)) {
+                // sched_at: sending later than this, b + 1 queries could no longer make the earliest deadline
+                long schedAt = s.queue.peek().deadline() - profile.serviceNanos(b + 1) - overhead
+                        - config.safetyMarginNanos();
+                if (now < schedAt) {
+                    s.wakeAt(schedAt);
+                    return;
+                }
+            }
+            s.send(lane, b, now, start, start + profile.serviceNanos(b));
+        }
+    }
+
+    /**
+     * Finds the candidate's size and rejects the queries ahead of it that cannot make it (see the
+     * class comment). Only queries due before a full batch could answer are looked at: few, unless
+     * overloaded.
+     *
+     * @return the size, or 0 when no queued query can be answered in time (all were rejected)
+     */
+    private static <P> int prune(ModelScheduler<P> s, ReplicaProfile profile, long answerBase, int cap) {
+        int top = Math.min(cap, s.queue.size());
+        List<Query<P>> early = new ArrayList<>();
+        Query<P> head;
+        while ((head = s.queue.peek()) != null && head.deadline() < answerBase + profile.serviceNanos(top)) {
+            early.add(s.queue.poll());
+        }
+        int n = early.size() + s.queue.size();
+        int size = 0;
+        int before = early.size(); // queries due before a batch of b would answer, for the b under test
+        for (int b = top; b >= 1; b--) {
+            long answer = answerBase + profile.serviceNanos(b);
+            while (before > 0 && early.get(before - 1).deadline() >= answer) {
+                before--;
+            }
+            if (n - before >= b) {
+                size = b;
+                break;
+            }
+        }
+        int drop = size == 0 ? early.size() : before;
+        for (int i = 0; i < early.size(); i++) {
+            if (i < drop) {
+                s.reject(early.get(i), RejectReason.INFEASIBLE);
+            } else {
+                s.queue.add(early.get(i));
+            }
+        }
+        return size;
+    }
+
+    /** β·λ: the queries that arrive while a batch pays its fixed cost; waiting for fewer wastes that cost. */
+    private static int fillTarget(ModelScheduler<?> s, ReplicaProfile profile, int cap, long now) {
+        long one = profile.serviceNanos(1);
+        long alpha = Math.max(0, profile.serviceNanos(2) - one);
+        double betaSeconds = Math.max(0, one - alpha) / 1e9;
+        return (int) Math.min(cap, Math.max(1, Math.ceil(betaSeconds * s.arrivalRate(now))));
+    }
+}
