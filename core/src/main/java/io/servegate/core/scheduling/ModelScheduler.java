@@ -143,19 +143,21 @@ public final class ModelScheduler<P> {
     }
 
     /**
-     * A batch failed. With {@code retry} (a transport failure, a refused call), each query that
-     * has attempts left and time before its deadline goes back into the queue, for any replica;
-     * the others are returned for the caller to fail with the batch's error.
+     * A batch failed, or part of it (a batch may go out as several calls). Each query of
+     * {@code retry} (those hit by a transport failure or a refused call) that has attempts left
+     * and time before its deadline goes back into the queue, for any available replica; the
+     * others of {@code retry} are returned for the caller to fail with the batch's error. The
+     * batch's queries not in {@code retry} are the caller's: answered or failed already.
      */
-    public List<Query<P>> batchFailed(Batch<P> batch, boolean retry, long now) {
+    public List<Query<P>> batchFailed(Batch<P> batch, Collection<Query<P>> retry, long now) {
         Lane lane = batch.lane();
         if (!lane.outstanding.remove(batch)) {
             return List.of();
         }
         settle(lane, now);
         List<Query<P>> failed = new ArrayList<>();
-        for (Query<P> q : batch.queries()) {
-            if (retry && q.attempts < config.maxAttempts() && q.deadline() > now && anyAvailable()) {
+        for (Query<P> q : retry) {
+            if (q.attempts < config.maxAttempts() && q.deadline() > now && anyAvailable()) {
                 queue.add(q);
             } else {
                 failed.add(q);

@@ -108,14 +108,14 @@ class SchedulerGuaranteesTest {
         int q = c.submit(1_000 * MS);
         Batch<Integer> first = c.batches.get(0);
         c.scheduler.setAvailable(first.replica(), false, c.now);
-        List<Query<Integer>> giveUp = c.scheduler.batchFailed(first, true, c.now);
+        List<Query<Integer>> giveUp = c.scheduler.batchFailed(first, first.queries(), c.now);
 
         assertThat(giveUp).isEmpty();
         Batch<Integer> retry = c.batches.get(1);
         assertThat(retry.queries()).extracting(Query::payload).containsExactly(q);
         assertThat(retry.replica()).isNotEqualTo(first.replica());
         assertThat(retry.queries().get(0).attempts()).isEqualTo(2);
-        assertThat(c.scheduler.batchFailed(retry, true, c.now)).as("no third attempt")
+        assertThat(c.scheduler.batchFailed(retry, retry.queries(), c.now)).as("no third attempt")
                 .extracting(Query::payload).containsExactly(q);
     }
 
@@ -129,7 +129,7 @@ class SchedulerGuaranteesTest {
         c.scheduler.batchCompleted(b, 5 * MS, 5 * MS);
         long sent = c.scheduler.sentBatches();
         c.scheduler.batchCompleted(b, 5 * MS, 6 * MS);
-        assertThat(c.scheduler.batchFailed(b, true, 7 * MS)).isEmpty();
+        assertThat(c.scheduler.batchFailed(b, b.queries(), 7 * MS)).isEmpty();
         assertThat(c.scheduler.sentBatches()).isEqualTo(sent);
     }
 }

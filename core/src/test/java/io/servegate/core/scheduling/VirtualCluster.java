@@ -177,7 +177,7 @@ final class VirtualCluster implements SchedulerActions<Integer> {
                 return;
             }
             if (fails) {
-                failedBack(batch, scheduler.batchFailed(batch, true, now));
+                failedBack(batch, scheduler.batchFailed(batch, batch.queries(), now));
                 return;
             }
             for (Query<Integer> q : batch.queries()) {
@@ -190,7 +190,7 @@ final class VirtualCluster implements SchedulerActions<Integer> {
 
     private void fail(Batch<Integer> batch) {
         inFlight.get(batch.replica()).remove(batch);
-        failedBack(batch, scheduler.batchFailed(batch, true, now));
+        failedBack(batch, scheduler.batchFailed(batch, batch.queries(), now));
     }
 
     private void failedBack(Batch<Integer> batch, List<Query<Integer>> giveUp) {
