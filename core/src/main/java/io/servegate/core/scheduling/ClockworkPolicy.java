@@ -29,7 +29,7 @@ final class ClockworkPolicy implements SchedulingPolicy {
             if (lane == null) {
                 return;
             }
-            ReplicaProfile profile = s.profile(lane);
+            ReplicaProfile profile = s.profile(lane, now);
             if (profile == null) {
                 if (Cold.send(s, now)) {
                     continue;

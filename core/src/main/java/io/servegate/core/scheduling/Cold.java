@@ -1,9 +1,9 @@
 package io.servegate.core.scheduling;
 
 /**
- * What the profiling policies do before anything about the model's cost is known: send the
- * earliest query alone to an idle lane. Its service time is the first sample, and the profile
- * grows from there; the warm-up and the profiling pass at registration normally make this moot.
+ * What the profiling policies do while nothing fresh is known of the model's cost (before the
+ * first sample, or after a quiet spell longer than the sample age limit): send the earliest query
+ * alone to an idle lane. Its service time is a fresh sample, and the profile grows from there.
  */
 final class Cold {
 

@@ -238,10 +238,13 @@ public final class ModelScheduler<P> {
         return best;
     }
 
-    /** The profile to plan {@code lane} with: its own, else every replica's pooled; null when nothing is known. */
-    ReplicaProfile profile(Lane lane) {
+    /**
+     * The profile to plan {@code lane} with: its own, else every replica's pooled, if fresh; null
+     * when neither is, and the policy should probe.
+     */
+    ReplicaProfile profile(Lane lane, long now) {
         ReplicaProfile own = lane.replica.profile;
-        return own.known() ? own : pooled.known() ? pooled : null;
+        return own.fresh(now) ? own : pooled.fresh(now) ? pooled : null;
     }
 
     /** Queries per second over about the last second. */
@@ -318,6 +321,15 @@ public final class ModelScheduler<P> {
         return r == null ? Double.NaN : r.idleFraction(now);
     }
 
+    /**
+     * The largest batch a replica is sent now: its AIMD (or fixed) size under Clipper, the batch
+     * cap under the other policies; 0 for an unknown replica.
+     */
+    public int maxBatchSize(String id) {
+        Replica r = replicas.get(id);
+        return r == null ? 0 : r.batching != null ? r.batching.maxBatchSize() : config.batchCap();
+    }
+
     /** Total container time a replica has spent on completed batches, in nanoseconds; 0 if unknown. */
     public long busyNanos(String id) {
         Replica r = replicas.get(id);
@@ -364,7 +376,7 @@ public final class ModelScheduler<P> {
             lane.freeAt = now;
         } else {
             // the next batch started when the container finished this one, half an overhead ago
-            ReplicaProfile p = profile(lane);
+            ReplicaProfile p = lane.replica.profile.known() ? lane.replica.profile : pooled.known() ? pooled : null;
             long half = p == null ? 0 : p.overheadNanos() / 2;
             long started = Math.max(now - half, next.sentAt() + half);
             long finish = started + (p == null ? 0 : p.serviceNanos(next.size()));

@@ -10,8 +10,9 @@ import java.util.Arrays;
  * apart is what stops a busy gateway, whose round trips grow, from shrinking batches to one.
  *
  * <p>Estimates are recomputed when a sample arrives, not per decision: the schedulers ask for
- * them many times per batch. Once known, a profile is never forgotten for lack of fresh samples
- * (an idle model keeps its last estimates); fresher samples replace older ones.
+ * them many times per batch. A profile whose newest sample is older than the sample age limit is
+ * stale: the schedulers then probe with a batch of one rather than trust it, since a replica
+ * judged too slow for every query would otherwise never be measured again.
  */
 final class ReplicaProfile {
 
@@ -19,6 +20,8 @@ final class ReplicaProfile {
 
     private final BatchLatencyProfile service;
     private final int maxBatch;
+    private final long maxAgeNanos;
+    private long lastSampleAt = Long.MIN_VALUE;
     private long[] estimates; // index = batch size, 1..maxBatch; null until the first sample
     private final long[] overheads = new long[OVERHEAD_WINDOW];
     private int overheadCount;
@@ -27,6 +30,7 @@ final class ReplicaProfile {
     ReplicaProfile(int window, long maxAgeNanos, int maxBatch) {
         this.service = new BatchLatencyProfile(window, maxAgeNanos);
         this.maxBatch = maxBatch;
+        this.maxAgeNanos = maxAgeNanos;
     }
 
     /**
@@ -35,6 +39,7 @@ final class ReplicaProfile {
      */
     void record(int batchSize, long serviceNanos, long overheadNanos, long now) {
         service.record(batchSize, serviceNanos, now);
+        lastSampleAt = Math.max(lastSampleAt, now);
         long[] fresh = service.estimates(maxBatch, now);
         if (fresh != null) {
             estimates = fresh;
@@ -49,6 +54,11 @@ final class ReplicaProfile {
 
     boolean known() {
         return estimates != null;
+    }
+
+    /** Known, and measured within the sample age limit. */
+    boolean fresh(long now) {
+        return estimates != null && now - lastSampleAt <= maxAgeNanos;
     }
 
     /** Estimated service time of a batch of {@code size} (clamped to [1, maxBatch]); the profile must be known. */

@@ -43,7 +43,7 @@ final class SymphonyPolicy implements SchedulingPolicy {
             if (lane == null) {
                 return;
             }
-            ReplicaProfile profile = s.profile(lane);
+            ReplicaProfile profile = s.profile(lane, now);
             if (profile == null) {
                 if (Cold.send(s, now)) {
                     continue;

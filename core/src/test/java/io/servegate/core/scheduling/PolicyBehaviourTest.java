@@ -185,4 +185,39 @@ class PolicyBehaviourTest {
         assertThat(recent).isBetween(26.0, 32.0);
         assertThat(c.scheduler.lanes.get(0).replica.batching.maxBatchSize()).isBetween(26, 33);
     }
+
+    @Test
+    void clipperSendsEarliestDeadlinesFirstWithTiesInArrivalOrder() {
+        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLIPPER, SLO).withBatchSizes(64, 4), 1)
+                .replica("a", 5 * MS, 0, 0);
+        c.submit(1_000 * MS); // keeps the replica busy while the rest queue up
+        int late = c.submit(300 * MS);
+        int first = c.submit(100 * MS);
+        int middle = c.submit(200 * MS);
+        int second = c.submit(100 * MS);
+        c.drain();
+        assertThat(c.batches.get(1).queries()).extracting(Query::payload)
+                .containsExactly(first, second, middle, late);
+    }
+
+    @Test
+    void aReplicaThatWasSlowGetsLargeBatchesAgainOnceItIsFast() {
+        for (PolicyKind policy : new PolicyKind[] {PolicyKind.CLOCKWORK, PolicyKind.SYMPHONY}) {
+            VirtualCluster c = new VirtualCluster(SchedulerConfig.of(policy, SLO), 9)
+                    .replica("a", 5 * MS, MS / 2, MS / 2).profiled("a", 64)
+                    .slow("a", 10, 2_000 * MS, 4_000 * MS)
+                    .poisson(800, 12_000 * MS, SLO);
+            c.drain();
+            double after = c.batches.stream().filter(b -> b.sentAt() > 8_000 * MS).mapToInt(Batch::size)
+                    .average().orElse(0);
+            long goodAfter = java.util.stream.IntStream.range(0, c.submitted())
+                    .filter(i -> c.deadlines.get(i) > 8_000 * MS + SLO && c.answeredAt.get(i) >= 0
+                            && c.answeredAt.get(i) <= c.deadlines.get(i))
+                    .count();
+            long offeredAfter = c.deadlines.stream().filter(d -> d > 8_000 * MS + SLO).count();
+            assertThat(after).as("%s mean batch after the slow spell", policy).isGreaterThan(3.0);
+            assertThat((double) goodAfter / offeredAfter).as("%s goodput after the slow spell", policy)
+                    .isGreaterThan(0.85);
+        }
+    }
 }

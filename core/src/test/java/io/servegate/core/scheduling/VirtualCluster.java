@@ -27,6 +27,14 @@ final class VirtualCluster implements SchedulerActions<Integer> {
         long freeAt;
         boolean alive = true;
         double failureProbability;
+        long slowFrom = Long.MAX_VALUE;
+        long slowUntil;
+        int slowFactor = 1;
+
+        long service(int size, long start) {
+            long t = beta + alpha * size;
+            return start >= slowFrom && start < slowUntil ? t * slowFactor : t;
+        }
 
         Container(long beta, long alpha, long oneWay) {
             this.beta = beta;
@@ -76,6 +84,15 @@ final class VirtualCluster implements SchedulerActions<Integer> {
             long service = c.beta + c.alpha * b;
             scheduler.profileSample(id, b, service, service + 2 * c.oneWay, now);
         }
+        return this;
+    }
+
+    /** Makes a replica's batches {@code factor} times slower when they start in [from, until). */
+    VirtualCluster slow(String id, int factor, long from, long until) {
+        Container c = containers.get(id);
+        c.slowFactor = factor;
+        c.slowFrom = from;
+        c.slowUntil = until;
         return this;
     }
 
@@ -169,7 +186,7 @@ final class VirtualCluster implements SchedulerActions<Integer> {
         inFlight.computeIfAbsent(batch.replica(), k -> new ArrayList<>()).add(batch);
         long arrive = now + c.oneWay;
         long start = Math.max(arrive, c.freeAt);
-        long finish = start + c.beta + c.alpha * batch.size();
+        long finish = start + c.service(batch.size(), start);
         c.freeAt = finish;
         boolean fails = c.failureProbability > 0 && random.nextDouble() < c.failureProbability;
         at(finish + c.oneWay, () -> {
