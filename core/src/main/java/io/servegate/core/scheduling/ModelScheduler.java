@@ -135,7 +135,10 @@ public final class ModelScheduler<P> {
         long roundTrip = Math.max(0, now - batch.sentAt());
         long service = serviceNanos > 0 ? serviceNanos : roundTrip;
         long overhead = batch.sentToIdle() && serviceNanos > 0 ? Math.max(0, roundTrip - serviceNanos) : -1;
-        record(lane.replica, batch.size(), service, overhead, now);
+        if (lane.replica.warm) {
+            record(lane.replica, batch.size(), service, overhead, now);
+        }
+        lane.replica.warm = true;
         lane.replica.busy(service, now);
         policy.completed(lane, batch.size(), service);
         settle(lane, now);
@@ -168,13 +171,16 @@ public final class ModelScheduler<P> {
     }
 
     /**
-     * A measured batch outside live traffic (the warm-up inference, the profiling pass at
-     * registration): seeds the replica's profile before queries depend on it.
+     * A measured batch outside live traffic (the profiling pass at registration, after a warm-up
+     * call the driver does not report): seeds the replica's profile before queries depend on it.
+     * A replica with no such sample treats its first live batch as its warm-up, and learns from
+     * the second on.
      */
     public void profileSample(String id, int batchSize, long serviceNanos, long roundTripNanos, long now) {
         Replica r = replicas.get(id);
         if (r != null && batchSize >= 1 && serviceNanos > 0) {
             record(r, batchSize, serviceNanos, Math.max(0, roundTripNanos - serviceNanos), now);
+            r.warm = true;
         }
     }
 
@@ -344,7 +350,7 @@ public final class ModelScheduler<P> {
         return pooled.known() ? pooled.serviceNanos(size) : -1;
     }
 
-    /** The model's median transport overhead (round trip minus service time), 0 before any sample. */
+    /** The model's median recent transport overhead (round trip minus service time), 0 before any sample. */
     public long overheadNanos() {
         return pooled.overheadNanos();
     }

@@ -15,6 +15,8 @@ final class Replica {
     final ReplicaProfile profile;
     final long addedAt;
     boolean available;
+    /** Whether a batch has run on it yet: the first one pays the container's one-off costs and is no sample. */
+    boolean warm;
     /** Clipper's per-replica AIMD or fixed size; null under the other policies. */
     BatchingPolicy batching;
     long busyNanos;

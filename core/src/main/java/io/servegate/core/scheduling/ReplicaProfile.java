@@ -9,8 +9,8 @@ import java.util.Arrays;
  * trip minus service time: serialisation, the network, the gateway's own queues). Keeping the two
  * apart is what stops a busy gateway, whose round trips grow, from shrinking batches to one.
  *
- * <p>Estimates are recomputed when a sample arrives, not per decision: the schedulers ask for
- * them many times per batch. A profile whose newest sample is older than the sample age limit is
+ * <p>Estimates are recomputed on the first read after new samples, as of the newest sample, not
+ * per decision: the schedulers ask for them many times per batch. A profile whose newest sample is older than the sample age limit is
  * stale: the schedulers then probe with a batch of one rather than trust it, since a replica
  * judged too slow for every query would otherwise never be measured again.
  */
@@ -23,7 +23,11 @@ final class ReplicaProfile {
     private final long maxAgeNanos;
     private long lastSampleAt = Long.MIN_VALUE;
     private long[] estimates; // index = batch size, 1..maxBatch; null until the first sample
+    /** Whether samples arrived since the estimates were computed: they are recomputed on the next read. */
+    private boolean stale;
+    // the last OVERHEAD_WINDOW overhead samples and when they were taken
     private final long[] overheads = new long[OVERHEAD_WINDOW];
+    private final long[] overheadAt = new long[OVERHEAD_WINDOW];
     private int overheadCount;
     private long overhead;
 
@@ -40,30 +44,58 @@ final class ReplicaProfile {
     void record(int batchSize, long serviceNanos, long overheadNanos, long now) {
         service.record(batchSize, serviceNanos, now);
         lastSampleAt = Math.max(lastSampleAt, now);
-        long[] fresh = service.estimates(maxBatch, now);
-        if (fresh != null) {
-            estimates = fresh;
-        }
+        stale = true;
         if (overheadNanos >= 0) {
-            overheads[overheadCount++ % OVERHEAD_WINDOW] = overheadNanos;
-            long[] sorted = Arrays.copyOf(overheads, Math.min(overheadCount, OVERHEAD_WINDOW));
-            Arrays.sort(sorted);
-            overhead = sorted[sorted.length / 2];
+            int slot = overheadCount++ % OVERHEAD_WINDOW;
+            overheads[slot] = overheadNanos;
+            overheadAt[slot] = now;
+            overhead = recentMedian(now);
         }
     }
 
+    /**
+     * The median of the overhead samples younger than the age limit, or of all of them when none
+     * is: one slow round trip long ago (a cold connection, a stall) must not make every batch look
+     * too late to send, which would leave no fresh sample to correct it.
+     */
+    private long recentMedian(long now) {
+        int n = Math.min(overheadCount, OVERHEAD_WINDOW);
+        long[] young = new long[n];
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            if (now - overheadAt[i] <= maxAgeNanos) {
+                young[k++] = overheads[i];
+            }
+        }
+        if (k == 0) {
+            young = Arrays.copyOf(overheads, n);
+            k = n;
+        }
+        Arrays.sort(young, 0, k);
+        return young[k / 2];
+    }
+
     boolean known() {
-        return estimates != null;
+        return lastSampleAt != Long.MIN_VALUE;
     }
 
     /** Known, and measured within the sample age limit. */
     boolean fresh(long now) {
-        return estimates != null && now - lastSampleAt <= maxAgeNanos;
+        return known() && now - lastSampleAt <= maxAgeNanos;
+    }
+
+    /** The estimates as of the newest sample, recomputed only when samples arrived since the last read. */
+    private long[] estimates() {
+        if (stale) {
+            estimates = service.estimates(maxBatch, lastSampleAt);
+            stale = false;
+        }
+        return estimates;
     }
 
     /** Estimated service time of a batch of {@code size} (clamped to [1, maxBatch]); the profile must be known. */
     long serviceNanos(int size) {
-        return estimates[Math.max(1, Math.min(size, maxBatch))];
+        return estimates()[Math.max(1, Math.min(size, maxBatch))];
     }
 
     /** Median transport overhead of recent batches that found their replica idle; 0 before any. */
@@ -73,11 +105,12 @@ final class ReplicaProfile {
 
     /** Largest size in [1, cap] whose estimate is at most {@code budget}; 0 if none (estimates never decrease). */
     int largestWithin(long budget, int cap) {
+        long[] e = estimates();
         int lo = 0;
         int hi = Math.min(cap, maxBatch);
         while (lo < hi) {
             int mid = (lo + hi + 1) >>> 1;
-            if (estimates[mid] <= budget) {
+            if (e[mid] <= budget) {
                 lo = mid;
             } else {
                 hi = mid - 1;

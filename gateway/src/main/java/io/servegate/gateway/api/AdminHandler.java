@@ -1,5 +1,6 @@
 package io.servegate.gateway.api;
 
+import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.containers.ContainerManager;
 import io.servegate.gateway.containers.Deployment;
@@ -131,8 +132,15 @@ public final class AdminHandler {
         if (batchSize == 0 || batchSize < -1 || batchSize > 1_000_000) {
             throw ApiException.badRequest("'batch_size' must be -1 (adaptive) or in 1..1000000, got " + batchSize);
         }
+        String scheduler = JsonBodies.optionalString(body, "scheduler", null);
+        PolicyKind policy;
+        try {
+            policy = scheduler == null ? null : PolicyKind.of(scheduler);
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest("'scheduler': " + e.getMessage());
+        }
         return new ModelVersion(name, version, JsonBodies.stringList(body, "labels", false), inputType,
-                containerName, JsonBodies.optionalString(body, "model_data_path", ""), (int) batchSize);
+                containerName, JsonBodies.optionalString(body, "model_data_path", ""), (int) batchSize, policy);
     }
 
     /**
@@ -441,6 +449,7 @@ public final class AdminHandler {
         m.put("container_name", v.containerName());
         m.put("model_data_path", v.modelDataPath());
         m.put("batch_size", v.batchSize());
+        m.put("scheduler", v.scheduler() == null ? null : v.scheduler().id());
         return m;
     }
 
@@ -454,6 +463,7 @@ public final class AdminHandler {
         m.put("queue_length", r.queueLength());
         m.put("max_batch_size", r.maxBatchSize());
         m.put("circuit", r.circuit());
+        m.put("idle_fraction", Double.isNaN(r.idleFraction()) ? null : r.idleFraction());
         return m;
     }
 

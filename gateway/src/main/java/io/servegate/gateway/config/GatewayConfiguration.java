@@ -76,7 +76,8 @@ public class GatewayConfiguration {
 
     @Bean(destroyMethod = "close")
     ReplicaPool replicaPool(ServegateProperties props, MeterRegistry meters, LongSupplier clock, Registry registry) {
-        ReplicaPool pool = new ReplicaPool(props.batching(), props.rpc(), meters, clock, Schedulers.parallel());
+        ReplicaPool pool = new ReplicaPool(props.batching(), props.scheduling(), props.rpc(), meters, clock,
+                Schedulers.parallel());
         registry.addListener(pool::sync);
         pool.sync(registry.snapshot());
         return pool;

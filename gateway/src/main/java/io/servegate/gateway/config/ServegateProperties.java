@@ -1,5 +1,6 @@
 package io.servegate.gateway.config;
 
+import io.servegate.core.scheduling.PolicyKind;
 import java.time.Duration;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -15,6 +16,7 @@ public record ServegateProperties(
         @DefaultValue Admin admin,
         @DefaultValue Cache cache,
         @DefaultValue Batching batching,
+        @DefaultValue Scheduling scheduling,
         @DefaultValue Rpc rpc,
         @DefaultValue Limits limits,
         @DefaultValue Registry registry,
@@ -76,26 +78,31 @@ public record ServegateProperties(
             @DefaultValue("32MB") DataSize maxSize) {
     }
 
-    /** Per-replica batching queues (Clipper §4.3). */
+    /** Batching (Clipper §4.3), whatever the scheduling policy. */
     public record Batching(
-            /** Delayed batching (§4.3.2): how long a partial batch may wait for more queries; 0 = off. */
+            /** Clipper's delayed batching (§4.3.2): how long a partial batch may wait for more queries; 0 = off. */
             @DefaultValue("0ms") Duration batchWait,
-            /** Queued queries per replica before new ones are rejected. */
+            /** Queued queries per model version before new ones are rejected as overloaded. */
             @DefaultValue("4096") int queueCapacity,
             /** AIMD's latency objective for a model no app with an SLO is linked to. */
             @DefaultValue("100ms") Duration defaultSlo,
-            @DefaultValue("1024") int maxBatchSize,
-            /**
-             * Clockwork's rule on top of AIMD: never send a batch that is expected to return after
-             * a deadline in it, and answer the queries that cannot make it at once (with their
-             * default) instead of at their deadline. Off (the default) = Clipper's behaviour exactly;
-             * see the README for why it is not on by default yet.
-             */
-            @DefaultValue("false") boolean deadlineAware,
-            /** Latency samples kept per replica and batch size for deadline-aware dispatch. */
-            @DefaultValue("10") int profileWindow,
-            /** Samples older than this are forgotten, so a replica that was slow gets tried again. */
+            /** No batch is larger: AIMD's ceiling and the largest size a latency profile covers. */
+            @DefaultValue("256") int maxBatchSize,
+            /** Service-time samples kept per replica and batch size. */
+            @DefaultValue("16") int profileWindow,
+            /** Older samples stop counting once newer ones exist, so a replica that was slow is trusted again. */
             @DefaultValue("2s") Duration profileMaxAge) {
+    }
+
+    /** One scheduler per model version, across its replicas. */
+    public record Scheduling(
+            /** The policy of model versions that name none ({@code scheduler} in add_model / deploy_model). */
+            @DefaultValue("symphony") PolicyKind policy,
+            /** Clockwork and Symphony send a batch only if it is predicted to answer this long before its earliest deadline. */
+            @DefaultValue("0ms") Duration safetyMargin,
+            /** Before a new replica takes queries, measure its batches of 1, 2, 4, ... up to profileMaxBatch. */
+            @DefaultValue("true") boolean profileOnRegister,
+            @DefaultValue("32") int profileMaxBatch) {
     }
 
     /** Calls to model containers. */

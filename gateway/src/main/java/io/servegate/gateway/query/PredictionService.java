@@ -35,6 +35,7 @@ public final class PredictionService {
     private final LongSupplier clock;
     private final MeterRegistry meters;
     private final ConcurrentMap<String, AppMeters> appMeters = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, ModelMeters> modelMeters = new ConcurrentHashMap<>();
     private final Timer deadlineLag;
 
     private final long marginNanos;
@@ -79,7 +80,7 @@ public final class PredictionService {
                 .onErrorResume(PredictionException.class, e -> overloadRejected(app, e)
                         ? Mono.error(new OverloadRejectedException(app.name(), e.getMessage()))
                         : Mono.just(defaultFor(app, e)))
-                .doOnNext(p -> record(app, p, arrivalNanos));
+                .doOnNext(p -> record(app, model, version, p, arrivalNanos));
     }
 
     /**
@@ -160,10 +161,24 @@ public final class PredictionService {
         return Prediction.ofDefault(app.defaultOutput(), e.getMessage());
     }
 
+    /** Records an answer of an app whose queries may go to several models (selection policies). */
     void record(Application app, Prediction p, long arrivalNanos) {
+        record(app, null, null, p, arrivalNanos);
+    }
+
+    void record(Application app, String model, String version, Prediction p, long arrivalNanos) {
         long took = clock.getAsLong() - arrivalNanos;
         // the deadline is the product's promise: every miss is counted, not averaged away
-        meters(app).answered(p.isDefault(), took, took > TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros()));
+        boolean afterSlo = took > TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros());
+        meters(app).answered(p.isDefault(), took, afterSlo);
+        if (model != null && version != null) {
+            String key = model + ':' + version;
+            ModelMeters m = modelMeters.get(key);
+            if (m == null) {
+                m = modelMeters.computeIfAbsent(key, k -> new ModelMeters(model, version, meters));
+            }
+            m.answered(p.isDefault(), afterSlo);
+        }
     }
 
     private AppMeters meters(Application app) {

@@ -1,5 +1,6 @@
 package io.servegate.gateway.registry;
 
+import io.servegate.core.scheduling.PolicyKind;
 import java.util.List;
 
 /**
@@ -12,10 +13,11 @@ import java.util.List;
  * @param inputType     Clipper's input type name; all versions of one model share it
  * @param containerName the container (image) that serves this version; may be null
  * @param modelDataPath where the container loads the model data from; may be null
- * @param batchSize     {@code -1} for adaptive (AIMD) batching, {@code > 0} for a fixed batch size
+ * @param batchSize     {@code -1} for adaptive batching, {@code > 0} for a fixed batch size
+ * @param scheduler     the version's scheduling policy, or {@code null} for the gateway's default
  */
 public record ModelVersion(String name, String version, List<String> labels, String inputType,
-                           String containerName, String modelDataPath, int batchSize) {
+                           String containerName, String modelDataPath, int batchSize, PolicyKind scheduler) {
 
     /** Batch size meaning "adaptive (AIMD)". */
     public static final int ADAPTIVE_BATCH_SIZE = -1;
@@ -27,5 +29,11 @@ public record ModelVersion(String name, String version, List<String> labels, Str
      */
     public ModelVersion {
         labels = labels == null ? List.of() : List.copyOf(labels);
+    }
+
+    /** A version scheduled by the gateway's default policy. */
+    public ModelVersion(String name, String version, List<String> labels, String inputType, String containerName,
+            String modelDataPath, int batchSize) {
+        this(name, version, labels, inputType, containerName, modelDataPath, batchSize, null);
     }
 }

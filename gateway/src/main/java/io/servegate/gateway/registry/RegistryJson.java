@@ -1,5 +1,6 @@
 package io.servegate.gateway.registry;
 
+import io.servegate.core.scheduling.PolicyKind;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -60,6 +61,9 @@ final class RegistryJson {
         n.put("containerName", m.containerName());
         n.put("modelDataPath", m.modelDataPath());
         n.put("batchSize", m.batchSize());
+        if (m.scheduler() != null) {
+            n.put("scheduler", m.scheduler().id());
+        }
         return MAPPER.writeValueAsString(n);
     }
 
@@ -90,7 +94,8 @@ final class RegistryJson {
     static ModelVersion readModel(String json) {
         JsonNode n = read(json);
         return new ModelVersion(text(n, "name"), text(n, "version"), strings(n.path("labels")), text(n, "inputType"),
-                text(n, "containerName"), text(n, "modelDataPath"), n.path("batchSize").asInt());
+                text(n, "containerName"), text(n, "modelDataPath"), n.path("batchSize").asInt(),
+                n.hasNonNull("scheduler") ? PolicyKind.of(n.get("scheduler").asString()) : null);
     }
 
     static ContainerReplica readReplica(String json) {

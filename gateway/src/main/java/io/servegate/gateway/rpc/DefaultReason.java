@@ -1,11 +1,14 @@
 package io.servegate.gateway.rpc;
 
+import io.servegate.core.scheduling.RejectReason;
+
 /** Why a query got its app's default output instead of a prediction; a metric tag and an explanation. */
 public enum DefaultReason {
     DEADLINE("no prediction arrived within the latency SLO"),
+    INFEASIBLE("the scheduler predicted that no batch could answer it within the latency SLO"),
     NO_MODEL("no model is linked to the application"),
     NO_REPLICA("no ready replica serves the model"),
-    OVERLOADED("every replica's queue is full"),
+    OVERLOADED("the model's queue is full"),
     CIRCUIT_OPEN("the replica's circuit breaker is open after repeated failures"),
     CONTAINER_ERROR("the model container failed the batch"),
     LOW_CONFIDENCE("the models' confidence is below the application's threshold"),
@@ -24,5 +27,15 @@ public enum DefaultReason {
     /** The tag value used in metrics. */
     public String tag() {
         return name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** The reason a scheduler's rejection is reported with. */
+    static DefaultReason of(RejectReason reason) {
+        return switch (reason) {
+            case DEADLINE -> DEADLINE;
+            case INFEASIBLE -> INFEASIBLE;
+            case OVERLOADED -> OVERLOADED;
+            case NO_REPLICA -> NO_REPLICA;
+        };
     }
 }

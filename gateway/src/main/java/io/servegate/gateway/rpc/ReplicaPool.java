@@ -4,12 +4,8 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.servegate.core.batching.AimdBatchingPolicy;
-import io.servegate.core.batching.BatchLatencyProfile;
-import io.servegate.gateway.batching.BatchQueue;
-import io.servegate.core.batching.BatchingPolicy;
-import io.servegate.core.batching.FixedBatchingPolicy;
-import io.servegate.gateway.batching.ReplicaSelector;
+import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.core.scheduling.SchedulerConfig;
 import io.servegate.gateway.config.ServegateProperties;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.ContainerReplica;
@@ -27,14 +23,15 @@ import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * All container replicas the registry knows, each with its own batching queue, client and
- * circuit breaker. It follows registry changes, routes each prediction to the least-loaded
- * available replica of its model version, and moves a prediction to another replica once when
- * its replica fails at the transport level.
+ * All container replicas the registry knows, grouped by model version: one scheduler per model
+ * version ({@link ModelDispatch}, around the core's {@code ModelScheduler}) owns the version's
+ * queue and binds batches to its replicas, whose {@link ReplicaWorker}s carry them out over
+ * gRPC, each behind its own circuit breaker. It follows registry changes.
  */
 public final class ReplicaPool implements Dispatcher, AutoCloseable {
 
     private final ServegateProperties.Batching batching;
+    private final ServegateProperties.Scheduling scheduling;
     private final ServegateProperties.Rpc rpc;
     private final CircuitBreakerRegistry breakers;
     private final MeterRegistry meters;
@@ -42,11 +39,12 @@ public final class ReplicaPool implements Dispatcher, AutoCloseable {
     private final Scheduler timers;
     /** Copy-on-write: the request path reads without locks. */
     private volatile Map<String, ReplicaWorker> workers = Map.of();
-    private volatile Map<String, List<ReplicaWorker>> byModel = Map.of();
+    private volatile Map<String, ModelDispatch> models = Map.of();
 
-    public ReplicaPool(ServegateProperties.Batching batching, ServegateProperties.Rpc rpc, MeterRegistry meters,
-            LongSupplier clock, Scheduler timers) {
+    public ReplicaPool(ServegateProperties.Batching batching, ServegateProperties.Scheduling scheduling,
+            ServegateProperties.Rpc rpc, MeterRegistry meters, LongSupplier clock, Scheduler timers) {
         this.batching = batching;
+        this.scheduling = scheduling;
         this.rpc = rpc;
         this.meters = meters;
         this.clock = clock;
@@ -70,64 +68,60 @@ public final class ReplicaPool implements Dispatcher, AutoCloseable {
 
     @Override
     public CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos) {
-        PendingPrediction p = new PendingPrediction(input, deadlineNanos);
-        route(p, model, version, null);
-        return p.result;
+        ModelDispatch dispatch = models.get(key(model, version));
+        if (dispatch == null) {
+            return CompletableFuture.failedFuture(new PredictionException(DefaultReason.NO_REPLICA,
+                    "model " + model + ":" + version));
+        }
+        return dispatch.submit(input, deadlineNanos);
     }
 
     /** Replicas of a model version, for the admin API and tests. */
     public List<ReplicaStatus> status(String model, String version) {
+        ModelDispatch dispatch = models.get(key(model, version));
         List<ReplicaStatus> out = new ArrayList<>();
-        for (ReplicaWorker w : byModel.getOrDefault(key(model, version), List.of())) {
-            out.add(new ReplicaStatus(w.replica(), w.available(), w.queue().size(),
-                    w.queue().policy().maxBatchSize(), breakers.circuitBreaker(w.replica().id()).getState().name()));
+        if (dispatch != null) {
+            for (ReplicaWorker w : dispatch.workers()) {
+                out.add(new ReplicaStatus(w.replica(), w.available(), w.inFlight(),
+                        dispatch.read(s -> s.maxBatchSize(w.replica().id())),
+                        breakers.circuitBreaker(w.replica().id()).getState().name(),
+                        dispatch.read(s -> s.idleFraction(w.replica().id(), clock.getAsLong()))));
+            }
         }
         return out;
     }
 
+    /** A model version's scheduling policy, or null when it has no replicas here. */
+    public PolicyKind policy(String model, String version) {
+        ModelDispatch dispatch = models.get(key(model, version));
+        return dispatch == null ? null : dispatch.read(s -> s.policy());
+    }
+
     /** Whether a model version has at least one replica that takes queries now. */
     public boolean ready(String model, String version) {
-        return byModel.getOrDefault(key(model, version), List.of()).stream().anyMatch(ReplicaWorker::available);
+        ModelDispatch dispatch = models.get(key(model, version));
+        return dispatch != null && dispatch.workers().stream().anyMatch(ReplicaWorker::available);
     }
 
     /** The input vector length a model version's containers declare, or -1 when unknown. */
     public int inputLength(String model, String version) {
-        for (ReplicaWorker w : byModel.getOrDefault(key(model, version), List.of())) {
-            if (w.inputLength() > 0) {
-                return w.inputLength();
+        ModelDispatch dispatch = models.get(key(model, version));
+        if (dispatch != null) {
+            for (ReplicaWorker w : dispatch.workers()) {
+                if (w.inputLength() > 0) {
+                    return w.inputLength();
+                }
             }
         }
         return -1;
     }
 
-    private void route(PendingPrediction p, String model, String version, ReplicaWorker exclude) {
-        List<ReplicaWorker> candidates = new ArrayList<>();
-        for (ReplicaWorker w : byModel.getOrDefault(key(model, version), List.of())) {
-            if (w != exclude && w.available()) {
-                candidates.add(w);
-            }
-        }
-        if (candidates.isEmpty()) {
-            p.result.completeExceptionally(new PredictionException(DefaultReason.NO_REPLICA,
-                    "model " + model + ":" + version));
-            return;
-        }
-        // least-loaded first; if its queue is full, try the next before giving up
-        while (!candidates.isEmpty()) {
-            ReplicaWorker w = ReplicaSelector.leastLoaded(candidates, ReplicaWorker::load);
-            if (w.offer(p)) {
-                return;
-            }
-            candidates.remove(w);
-        }
-        p.result.completeExceptionally(new PredictionException(DefaultReason.OVERLOADED,
-                "model " + model + ":" + version));
-    }
-
-    /** Brings the workers in line with the registry: new replicas get workers, removed ones are closed. */
+    /** Brings the schedulers and workers in line with the registry: new replicas get workers, removed ones are closed. */
     public synchronized void sync(RegistrySnapshot snapshot) {
         Map<String, ReplicaWorker> next = new HashMap<>();
+        Map<String, ModelDispatch> nextModels = new HashMap<>(models);
         List<ReplicaWorker> removed = new ArrayList<>(workers.values());
+        List<ReplicaWorker> added = new ArrayList<>();
         for (ContainerReplica r : snapshot.replicas()) {
             ReplicaWorker existing = workers.get(r.id());
             if (existing != null && existing.replica().equals(r)) {
@@ -136,20 +130,26 @@ public final class ReplicaPool implements Dispatcher, AutoCloseable {
                 continue;
             }
             snapshot.model(r.modelName(), r.modelVersion()).ifPresent(m -> {
-                ReplicaWorker w = newWorker(r, m, snapshot);
+                ModelDispatch dispatch = nextModels.computeIfAbsent(key(m.name(), m.version()),
+                        k -> new ModelDispatch(m.name(), m.version(), config(m, snapshot), clock, timers, meters));
+                ReplicaWorker w = newWorker(r, m, dispatch);
                 next.put(r.id(), w);
-                w.awaitReadiness();
+                added.add(w);
             });
         }
-        Map<String, List<ReplicaWorker>> grouped = new HashMap<>();
-        for (ReplicaWorker w : next.values()) {
-            grouped.computeIfAbsent(key(w.replica().modelName(), w.replica().modelVersion()), k -> new ArrayList<>())
-                    .add(w);
+        for (ReplicaWorker w : removed) {
+            nextModels.get(key(w.replica().modelName(), w.replica().modelVersion())).remove(w);
         }
-        grouped.replaceAll((k, v) -> List.copyOf(v));
+        for (ReplicaWorker w : added) {
+            nextModels.get(key(w.replica().modelName(), w.replica().modelVersion())).add(w);
+            w.awaitReadiness();
+        }
+        List<ModelDispatch> idle = new ArrayList<>();
+        nextModels.values().removeIf(d -> d.workers().isEmpty() && idle.add(d));
         workers = Map.copyOf(next);
-        byModel = Map.copyOf(grouped);
-        // closing hands queued work to the survivors and shuts a gRPC channel: keep it off the caller's thread
+        models = Map.copyOf(nextModels);
+        idle.forEach(ModelDispatch::close);
+        // closing shuts a gRPC channel down gracefully: keep it off the caller's thread
         for (ReplicaWorker w : removed) {
             Schedulers.boundedElastic().schedule(() -> {
                 w.close();
@@ -159,21 +159,24 @@ public final class ReplicaPool implements Dispatcher, AutoCloseable {
     }
 
     @SuppressWarnings("unchecked")
-    private ReplicaWorker newWorker(ContainerReplica r, ModelVersion m, RegistrySnapshot snapshot) {
-        BatchingPolicy policy = m.batchSize() > 0
-                ? new FixedBatchingPolicy(m.batchSize())
-                : new AimdBatchingPolicy(sloNanos(m, snapshot), AimdBatchingPolicy.DEFAULT_INITIAL_SIZE,
-                        AimdBatchingPolicy.DEFAULT_ADDITIVE_STEP, AimdBatchingPolicy.DEFAULT_BACKOFF_FACTOR,
-                        batching.maxBatchSize());
-        BatchQueue<PendingPrediction> queue = new BatchQueue<>(policy, batching.batchWait().toNanos(),
-                batching.queueCapacity(), batching.deadlineAware()
-                        ? new BatchLatencyProfile(batching.profileWindow(), batching.profileMaxAge().toNanos())
-                        : null);
+    private ReplicaWorker newWorker(ContainerReplica r, ModelVersion m, ModelDispatch dispatch) {
         CircuitBreaker breaker = breakers.circuitBreaker(r.id());
         ContainerClient client = ContainerClient.connect(r.address(), (int) rpc.maxMessageSize().toBytes());
-        return new ReplicaWorker(r, (TensorType<Object>) TensorType.forName(m.inputType()), queue, client, breaker,
-                clock, timers, rpc.minBatchTimeout(),
-                (p, failed) -> route(p, r.modelName(), r.modelVersion(), failed), meters);
+        PolicyKind policy = dispatch.read(s -> s.policy());
+        int profileMaxBatch = scheduling.profileOnRegister() && policy != PolicyKind.CLIPPER
+                ? Math.min(scheduling.profileMaxBatch(), batching.maxBatchSize()) : 0;
+        return new ReplicaWorker(r, (TensorType<Object>) TensorType.forName(m.inputType()), dispatch, client, breaker,
+                clock, timers, rpc.minBatchTimeout(), profileMaxBatch, meters);
+    }
+
+    private SchedulerConfig config(ModelVersion m, RegistrySnapshot snapshot) {
+        PolicyKind policy = m.scheduler() != null ? m.scheduler() : scheduling.policy();
+        return SchedulerConfig.of(policy, sloNanos(m, snapshot))
+                .withBatchSizes(batching.maxBatchSize(), m.batchSize())
+                .withBatchWait(batching.batchWait().toNanos())
+                .withQueueCapacity(batching.queueCapacity())
+                .withProfile(batching.profileWindow(), batching.profileMaxAge().toNanos())
+                .withSafetyMargin(scheduling.safetyMargin().toNanos());
     }
 
     /** AIMD aims at the tightest SLO among the apps linked to the model (Clipper batches per container). */
@@ -194,12 +197,13 @@ public final class ReplicaPool implements Dispatcher, AutoCloseable {
     @Override
     public synchronized void close() {
         workers.values().forEach(ReplicaWorker::close);
+        models.values().forEach(ModelDispatch::close);
         workers = Map.of();
-        byModel = Map.of();
+        models = Map.of();
     }
 
     /** A replica as the admin API shows it. */
     public record ReplicaStatus(ContainerReplica replica, boolean available, int queueLength, int maxBatchSize,
-            String circuit) {
+            String circuit, double idleFraction) {
     }
 }

@@ -3,107 +3,130 @@ package io.servegate.gateway.rpc;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.grpc.Status;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
-import io.servegate.gateway.batching.Batch;
-import io.servegate.gateway.batching.BatchQueue;
+import io.servegate.core.scheduling.Batch;
+import io.servegate.core.scheduling.Query;
 import io.servegate.gateway.registry.ContainerReplica;
 import io.servegate.sdk.ContainerClient;
 import io.servegate.sdk.TensorType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 import reactor.core.scheduler.Scheduler;
 
 /**
- * Drives one replica's {@link BatchQueue}: forms batches, sends each as one OIP ModelInfer call,
- * completes the queries, and feeds latencies back to the batching policy. At most one batch is
- * in flight (Clipper §4.3). The queue decides; this class only does the I/O and the timers, so
- * a simulator can drive the same queue without it.
+ * The gRPC side of one replica: it checks the container is ready, warms it up and measures its
+ * batches before it takes queries, then carries out the batches its model's scheduler binds to
+ * it, as one OIP ModelInfer call each (one per input length). It decides nothing about
+ * batching: it reports what happened (a completed batch and the container's service time, a
+ * failure, a change of availability) back to the {@link ModelDispatch}.
  */
 final class ReplicaWorker implements AutoCloseable {
 
     private final ContainerReplica replica;
     private final TensorType<Object> inputType;
-    private final BatchQueue<PendingPrediction> queue;
+    private final ModelDispatch dispatch;
     private final ContainerClient client;
     private final CircuitBreaker breaker;
     private final LongSupplier clock;
     private final Scheduler timers;
     private final Duration minBatchTimeout;
-    private final BiConsumer<PendingPrediction, ReplicaWorker> onTransportFailure;
+    private final int profileMaxBatch;
     private final MeterRegistry meters;
     private final List<Meter> ownMeters = new ArrayList<>();
     private final DistributionSummary batchSizes;
-
-    private final AtomicInteger wip = new AtomicInteger();
-    /** When the pending wake-up timer fires, or Long.MAX_VALUE when none is set. */
-    private final AtomicLong wakeupAt = new AtomicLong(Long.MAX_VALUE);
+    /** Queries sent here whose batch has not returned. */
+    private final AtomicInteger inFlight = new AtomicInteger();
     private volatile boolean ready;
     private volatile boolean closed;
+    private volatile boolean reported;
     /** The vector length the container's metadata declares, or -1 when it declares none. */
     private volatile int inputLength = -1;
 
-    ReplicaWorker(ContainerReplica replica, TensorType<Object> inputType, BatchQueue<PendingPrediction> queue,
+    /**
+     * @param profileMaxBatch measure batches of 1, 2, 4, … up to this size before taking queries;
+     *                        0 measures only the warm-up's batch of one
+     */
+    ReplicaWorker(ContainerReplica replica, TensorType<Object> inputType, ModelDispatch dispatch,
             ContainerClient client, CircuitBreaker breaker, LongSupplier clock, Scheduler timers,
-            Duration minBatchTimeout, BiConsumer<PendingPrediction, ReplicaWorker> onTransportFailure,
-            MeterRegistry meters) {
+            Duration minBatchTimeout, int profileMaxBatch, MeterRegistry meters) {
         this.replica = replica;
         this.inputType = inputType;
-        this.queue = queue;
+        this.dispatch = dispatch;
         this.client = client;
         this.breaker = breaker;
         this.clock = clock;
         this.timers = timers;
         this.minBatchTimeout = minBatchTimeout;
-        this.onTransportFailure = onTransportFailure;
+        this.profileMaxBatch = profileMaxBatch;
         this.meters = meters;
-        Tags tags = Tags.of("model", replica.modelName(), "version", replica.modelVersion(), "replica", replica.id());
+        Tags tags = dispatch.tags().and("replica", replica.id());
         this.batchSizes = DistributionSummary.builder("servegate.batch.size").tags(tags)
                 .description("Queries per batch sent to a replica").register(meters);
         ownMeters.add(batchSizes);
-        ownMeters.add(Gauge.builder("servegate.queue.length", queue, BatchQueue::size).tags(tags)
-                .description("Queries waiting in a replica's batching queue").register(meters));
-        ownMeters.add(Gauge.builder("servegate.batch.max.size", queue, q -> q.policy().maxBatchSize()).tags(tags)
-                .description("Current maximum batch size (AIMD or fixed)").register(meters));
+        ownMeters.add(Gauge.builder("servegate.queue.length", inFlight, AtomicInteger::get).tags(tags)
+                .description("Queries sent to a replica whose batch has not returned").register(meters));
+        ownMeters.add(Gauge.builder("servegate.batch.max.size", this,
+                        w -> w.dispatch.read(s -> s.maxBatchSize(w.replica.id())))
+                .tags(tags).description("Largest batch the replica is sent now (AIMD's size under clipper)")
+                .register(meters));
+        ownMeters.add(Gauge.builder("servegate.replica.idle.fraction", this,
+                        dispatch.replicaIdleFraction(replica.id()))
+                .tags(tags).description("Share of the last 10 s the replica's container was not running a batch")
+                .register(meters));
+        ownMeters.add(FunctionCounter.builder("servegate.replica.busy", this,
+                        w -> w.dispatch.read(s -> s.busyNanos(w.replica.id())) / 1e9)
+                .tags(tags).baseUnit("seconds").description("Container time spent on completed batches")
+                .register(meters));
+        breaker.getEventPublisher().onStateTransition(e -> report());
     }
 
     ContainerReplica replica() {
         return replica;
     }
 
-    BatchQueue<PendingPrediction> queue() {
-        return queue;
-    }
-
-    /** Whether queries may be routed here: ready, not closed, circuit not open. */
+    /** Whether the scheduler may send batches here: ready, not closed, circuit not open. */
     boolean available() {
-        return ready && !closed && breaker.getState() != CircuitBreaker.State.OPEN
-                && breaker.getState() != CircuitBreaker.State.FORCED_OPEN;
+        CircuitBreaker.State state = breaker.getState();
+        return ready && !closed && state != CircuitBreaker.State.OPEN && state != CircuitBreaker.State.FORCED_OPEN;
     }
 
-    int load() {
-        return queue.load();
+    int inFlight() {
+        return inFlight.get();
     }
 
     int inputLength() {
         return inputLength;
     }
 
+    /** Tells the scheduler whether this replica takes batches, when that changed. */
+    private synchronized void report() {
+        boolean now = available();
+        if (now != reported) {
+            reported = now;
+            dispatch.availability(replica.id(), now);
+        }
+    }
+
     /**
      * Polls OIP ServerReady until it says yes, then reads the model's input shape so that the
-     * gateway can reject wrong-length inputs itself; queries are routed here only after that.
+     * gateway can reject wrong-length inputs itself, warms the container up and measures it;
+     * only then does the scheduler send batches here.
      */
     void awaitReadiness() {
         if (closed) {
@@ -126,162 +149,153 @@ final class ReplicaWorker implements AutoCloseable {
     }
 
     /**
-     * Sends one all-zeros input before taking traffic, so that the container's first-call costs
-     * (JIT, kernel selection, memory arenas) do not turn the first real queries into defaults.
-     * Only numeric inputs of known length can be made up; others start cold.
+     * Sends all-zeros inputs before taking traffic, so that the container's first-call costs
+     * (JIT, kernel selection, memory arenas) do not turn the first real queries into defaults, and
+     * so that the scheduler knows what batches of 1, 2, 4, … cost here before it relies on that.
+     * Only numeric inputs can be made up; others start cold, and their first batch is the warm-up.
      */
     private void warmUp() {
+        int length = Math.max(1, inputLength); // a container that declares no length takes any
         Object zeros = switch (inputType.clipperName()) {
-            case "ints" -> inputLength > 0 ? new int[inputLength] : null;
-            case "floats" -> inputLength > 0 ? new float[inputLength] : null;
-            case "doubles" -> inputLength > 0 ? new double[inputLength] : null;
+            case "ints" -> new int[length];
+            case "floats" -> new float[length];
+            case "doubles" -> new double[length];
             default -> null;
         };
         if (zeros == null) {
-            ready = true;
+            markReady();
             return;
         }
-        client.inferAsText(replica.modelName(), replica.modelVersion(), inputType, List.of(zeros),
-                Duration.ofSeconds(30)).whenComplete((result, error) -> ready = true);
+        // the first call pays the container's one-off costs: its time is not a sample
+        measure(zeros, 1, false).whenComplete((ignored, error) -> profile(zeros, 1));
     }
 
-    /** Queues a prediction; false when the queue is full. */
-    boolean offer(PendingPrediction p) {
-        if (closed) {
-            return false;
-        }
-        // counted before the offer: once queued, another thread may dispatch and fail it at once
-        p.attempts++;
-        if (!queue.offer(p, p.deadlineNanos, clock.getAsLong())) {
-            p.attempts--;
-            return false;
-        }
-        pump();
-        return true;
-    }
-
-    /** Dispatches what can be dispatched now and arms a timer for the next moment that matters. */
-    void pump() {
-        if (wip.getAndIncrement() != 0) {
+    private void profile(Object zeros, int size) {
+        if (closed || size > Math.max(1, profileMaxBatch)) {
+            markReady();
             return;
         }
-        do {
-            long now = clock.getAsLong();
-            Batch<PendingPrediction> batch = queue.tryDispatch(now, ReplicaWorker::expire);
-            if (batch != null) {
-                send(batch, now);
+        measure(zeros, size, true).whenComplete((ignored, error) -> {
+            if (error != null) {
+                markReady();
             } else {
-                armTimer(queue.nextDispatchTime(now), now);
+                profile(zeros, size * 2);
             }
-        } while (wip.decrementAndGet() != 0);
+        });
     }
 
-    private void armTimer(long at, long now) {
-        if (at == Long.MAX_VALUE || closed) {
-            return;
-        }
-        long current = wakeupAt.get();
-        if (current <= at && current > now) {
-            return; // an earlier or equal timer is already armed
-        }
-        wakeupAt.set(at);
-        timers.schedule(() -> {
-            wakeupAt.compareAndSet(at, Long.MAX_VALUE);
-            pump();
-        }, Math.max(0, at - now), TimeUnit.NANOSECONDS);
+    private CompletableFuture<Void> measure(Object zeros, int size, boolean sample) {
+        long start = clock.getAsLong();
+        return client.inferAsText(replica.modelName(), replica.modelVersion(), inputType,
+                        Collections.nCopies(size, zeros), Duration.ofSeconds(30))
+                .thenAccept(result -> {
+                    if (sample) {
+                        dispatch.profileSample(replica.id(), size, result.serviceTimeNanos(),
+                                clock.getAsLong() - start);
+                    }
+                });
     }
 
-    private void send(Batch<PendingPrediction> batch, long now) {
-        if (!breaker.tryAcquirePermission()) {
-            queue.fail(batch, now);
-            PredictionException open = new PredictionException(DefaultReason.CIRCUIT_OPEN, "replica " + replica.id());
-            batch.items().forEach(p -> retryElsewhereOrFail(p, open));
+    private void markReady() {
+        ready = true;
+        report();
+    }
+
+    /** Sends a batch its scheduler bound to this replica. */
+    void send(Batch<PendingPrediction> batch) {
+        if (closed || !breaker.tryAcquirePermission()) {
+            report();
+            dispatch.failed(batch, batch.queries(), new PredictionException(DefaultReason.CIRCUIT_OPEN,
+                    "replica " + replica.id()));
             return;
         }
+        long now = clock.getAsLong();
         long latestDeadline = now;
-        for (PendingPrediction p : batch.items()) {
-            latestDeadline = Math.max(latestDeadline, p.deadlineNanos);
+        for (Query<PendingPrediction> q : batch.queries()) {
+            latestDeadline = Math.max(latestDeadline, q.deadline());
         }
         Duration timeout = Duration.ofNanos(Math.max(minBatchTimeout.toNanos(), latestDeadline - now));
         batchSizes.record(batch.size());
+        inFlight.addAndGet(batch.size());
         // One OIP tensor holds vectors of one length: a container that declares no fixed length
         // gets one call per length, so one odd query cannot fail the batch of everyone else.
-        Collection<List<PendingPrediction>> groups = byLength(batch.items());
+        Collection<List<Query<PendingPrediction>>> groups = byLength(batch.queries());
         AtomicInteger pending = new AtomicInteger(groups.size());
         AtomicReference<Throwable> replicaFailure = new AtomicReference<>();
+        List<Query<PendingPrediction>> retry = Collections.synchronizedList(new ArrayList<>());
         AtomicLong serviceTime = new AtomicLong();
-        for (List<PendingPrediction> group : groups) {
+        for (List<Query<PendingPrediction>> group : groups) {
             List<Object> inputs = new ArrayList<>(group.size());
-            group.forEach(p -> inputs.add(p.input));
+            group.forEach(q -> inputs.add(q.payload().input));
             client.inferAsText(replica.modelName(), replica.modelVersion(), inputType, inputs, timeout)
                     .whenComplete((result, error) -> {
                         if (error == null) {
                             serviceTime.accumulateAndGet(result.serviceTimeNanos(), Math::max);
                             List<String> outputs = result.outputs();
                             for (int i = 0; i < outputs.size(); i++) {
-                                group.get(i).result.complete(outputs.get(i));
+                                group.get(i).payload().result.complete(outputs.get(i));
                             }
                         } else {
-                            if (!rejectedInput(error)) {
+                            Status status = Status.fromThrowable(unwrap(error));
+                            if (status.getCode() != Status.Code.INVALID_ARGUMENT) {
                                 replicaFailure.compareAndSet(null, error);
                             }
-                            group.forEach(p -> retryElsewhereOrFail(p, error));
+                            if (status.getCode() == Status.Code.UNAVAILABLE) {
+                                retry.addAll(group); // the container is gone or unreachable: another may answer
+                            } else {
+                                PredictionException failure = containerError(status);
+                                group.forEach(q -> q.payload().result.completeExceptionally(failure));
+                            }
                         }
                         if (pending.decrementAndGet() == 0) {
-                            finish(batch, replicaFailure.get(), serviceTime.get());
+                            finish(batch, replicaFailure.get(), serviceTime.get(), retry);
                         }
                     });
         }
     }
 
-    /** Every call of a batch has returned: feed the breaker and the queue, then send the next batch. */
-    private void finish(Batch<PendingPrediction> batch, Throwable failure, long serviceTimeNanos) {
-        long end = clock.getAsLong();
-        long took = end - batch.dispatchedAt();
+    /** Every call of a batch has returned: feed the breaker, then tell the scheduler. */
+    private void finish(Batch<PendingPrediction> batch, Throwable failure, long serviceNanos,
+            List<Query<PendingPrediction>> retry) {
+        inFlight.addAndGet(-batch.size());
+        long took = clock.getAsLong() - batch.sentAt();
         if (failure == null) {
             breaker.onSuccess(took, TimeUnit.NANOSECONDS);
-            // AIMD learns from the container's own service time when it reports one (ours do;
-            // Triton does not): a gateway short of CPU must not shrink batches, which would
-            // only cut throughput further
-            queue.complete(batch, end, serviceTimeNanos > 0 ? serviceTimeNanos : took);
-        } else {
-            breaker.onError(took, TimeUnit.NANOSECONDS, failure);
-            queue.fail(batch, end);
+            dispatch.completed(batch, serviceNanos);
+            return;
         }
-        pump();
+        breaker.onError(took, TimeUnit.NANOSECONDS, failure);
+        if (!retry.isEmpty()) {
+            // unreachable: take no more batches until ServerReady answers again
+            ready = false;
+            report();
+            timers.schedule(this::awaitReadiness, 100, TimeUnit.MILLISECONDS);
+        } else {
+            report();
+        }
+        dispatch.failed(batch, List.copyOf(retry), containerError(Status.fromThrowable(unwrap(failure))));
     }
 
-    private static Collection<List<PendingPrediction>> byLength(List<PendingPrediction> items) {
-        Map<Integer, List<PendingPrediction>> groups = new LinkedHashMap<>();
-        for (PendingPrediction p : items) {
-            int length = p.input instanceof float[] f ? f.length
-                    : p.input instanceof int[] i ? i.length
-                    : p.input instanceof double[] d ? d.length
+    private PredictionException containerError(Status status) {
+        return new PredictionException(DefaultReason.CONTAINER_ERROR, "replica " + replica.id() + ": "
+                + describe(status));
+    }
+
+    private static Collection<List<Query<PendingPrediction>>> byLength(List<Query<PendingPrediction>> items) {
+        Map<Integer, List<Query<PendingPrediction>>> groups = new LinkedHashMap<>();
+        for (Query<PendingPrediction> q : items) {
+            Object input = q.payload().input;
+            int length = input instanceof float[] f ? f.length
+                    : input instanceof int[] i ? i.length
+                    : input instanceof double[] d ? d.length
                     : -1; // bytes and strings: one tensor takes any lengths
-            groups.computeIfAbsent(length, k -> new ArrayList<>()).add(p);
+            groups.computeIfAbsent(length, k -> new ArrayList<>()).add(q);
         }
         return groups.values();
     }
 
-    /** The container refused the inputs themselves: the caller's fault, not a sign the replica is failing. */
-    private static boolean rejectedInput(Throwable error) {
-        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
-                ? error.getCause() : error;
-        return Status.fromThrowable(cause).getCode() == Status.Code.INVALID_ARGUMENT;
-    }
-
-    private void retryElsewhereOrFail(PendingPrediction p, Throwable error) {
-        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
-                ? error.getCause() : error;
-        boolean transport = cause instanceof PredictionException
-                || Status.fromThrowable(cause).getCode() == Status.Code.UNAVAILABLE;
-        if (transport && p.attempts < 2 && clock.getAsLong() < p.deadlineNanos) {
-            onTransportFailure.accept(p, this);
-        } else {
-            p.result.completeExceptionally(cause instanceof PredictionException pe ? pe
-                    : new PredictionException(DefaultReason.CONTAINER_ERROR,
-                            "replica " + replica.id() + ": " + describe(Status.fromThrowable(cause))));
-        }
+    private static Throwable unwrap(Throwable error) {
+        return error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     }
 
     /** Code, description and the cause's message: Status.toString() would print the cause's stack trace. */
@@ -296,17 +310,10 @@ final class ReplicaWorker implements AutoCloseable {
         return sb.toString();
     }
 
-    private static void expire(PendingPrediction p) {
-        p.result.completeExceptionally(new PredictionException(DefaultReason.DEADLINE, null));
-    }
-
-    /** Stops routing here and hands queued predictions back for another replica or a default. */
+    /** Stops taking batches; those in flight fail as its channel closes, and their queries may go elsewhere. */
     @Override
     public void close() {
         closed = true;
-        PredictionException gone = new PredictionException(DefaultReason.NO_REPLICA,
-                "replica " + replica.id() + " was removed");
-        queue.drain().forEach(p -> retryElsewhereOrFail(p, gone));
         ownMeters.forEach(meters::remove);
         client.close();
     }

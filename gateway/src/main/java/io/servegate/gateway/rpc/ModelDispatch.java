@@ -1,0 +1,225 @@
+package io.servegate.gateway.rpc;
+
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.servegate.core.scheduling.Batch;
+import io.servegate.core.scheduling.ModelScheduler;
+import io.servegate.core.scheduling.Query;
+import io.servegate.core.scheduling.RejectReason;
+import io.servegate.core.scheduling.SchedulerActions;
+import io.servegate.core.scheduling.SchedulerConfig;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.LongConsumer;
+import java.util.function.LongSupplier;
+import java.util.function.ToDoubleFunction;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * Carries out one model version's {@link ModelScheduler}. Events (a query, a replica's news, a
+ * timer) reach the scheduler under this object's lock; the actions it takes are recorded there
+ * and carried out once the lock is released (a batch handed to its replica's worker, a default
+ * answered, a timer armed), so no I/O and no caller's callback ever runs under the lock.
+ */
+final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCloseable {
+
+    /** Batch sizes whose estimate is exported. */
+    private static final int[] PROFILED_SIZES = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+
+    private final String model;
+    private final String version;
+    private final ModelScheduler<PendingPrediction> scheduler;
+    private final LongSupplier clock;
+    private final Scheduler timers;
+    private final MeterRegistry meters;
+    private final List<Meter> ownMeters = new ArrayList<>();
+    private final Timer queueDelay;
+    private final DistributionSummary batchSizes;
+    /** Actions the scheduler took during the current event; guarded by {@code this}. */
+    private List<Runnable> actions = new ArrayList<>();
+    /** When the armed wake-up timer fires, or Long.MAX_VALUE when none is armed. */
+    private final AtomicLong wakeupAt = new AtomicLong(Long.MAX_VALUE);
+    private volatile Map<String, ReplicaWorker> workers = Map.of();
+
+    ModelDispatch(String model, String version, SchedulerConfig config, LongSupplier clock, Scheduler timers,
+            MeterRegistry meters) {
+        this.model = model;
+        this.version = version;
+        this.clock = clock;
+        this.timers = timers;
+        this.meters = meters;
+        this.scheduler = new ModelScheduler<>(config, this);
+        Tags tags = tags();
+        queueDelay = Timer.builder("servegate.scheduler.queue.delay").tags(tags).publishPercentileHistogram()
+                .description("Time from a query's arrival to the dispatch of its batch").register(meters);
+        batchSizes = DistributionSummary.builder("servegate.scheduler.batch.size").tags(tags)
+                .publishPercentileHistogram().maximumExpectedValue((double) config.maxBatchSize())
+                .description("Queries per batch the model's scheduler sent").register(meters);
+        ownMeters.add(queueDelay);
+        ownMeters.add(batchSizes);
+        ownMeters.add(Gauge.builder("servegate.scheduler.queue.length", this, d -> d.read(ModelScheduler::queued))
+                .tags(tags).description("Queries waiting in the model's queue").register(meters));
+        ownMeters.add(Gauge.builder("servegate.scheduler.info", () -> 1).tags(tags.and("policy", config.policy().id()))
+                .description("The model version's scheduling policy").register(meters));
+        ownMeters.add(Gauge.builder("servegate.profile.overhead", this, d -> d.read(s -> s.overheadNanos() / 1e9))
+                .tags(tags).baseUnit("seconds")
+                .description("Median recent transport overhead: a batch's round trip minus the container's service time")
+                .register(meters));
+        for (RejectReason reason : RejectReason.values()) {
+            ownMeters.add(FunctionCounter.builder("servegate.scheduler.rejected", this,
+                            d -> d.read(s -> s.rejected(reason)))
+                    .tags(tags.and("reason", DefaultReason.of(reason).tag()))
+                    .description("Queries the scheduler answered with the default, by reason").register(meters));
+        }
+        for (int size : PROFILED_SIZES) {
+            if (size > config.maxBatchSize()) {
+                break;
+            }
+            ownMeters.add(Gauge.builder("servegate.profile.estimate", this, d -> d.read(s -> {
+                        long nanos = s.estimateNanos(size);
+                        return nanos < 0 ? Double.NaN : nanos / 1e9;
+                    }))
+                    .tags(tags.and("batch_size", Integer.toString(size))).baseUnit("seconds")
+                    .description("The latency profile's service-time estimate per batch size").register(meters));
+        }
+    }
+
+    Tags tags() {
+        return Tags.of("model", model, "version", version);
+    }
+
+    // ---- events ----
+
+    CompletableFuture<String> submit(Object input, long deadline) {
+        PendingPrediction p = new PendingPrediction(input);
+        event(now -> scheduler.submit(p, deadline, now));
+        return p.result;
+    }
+
+    void add(ReplicaWorker worker) {
+        Map<String, ReplicaWorker> next = new HashMap<>(workers);
+        next.put(worker.replica().id(), worker);
+        workers = Map.copyOf(next);
+        event(now -> scheduler.addReplica(worker.replica().id(), 1, now));
+    }
+
+    void remove(ReplicaWorker worker) {
+        Map<String, ReplicaWorker> next = new HashMap<>(workers);
+        next.remove(worker.replica().id(), worker);
+        workers = Map.copyOf(next);
+        event(now -> scheduler.removeReplica(worker.replica().id(), now));
+    }
+
+    Collection<ReplicaWorker> workers() {
+        return workers.values();
+    }
+
+    void availability(String replica, boolean available) {
+        event(now -> scheduler.setAvailable(replica, available, now));
+    }
+
+    void profileSample(String replica, int size, long serviceNanos, long roundTripNanos) {
+        event(now -> scheduler.profileSample(replica, size, serviceNanos, roundTripNanos, now));
+    }
+
+    void completed(Batch<PendingPrediction> batch, long serviceNanos) {
+        event(now -> scheduler.batchCompleted(batch, serviceNanos, now));
+    }
+
+    /**
+     * A batch failed, or part of it: the queries of {@code retry} go back to the queue if they may,
+     * the others of them fail with {@code error}.
+     */
+    void failed(Batch<PendingPrediction> batch, Collection<Query<PendingPrediction>> retry, PredictionException error) {
+        event(now -> {
+            for (Query<PendingPrediction> q : scheduler.batchFailed(batch, retry, now)) {
+                actions.add(() -> q.payload().result.completeExceptionally(error));
+            }
+        });
+    }
+
+    // ---- actions ----
+
+    @Override
+    public void send(Batch<PendingPrediction> batch) {
+        actions.add(() -> {
+            batchSizes.record(batch.size());
+            for (Query<PendingPrediction> q : batch.queries()) {
+                queueDelay.record(Math.max(0, batch.sentAt() - q.arrival()), TimeUnit.NANOSECONDS);
+            }
+            ReplicaWorker worker = workers.get(batch.replica());
+            if (worker == null) {
+                failed(batch, batch.queries(), new PredictionException(DefaultReason.NO_REPLICA,
+                        "replica " + batch.replica() + " was removed"));
+            } else {
+                worker.send(batch);
+            }
+        });
+    }
+
+    @Override
+    public void reject(Query<PendingPrediction> query, RejectReason reason) {
+        actions.add(() -> query.payload().result.completeExceptionally(new PredictionException(
+                DefaultReason.of(reason), "model " + model + ":" + version)));
+    }
+
+    @Override
+    public void wakeAt(long nanos) {
+        actions.add(() -> arm(nanos));
+    }
+
+    private void arm(long at) {
+        long now = clock.getAsLong();
+        long current = wakeupAt.get();
+        if (current <= at && current > now) {
+            return; // an earlier or equal timer is already armed
+        }
+        wakeupAt.set(at);
+        timers.schedule(() -> {
+            wakeupAt.compareAndSet(at, Long.MAX_VALUE);
+            event(scheduler::timer);
+        }, Math.max(0, at - now), TimeUnit.NANOSECONDS);
+    }
+
+    private void event(LongConsumer event) {
+        List<Runnable> todo;
+        synchronized (this) {
+            event.accept(clock.getAsLong());
+            if (actions.isEmpty()) {
+                return;
+            }
+            todo = actions;
+            actions = new ArrayList<>();
+        }
+        for (Runnable action : todo) {
+            action.run();
+        }
+    }
+
+    // ---- reads, for metrics and the admin API ----
+
+    synchronized <T> T read(Function<ModelScheduler<PendingPrediction>, T> reader) {
+        return reader.apply(scheduler);
+    }
+
+    <T> ToDoubleFunction<T> replicaIdleFraction(String replica) {
+        return ignored -> read(s -> s.idleFraction(replica, clock.getAsLong()));
+    }
+
+    @Override
+    public void close() {
+        ownMeters.forEach(meters::remove);
+    }
+}
