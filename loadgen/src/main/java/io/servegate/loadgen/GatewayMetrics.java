@@ -119,7 +119,9 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
         try {
             HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://" + GatewayProcess.HOST + ":"
-                    + gateway.port() + "/metrics")).timeout(Duration.ofSeconds(10)).GET().build(),
+                    + gateway.port() + "/metrics")).timeout(Duration.ofSeconds(10))
+                    // without it /metrics answers Clipper's JSON
+                    .header("Accept", "text/plain;version=0.0.4").GET().build(),
                     HttpResponse.BodyHandlers.ofString());
             return r.statusCode() == 200 ? r.body() : null;
         } catch (IOException e) {

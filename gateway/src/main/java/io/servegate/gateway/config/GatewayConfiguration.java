@@ -8,6 +8,7 @@ import io.servegate.gateway.api.EventLoopDeadlines;
 import io.servegate.gateway.api.Errors;
 import io.servegate.gateway.api.InputParser;
 import io.servegate.gateway.api.JsonBodies;
+import io.servegate.gateway.api.MetricsHandler;
 import io.servegate.gateway.api.OipRestHandler;
 import io.servegate.gateway.api.QueryHandler;
 import io.servegate.core.cache.PredictionCache;
@@ -20,6 +21,7 @@ import io.servegate.gateway.containers.ProcessContainerManager;
 import io.servegate.gateway.containers.ReadinessProbe;
 import io.servegate.gateway.containers.RestartPolicy;
 import io.servegate.gateway.demo.DemoRunner;
+import io.servegate.gateway.metrics.ClipperMetrics;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.query.SelectionService;
 import io.servegate.gateway.selection.InMemorySelectionStateStore;
@@ -154,10 +156,16 @@ public class GatewayConfiguration {
         return new InputParser(props.limits().maxInputLength());
     }
 
+    @Bean(destroyMethod = "close")
+    ClipperMetrics clipperMetrics(MeterRegistry meters, LongSupplier clock) {
+        return new ClipperMetrics(meters, clock, Schedulers.parallel());
+    }
+
     @Bean
     RouterFunction<ServerResponse> queryRoutes(Registry registry, ReplicaPool pool, PredictionService predictions,
             SelectionService selection, JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
-            ObjectProvider<io.micrometer.prometheusmetrics.PrometheusMeterRegistry> prometheus) {
+            ClipperMetrics clipperMetrics,
+            ObjectProvider<io.prometheus.metrics.model.registry.PrometheusRegistry> prometheus) {
         QueryHandler query = new QueryHandler(registry, pool, predictions, selection,
                 props.selection().feedbackTimeout(), bodies, inputs, props.limits().maxBatchInputs(),
                 clock);
@@ -170,9 +178,7 @@ public class GatewayConfiguration {
                 .GET("/v2/models/{model}/ready", oip::modelReady)
                 .POST("/v2/models/{model}/infer", oip::infer)
                 .POST("/v2/models/{model}/versions/{version}/infer", oip::infer)
-                .GET("/metrics", request -> ServerResponse.ok()
-                        .contentType(org.springframework.http.MediaType.parseMediaType("text/plain;version=0.0.4"))
-                        .bodyValue(prometheus.getObject().scrape()))
+                .GET("/metrics", new MetricsHandler(clipperMetrics, prometheus::getObject)::metrics)
                 .POST("/{app}/predict", query::predict)
                 .POST("/{app}/update", query::update)
                 .filter(new EventLoopDeadlines())

@@ -387,8 +387,10 @@ public final class FeedbackThroughputBenchmark {
                         .map(s -> new Response(res.status().code(), s)));
     }
 
+    /** A GET asking for Prometheus text (what /metrics answers otherwise is Clipper's JSON). */
     private Response get(int port, String path) {
-        return http.get().uri("http://127.0.0.1:" + port + path)
+        return http.headers(h -> h.set("Accept", "text/plain;version=0.0.4")).get()
+                .uri("http://127.0.0.1:" + port + path)
                 .responseSingle((res, buf) -> buf.asString(StandardCharsets.UTF_8).defaultIfEmpty("")
                         .map(s -> new Response(res.status().code(), s)))
                 .onErrorResume(e -> Mono.just(new Response(-1, e.toString())))

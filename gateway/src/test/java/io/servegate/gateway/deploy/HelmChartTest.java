@@ -23,6 +23,8 @@ import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Lints {@code helm/servegate} and renders it with the Helm bundled by helm-java (offline), then
@@ -81,7 +83,7 @@ class HelmChartTest {
                 "ConfigMap/rel-servegate-gateway", "Deployment/rel-servegate-gateway", "Service/rel-servegate-gateway",
                 "Service/rel-servegate-gateway-admin", "Deployment/rel-servegate-redis", "Service/rel-servegate-redis",
                 "ServiceAccount/rel-servegate-gateway", "Role/rel-servegate-gateway",
-                "RoleBinding/rel-servegate-gateway");
+                "RoleBinding/rel-servegate-gateway", "ConfigMap/rel-servegate-dashboard");
 
         Deployment gw = m.get(Deployment.class, "rel-servegate-gateway");
         assertThat(gw.getSpec().getReplicas()).isEqualTo(1);
@@ -132,6 +134,32 @@ class HelmChartTest {
             assertThat(r.getResources()).containsExactly("pods");
             assertThat(r.getVerbs()).contains("watch");
         });
+    }
+
+    @Test
+    void theGrafanaDashboardIsAConfigMapForTheSidecarUnlessTurnedOff() throws Exception {
+        JsonMapper json = new JsonMapper();
+        ConfigMap dashboard = render(t -> t).get(ConfigMap.class, "rel-servegate-dashboard");
+        assertThat(dashboard.getMetadata().getLabels()).containsEntry("grafana_dashboard", "1")
+                .containsEntry("app.kubernetes.io/component", "dashboard");
+        assertThat(dashboard.getMetadata().getNamespace()).isEqualTo("serving");
+        assertThat(dashboard.getData()).containsOnlyKeys("servegate.json");
+        JsonNode shipped = json.readTree(dashboard.getData().get("servegate.json"));
+        assertThat(shipped).isEqualTo(json.readTree(Files.readString(CHART.resolve("dashboards/servegate.json"))));
+        assertThat(shipped.get("uid").asString()).isEqualTo("servegate-gateway");
+        assertThat(shipped.get("panels").size()).isPositive();
+
+        ConfigMap moved = render(t -> t.set("grafana.dashboard.namespace", "monitoring")
+                .set("grafana.dashboard.label", "grafana_dashboard_servegate").set("grafana.dashboard.labelValue", "yes")
+                .set("grafana.dashboard.annotations.grafana_folder", "Servegate"))
+                .get(ConfigMap.class, "rel-servegate-dashboard");
+        assertThat(moved.getMetadata().getNamespace()).isEqualTo("monitoring");
+        assertThat(moved.getMetadata().getLabels()).containsEntry("grafana_dashboard_servegate", "yes")
+                .doesNotContainKey("grafana_dashboard");
+        assertThat(moved.getMetadata().getAnnotations()).containsEntry("grafana_folder", "Servegate");
+
+        assertThat(render(t -> t.set("grafana.dashboard.enabled", false)).names())
+                .doesNotContain("ConfigMap/rel-servegate-dashboard");
     }
 
     @Test

@@ -146,7 +146,7 @@ class OnnxGatewayEndToEndTest {
         JsonNode second = post(query, "/fashion/predict", Map.of("input", image));
         assertThat(second.get("output")).isEqualTo(first.get("output"));
         assertThat(inputsSeen.get()).as("the container saw no new input").isEqualTo(seen);
-        String metrics = query.get().uri("/metrics").exchange().expectStatus().isOk()
+        String metrics = query.get().uri("/metrics").accept(MediaType.TEXT_PLAIN).exchange().expectStatus().isOk()
                 .expectBody(String.class).returnResult().getResponseBody();
         assertThat(metrics).contains("servegate_cache_requests_total{result=\"hit\"}");
     }

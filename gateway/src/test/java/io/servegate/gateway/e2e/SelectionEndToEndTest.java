@@ -493,7 +493,7 @@ class SelectionEndToEndTest {
                 .isFalse();
         assertThat(post(query, "/single/predict", Map.of("input", images.get(5))).get("output").asString())
                 .isEqualTo(answers.get(CNN).get(5));
-        String metrics = query.get().uri("/metrics").exchange().expectStatus().isOk()
+        String metrics = query.get().uri("/metrics").accept(MediaType.TEXT_PLAIN).exchange().expectStatus().isOk()
                 .expectBody(String.class).returnResult().getResponseBody();
         assertThat(metrics).contains("servegate_selection_state_fallbacks_total");
     }

@@ -440,7 +440,8 @@ class TwoGatewaysFeedbackTest {
     }
 
     private long cacheRequests(int gateway, String result) {
-        String text = query.get(gateway).get().uri("/metrics").retrieve().bodyToMono(String.class)
+        String text = query.get(gateway).get().uri("/metrics").accept(MediaType.TEXT_PLAIN).retrieve()
+                .bodyToMono(String.class)
                 .block(Duration.ofSeconds(10));
         double sum = 0;
         for (String line : text.split("\n")) {

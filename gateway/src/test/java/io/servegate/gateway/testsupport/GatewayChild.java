@@ -105,7 +105,7 @@ public final class GatewayChild implements AutoCloseable {
     /** The heap in use now, from the gateway's own Prometheus endpoint (the sum over heap pools). */
     public long heapUsedBytes() throws Exception {
         String text = http.send(HttpRequest.newBuilder(URI.create(url() + "/metrics")).timeout(Duration.ofSeconds(5))
-                .build(), HttpResponse.BodyHandlers.ofString()).body();
+                .header("Accept", "text/plain;version=0.0.4").build(), HttpResponse.BodyHandlers.ofString()).body();
         Matcher m = HEAP.matcher(text);
         double sum = 0;
         boolean any = false;
