@@ -145,8 +145,14 @@ public record ServegateProperties(
             @DefaultValue("2s") Duration feedbackTimeout) {
     }
 
-    /** The Open Inference Protocol REST endpoints, which have no app and so no app SLO. */
-    public record Oip(@DefaultValue("1s") Duration timeout) {
+    /** The Open Inference Protocol endpoints (REST on the query port, gRPC on its own), which have no app SLO. */
+    public record Oip(
+            /** Deadline of an infer request; a gRPC call's own deadline, when it has one, is used instead. */
+            @DefaultValue("1s") Duration timeout,
+            /** Port of the gRPC binding ({@code GRPCInferenceService}); 0 = off. */
+            @DefaultValue("8033") int grpcPort,
+            /** Interface the gRPC binding listens on; empty = all, as the query port. */
+            @DefaultValue("") String grpcAddress) {
     }
 
     /** The demo the README's first command starts: a real ONNX model as a local process. */
