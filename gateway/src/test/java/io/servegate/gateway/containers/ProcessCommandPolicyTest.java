@@ -3,10 +3,13 @@ package io.servegate.gateway.containers;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.servegate.gateway.config.ServegateProperties;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 
 /** Which commands and environments deploy_model may hand the process manager. */
 class ProcessCommandPolicyTest {
@@ -88,5 +91,27 @@ class ProcessCommandPolicyTest {
         assertThat(defaults.refusal(List.of("/bin/sh\u001b[2J", "x".repeat(200)), Map.of()))
                 .hasValueSatisfying(cause -> assertThat(cause).contains("/bin/sh\\u001b[2J", "x".repeat(80) + "...")
                         .doesNotContain("\u001b", "x".repeat(81)));
+    }
+
+    @Test
+    void theAllowlistBindsFromYamlListsAndCommaSeparatedPropertiesAndDefaultsToTheProjectsContainers() {
+        String key = "servegate.containers.process.";
+        // YAML's [[java, -jar, x.jar], ...] arrives flattened like this
+        ServegateProperties.ProcessManager configured = bind(Map.of(key + "allowed-commands[0][0]", "java",
+                key + "allowed-commands[0][1]", "-jar", key + "allowed-commands[0][2]", "/opt/x.jar",
+                key + "allowed-commands[1]", "/usr/bin/python3,/opt/serve.py", key + "allowed-env", "MODEL_PATH"));
+        assertThat(configured.allowedCommands()).containsExactly(List.of("java", "-jar", "/opt/x.jar"),
+                List.of("/usr/bin/python3", "/opt/serve.py"));
+        assertThat(configured.allowedEnv()).containsExactly("MODEL_PATH");
+        assertThat(configured.requireAdminToken()).isTrue();
+
+        ServegateProperties.ProcessManager defaults = bind(Map.of("servegate.cache.enabled", "true"));
+        assertThat(defaults.allowedCommands()).isEqualTo(ProcessCommandPolicy.defaultCommands());
+        assertThat(defaults.allowedEnv()).contains("INTRA_OP_THREADS", "MODEL_PATH").doesNotContain("LD_PRELOAD");
+    }
+
+    private static ServegateProperties.ProcessManager bind(Map<String, String> properties) {
+        return new Binder(new MapConfigurationPropertySource(properties))
+                .bindOrCreate("servegate", ServegateProperties.class).containers().process();
     }
 }
