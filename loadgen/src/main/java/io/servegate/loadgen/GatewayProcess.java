@@ -63,6 +63,8 @@ public final class GatewayProcess implements AutoCloseable {
         cmd.add("--servegate.admin.port=" + adminPort);
         cmd.add("--servegate.admin.address=" + HOST);
         cmd.add("--servegate.cache.enabled=false");
+        // the load goes over HTTP; the OIP gRPC server's fixed port would clash between runs
+        cmd.add("--servegate.oip.grpc-port=0");
         cmd.addAll(gatewayArgs);
         return List.copyOf(cmd);
     }

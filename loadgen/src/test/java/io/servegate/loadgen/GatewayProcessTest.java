@@ -16,12 +16,12 @@ class GatewayProcessTest {
     Path dir;
 
     @Test
-    void commandRunsTheJarOnTheGivenLoopbackPortsWithoutTheCache() {
+    void commandRunsTheJarOnTheGivenLoopbackPortsWithoutTheCacheOrOipGrpc() {
         List<String> cmd = GatewayProcess.command("/jdk/bin/java", List.of("-Xmx1g"), Path.of("gw.jar"), 4001, 4002,
                 List.of("--servegate.batching.batch-wait=1ms"));
         assertThat(cmd).containsExactly("/jdk/bin/java", "-Xmx1g", "-jar", "gw.jar", "--server.port=4001",
                 "--server.address=127.0.0.1", "--servegate.admin.port=4002", "--servegate.admin.address=127.0.0.1",
-                "--servegate.cache.enabled=false", "--servegate.batching.batch-wait=1ms");
+                "--servegate.cache.enabled=false", "--servegate.oip.grpc-port=0", "--servegate.batching.batch-wait=1ms");
     }
 
     @Test

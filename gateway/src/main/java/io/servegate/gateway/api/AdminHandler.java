@@ -5,6 +5,7 @@ import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.containers.ContainerManager;
 import io.servegate.gateway.containers.Deployment;
 import io.servegate.gateway.containers.DeploymentSpec;
+import io.servegate.gateway.containers.ProcessCommandPolicy;
 import io.servegate.gateway.containers.ReplicaStatus;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.ContainerReplica;
@@ -23,6 +24,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.function.Function;
 import java.util.regex.Pattern;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
@@ -49,16 +51,19 @@ public final class AdminHandler {
     private final SelectionService selection;
     private final JsonBodies bodies;
     private final ContainerManager containers;
+    private final ProcessCommandPolicy commandPolicy;
     private final int maxReplicas;
 
+    /** @param commandPolicy what deploy_model may run when the manager is {@code process} */
     public AdminHandler(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
-            JsonBodies bodies, ContainerManager containers, int maxReplicas) {
+            JsonBodies bodies, ContainerManager containers, ProcessCommandPolicy commandPolicy, int maxReplicas) {
         this.registry = registry;
         this.pool = pool;
         this.cache = cache;
         this.selection = selection;
         this.bodies = bodies;
         this.containers = containers;
+        this.commandPolicy = commandPolicy;
         this.maxReplicas = maxReplicas;
     }
 
@@ -146,7 +151,8 @@ public final class AdminHandler {
     /**
      * Adds the model version unless it exists (then its input type must match) and has the
      * container manager deploy it; a version this call added is deleted again if the deployment
-     * is refused.
+     * is refused. A {@code command} for the {@code process} manager must pass the
+     * {@link ProcessCommandPolicy} first (else 403, nothing registered).
      */
     public Mono<ServerResponse> deployModel(ServerRequest request) {
         return bodies.object(request).flatMap(body -> {
@@ -171,8 +177,14 @@ public final class AdminHandler {
             int replicas = replicasNode == null || replicasNode.isNull()
                     ? (addresses.isEmpty() ? replicasMissing() : addresses.size())
                     : replicas(body);
+            Map<String, String> env = env(body.get("env"));
+            if (!command.isEmpty() && containers.kind().equals("process")) {
+                commandPolicy.refusal(command, env).ifPresent(cause -> {
+                    throw new ApiException(HttpStatus.FORBIDDEN, "forbidden", cause);
+                });
+            }
             DeploymentSpec spec = new DeploymentSpec(model.name(), model.version(), image, command, addresses,
-                    replicas, resources(body.get("resources")), env(body.get("env")));
+                    replicas, resources(body.get("resources")), env);
             Mono<Boolean> added = Mono.defer(() -> registry.snapshot().model(model.name(), model.version())
                     .map(existing -> {
                         if (!existing.inputType().equals(model.inputType())) {

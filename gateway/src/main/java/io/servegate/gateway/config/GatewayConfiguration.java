@@ -17,6 +17,7 @@ import io.servegate.gateway.containers.ContainerManager;
 import io.servegate.gateway.containers.DockerContainerManager;
 import io.servegate.gateway.containers.ExternalContainerManager;
 import io.servegate.gateway.containers.KubernetesContainerManager;
+import io.servegate.gateway.containers.ProcessCommandPolicy;
 import io.servegate.gateway.containers.ProcessContainerManager;
 import io.servegate.gateway.containers.ReadinessProbe;
 import io.servegate.gateway.containers.RestartPolicy;
@@ -191,7 +192,10 @@ public class GatewayConfiguration {
             JsonBodies bodies, ServegateProperties props, ContainerManager containers) {
         String token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
+        ServegateProperties.ProcessManager process = props.containers().process();
         AdminHandler admin = new AdminHandler(registry, pool, cache, selection, bodies, containers,
+                new ProcessCommandPolicy(process.allowedCommands(), process.allowedEnv(), !token.isEmpty(),
+                        process.requireAdminToken()),
                 props.containers().maxReplicas());
         RouterFunction<ServerResponse> routes = RouterFunctions.route()
                 .GET("/admin/ping", admin::ping)

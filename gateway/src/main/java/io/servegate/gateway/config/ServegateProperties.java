@@ -1,6 +1,7 @@
 package io.servegate.gateway.config;
 
 import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.gateway.containers.ProcessCommandPolicy;
 import java.time.Duration;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -151,8 +152,14 @@ public record ServegateProperties(
             @DefaultValue("2s") Duration feedbackTimeout) {
     }
 
-    /** The Open Inference Protocol REST endpoints, which have no app and so no app SLO. */
-    public record Oip(@DefaultValue("1s") Duration timeout) {
+    /** The Open Inference Protocol endpoints (REST on the query port, gRPC on its own), which have no app SLO. */
+    public record Oip(
+            /** Deadline of an infer request; a gRPC call's own deadline, when it has one, is used instead. */
+            @DefaultValue("1s") Duration timeout,
+            /** Port of the gRPC binding ({@code GRPCInferenceService}); 0 = off. */
+            @DefaultValue("8033") int grpcPort,
+            /** Interface the gRPC binding listens on; empty = all, as the query port. */
+            @DefaultValue("") String grpcAddress) {
     }
 
     /** The demo the README's first command starts: a real ONNX model as a local process. */
@@ -192,7 +199,31 @@ public record ServegateProperties(
             /** Settings of the {@code kubernetes} manager. */
             @DefaultValue Kubernetes kubernetes,
             /** Settings of the {@code docker} manager. */
-            @DefaultValue Docker docker) {
+            @DefaultValue Docker docker,
+            /** What the {@code process} manager may run for deploy_model. */
+            @DefaultValue ProcessManager process) {
+    }
+
+    /**
+     * What deploy_model may have the {@code process} manager run, as the gateway's user (see
+     * {@link ProcessCommandPolicy}); refused commands get 403.
+     */
+    public record ProcessManager(
+            /**
+             * Argument prefixes a command must start with, each argument equal ({@code [java, -jar, x.jar]});
+             * unset = the project's own containers ({@link ProcessCommandPolicy#defaultCommands()}), empty = none.
+             */
+            List<List<String>> allowedCommands,
+            /** Variables a command's {@code env} may set. */
+            @DefaultValue({"MODEL_PATH", "INPUT_TYPE", "MAX_MESSAGE_BYTES", "CONCURRENCY", "DRAIN_SECONDS",
+                    "INTRA_OP_THREADS", "DEVICE", "DEVICE_ID", "OUTPUT", "BETA_MS", "ALPHA_MS", "CLASSES",
+                    "TORCH_THREADS", "FASHION_MNIST_DIR"}) List<String> allowedEnv,
+            /** Refuse every command while the admin API has no token; false only where every local user is trusted. */
+            @DefaultValue("true") boolean requireAdminToken) {
+
+        public ProcessManager {
+            allowedCommands = allowedCommands == null ? ProcessCommandPolicy.defaultCommands() : allowedCommands;
+        }
     }
 
     /** The {@code docker} manager (besides the shared settings above; backoff is Docker's own). */

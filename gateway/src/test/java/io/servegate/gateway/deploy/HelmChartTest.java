@@ -94,7 +94,7 @@ class HelmChartTest {
         Container c = gw.getSpec().getTemplate().getSpec().getContainers().get(0);
         assertThat(c.getImage()).isEqualTo("servegate/gateway:0.1.0");
         assertThat(c.getPorts()).extracting(p -> p.getName() + ":" + p.getContainerPort())
-                .containsExactly("query:1337", "admin:1338");
+                .containsExactly("query:1337", "admin:1338", "grpc:8033");
         assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/v2/health/live");
         assertThat(c.getLivenessProbe().getHttpGet().getPort().getStrVal()).isEqualTo("query");
         assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/v2/health/ready");
@@ -112,13 +112,15 @@ class HelmChartTest {
         Map<String, Object> config = servegateConfig(m);
         assertThat(config).containsEntry("registry", Map.of("store", "redis"))
                 .containsEntry("selection", Map.of("store", "redis"))
-                .containsEntry("admin", Map.of("port", 1338, "address", "0.0.0.0"));
+                .containsEntry("admin", Map.of("port", 1338, "address", "0.0.0.0"))
+                .containsEntry("oip", Map.of("grpc-port", 8033));
         assertThat(config.get("containers")).isEqualTo(Map.of("manager", "kubernetes", "kubernetes",
                 Map.of("container-port", 8001, "probe", "grpc", "probe-command", List.of())));
 
         assertThat(m.get(Service.class, "rel-servegate-gateway").getSpec().getPorts())
-                .extracting(ServicePort::getName, ServicePort::getPort).containsExactly(
-                        org.assertj.core.groups.Tuple.tuple("query", 1337));
+                .extracting(ServicePort::getName, ServicePort::getPort, ServicePort::getAppProtocol).containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("query", 1337, null),
+                        org.assertj.core.groups.Tuple.tuple("grpc", 8033, "grpc"));
         assertThat(m.get(Service.class, "rel-servegate-gateway-admin").getSpec().getPorts())
                 .extracting(ServicePort::getName, ServicePort::getPort).containsExactly(
                         org.assertj.core.groups.Tuple.tuple("admin", 1338));
@@ -160,6 +162,17 @@ class HelmChartTest {
 
         assertThat(render(t -> t.set("grafana.dashboard.enabled", false)).names())
                 .doesNotContain("ConfigMap/rel-servegate-dashboard");
+    }
+
+    @Test
+    void oipGrpcPortZeroTurnsTheGrpcServerAndItsPortsOff() {
+        Manifests m = render(t -> t.set("gateway.oipGrpcPort", 0));
+        Container c = m.get(Deployment.class, "rel-servegate-gateway").getSpec().getTemplate().getSpec()
+                .getContainers().get(0);
+        assertThat(c.getPorts()).extracting(p -> p.getName()).containsExactly("query", "admin");
+        assertThat(m.get(Service.class, "rel-servegate-gateway").getSpec().getPorts())
+                .extracting(ServicePort::getName).containsExactly("query");
+        assertThat(servegateConfig(m)).containsEntry("oip", Map.of("grpc-port", 0));
     }
 
     @Test

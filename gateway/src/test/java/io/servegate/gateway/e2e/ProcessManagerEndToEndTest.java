@@ -8,6 +8,9 @@ import io.servegate.gateway.containers.ContainerManager;
 import io.servegate.gateway.containers.ProcessContainerManager;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.testsupport.JavaCommand;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,11 +20,12 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.MediaType;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.publisher.Flux;
@@ -37,12 +41,25 @@ import tools.jackson.databind.ObjectMapper;
  * restarted and registered again.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "servegate.admin.port=0", "servegate.limits.max-body-size=256KB",
+        "servegate.admin.port=0", "servegate.admin.token=" + ProcessManagerEndToEndTest.TOKEN,
+        "servegate.limits.max-body-size=256KB",
         "servegate.containers.probe-interval=250ms", "servegate.containers.restart-backoff=250ms",
         "servegate.containers.stop-grace-period=10s", "servegate.containers.readiness-timeout=120s"})
 class ProcessManagerEndToEndTest {
 
+    static final String TOKEN = "process-manager-e2e-token-7d1f";
     private static final Path MODEL = Path.of("../containers/onnx/models/fmnist-cnn.onnx").toAbsolutePath();
+    /** The ONNX container on the test classpath: {@code java @argfile --model ...}, allowed by its first two arguments. */
+    private static final List<String> COMMAND;
+
+    static {
+        try {
+            COMMAND = JavaCommand.of(Files.createTempDirectory("process-manager-e2e"),
+                    "io.servegate.containers.onnx.OnnxContainer", "--model", MODEL.toString());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
     private static final long SLO_MICROS = 250_000;
     /**
      * Allowance over the SLO for a shared, busy CI machine (the gateway itself defaults 1 ms
@@ -66,18 +83,21 @@ class ProcessManagerEndToEndTest {
     @Autowired
     Registry registry;
 
-    @TempDir
-    Path tmp;
+    @DynamicPropertySource
+    static void allowTheContainerCommand(DynamicPropertyRegistry properties) {
+        properties.add("servegate.containers.process.allowed-commands[0]",
+                () -> String.join(",", COMMAND.subList(0, 2)));
+    }
 
     record Answer(long sentNanos, long latencyNanos, boolean isDefault) {
     }
 
     @Test
     void deploysTwoOnnxReplicasAndSurvivesTheKillOfOneUnderLoad() throws Exception {
-        WebClient admin = WebClient.create("http://127.0.0.1:" + adminServer.port());
+        WebClient admin = WebClient.builder().baseUrl("http://127.0.0.1:" + adminServer.port())
+                .defaultHeader("Authorization", "Bearer " + TOKEN).build();
         WebClient query = WebClient.create("http://127.0.0.1:" + queryPort);
-        List<String> command = JavaCommand.of(tmp, "io.servegate.containers.onnx.OnnxContainer", "--model",
-                MODEL.toString());
+        List<String> command = COMMAND;
 
         assertThat(call(admin, "add_app", Map.of("name", "fashion", "input_type", "floats", "default_output", "-1",
                 "latency_slo_micros", SLO_MICROS)).get("success").booleanValue()).isTrue();

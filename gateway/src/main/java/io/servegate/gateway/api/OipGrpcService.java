@@ -1,0 +1,284 @@
+package io.servegate.gateway.api;
+
+import io.grpc.Context;
+import io.grpc.Deadline;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.servegate.gateway.query.PredictionService;
+import io.servegate.gateway.registry.ModelVersion;
+import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.registry.RegistrySnapshot;
+import io.servegate.gateway.rpc.PredictionException;
+import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.oip.GRPCInferenceServiceGrpc;
+import io.servegate.oip.ModelInferRequest;
+import io.servegate.oip.ModelInferResponse;
+import io.servegate.oip.ModelMetadataRequest;
+import io.servegate.oip.ModelMetadataResponse;
+import io.servegate.oip.ModelReadyRequest;
+import io.servegate.oip.ModelReadyResponse;
+import io.servegate.oip.ServerLiveRequest;
+import io.servegate.oip.ServerLiveResponse;
+import io.servegate.oip.ServerMetadataRequest;
+import io.servegate.oip.ServerMetadataResponse;
+import io.servegate.oip.ServerReadyRequest;
+import io.servegate.oip.ServerReadyResponse;
+import io.servegate.sdk.EncodedTensor;
+import io.servegate.sdk.TensorFormatException;
+import io.servegate.sdk.TensorType;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import reactor.core.Disposable;
+import reactor.core.Disposables;
+import reactor.core.publisher.Flux;
+
+/**
+ * The Open Inference Protocol's gRPC binding ({@code GRPCInferenceService}) on the gateway, the
+ * same service as {@link OipRestHandler}: each row of an infer request's input tensor goes through
+ * the model version's cache and batching ({@link PredictionService#infer}), by the call's gRPC
+ * deadline or, without one, {@code servegate.oip.timeout}. Answers are one BYTES tensor
+ * {@code output} of shape [N], the models' outputs as text.
+ *
+ * <p>Failures are gRPC statuses: {@code NOT_FOUND} for an unknown model or version,
+ * {@code INVALID_ARGUMENT} for a request that does not fit the model, {@code RESOURCE_EXHAUSTED}
+ * when the replicas' queues are full, {@code DEADLINE_EXCEEDED}, {@code UNAVAILABLE} when no
+ * replica can take the query and {@code INTERNAL} when a container failed the batch. No call
+ * blocks: a handler decodes, submits and returns, and the answer is sent from whichever thread
+ * completes it; a cancelled call cancels its wait.
+ */
+public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInferenceServiceImplBase {
+
+    static final String PLATFORM = "servegate";
+    static final String OUTPUT = "output";
+
+    private final Registry registry;
+    private final ReplicaPool pool;
+    private final PredictionService predictions;
+    private final Duration timeout;
+    private final int maxBatchInputs;
+    private final int maxInputLength;
+
+    /**
+     * @param timeout        the deadline of a call that has none of its own
+     * @param maxBatchInputs most rows in one request
+     * @param maxInputLength most elements (numbers, bytes, characters) in one row
+     */
+    public OipGrpcService(Registry registry, ReplicaPool pool, PredictionService predictions, Duration timeout,
+            int maxBatchInputs, int maxInputLength) {
+        this.registry = registry;
+        this.pool = pool;
+        this.predictions = predictions;
+        this.timeout = timeout;
+        this.maxBatchInputs = maxBatchInputs;
+        this.maxInputLength = maxInputLength;
+    }
+
+    @Override
+    public void serverLive(ServerLiveRequest request, StreamObserver<ServerLiveResponse> out) {
+        reply(out, ServerLiveResponse.newBuilder().setLive(true).build());
+    }
+
+    @Override
+    public void serverReady(ServerReadyRequest request, StreamObserver<ServerReadyResponse> out) {
+        reply(out, ServerReadyResponse.newBuilder().setReady(true).build());
+    }
+
+    @Override
+    public void serverMetadata(ServerMetadataRequest request, StreamObserver<ServerMetadataResponse> out) {
+        String version = OipGrpcService.class.getPackage().getImplementationVersion();
+        reply(out, ServerMetadataResponse.newBuilder().setName(PLATFORM).setVersion(version == null ? "dev" : version)
+                .build());
+    }
+
+    @Override
+    public void modelReady(ModelReadyRequest request, StreamObserver<ModelReadyResponse> out) {
+        try {
+            ModelVersion m = resolve(registry.snapshot(), request.getName(), request.getVersion());
+            reply(out, ModelReadyResponse.newBuilder().setReady(pool.ready(m.name(), m.version())).build());
+        } catch (StatusRuntimeException e) {
+            out.onError(e);
+        }
+    }
+
+    @Override
+    public void modelMetadata(ModelMetadataRequest request, StreamObserver<ModelMetadataResponse> out) {
+        try {
+            RegistrySnapshot snapshot = registry.snapshot();
+            ModelVersion m = resolve(snapshot, request.getName(), request.getVersion());
+            TensorType<?> type = TensorType.forName(m.inputType());
+            ModelMetadataResponse.TensorMetadata.Builder input = ModelMetadataResponse.TensorMetadata.newBuilder()
+                    .setName("input").setDatatype(type.datatype()).addShape(-1);
+            if (type.numeric()) {
+                int length = pool.inputLength(m.name(), m.version());
+                input.addShape(length > 0 ? length : -1);
+            }
+            ModelMetadataResponse.Builder response = ModelMetadataResponse.newBuilder()
+                    .setName(m.name()).setPlatform(PLATFORM).addInputs(input)
+                    .addOutputs(ModelMetadataResponse.TensorMetadata.newBuilder().setName(OUTPUT).setDatatype("BYTES")
+                            .addShape(-1));
+            snapshot.models().stream().filter(v -> v.name().equals(m.name()))
+                    .forEach(v -> response.addVersions(v.version()));
+            reply(out, response.build());
+        } catch (StatusRuntimeException e) {
+            out.onError(e);
+        }
+    }
+
+    @Override
+    public void modelInfer(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
+        ModelVersion m;
+        TensorType<?> type;
+        List<?> rows;
+        try {
+            m = resolve(registry.snapshot(), request.getModelName(), request.getModelVersion());
+            type = TensorType.forName(m.inputType());
+            rows = rows(request, m, type);
+        } catch (StatusRuntimeException e) {
+            out.onError(e);
+            return;
+        }
+        Duration left = timeLeft();
+        ServerCallStreamObserver<ModelInferResponse> call = (ServerCallStreamObserver<ModelInferResponse>) out;
+        Disposable.Swap answer = Disposables.swap();
+        call.setOnCancelHandler(answer::dispose);
+        // Subscribing may send a batch to a container from this thread. That batch is shared with other
+        // queries, so it must not run in this call's gRPC Context: it would inherit the call's deadline
+        // and be cancelled when this call completes or is cancelled.
+        Context previous = Context.ROOT.attach();
+        try {
+            answer.update(subscribe(m, type, rows, left, request, call));
+        } finally {
+            Context.ROOT.detach(previous);
+        }
+    }
+
+    private Disposable subscribe(ModelVersion m, TensorType<?> type, List<?> rows, Duration left,
+            ModelInferRequest request, ServerCallStreamObserver<ModelInferResponse> out) {
+        return Flux.fromIterable(rows)
+                .flatMapSequential(row -> predictions.infer(m.name(), m.version(), type, row, left))
+                .collectList()
+                .subscribe(outputs -> {
+                    EncodedTensor tensor = TensorType.STRINGS.encode(outputs);
+                    if (!out.isCancelled()) {
+                        reply(out, ModelInferResponse.newBuilder()
+                                .setModelName(m.name())
+                                .setModelVersion(m.version())
+                                .setId(request.getId())
+                                .addOutputs(ModelInferResponse.InferOutputTensor.newBuilder()
+                                        .setName(OUTPUT).setDatatype(tensor.datatype()).addAllShape(tensor.shape()))
+                                .addRawOutputContents(tensor.raw())
+                                .build());
+                    }
+                }, error -> {
+                    if (!out.isCancelled()) {
+                        out.onError(status(error).asRuntimeException());
+                    }
+                });
+    }
+
+    /** The call's own deadline if it has one, else {@code servegate.oip.timeout}. */
+    private Duration timeLeft() {
+        Deadline deadline = Context.current().getDeadline();
+        return deadline == null ? timeout : Duration.ofNanos(Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS)));
+    }
+
+    /** One value per row of the request's single input tensor, checked against the model's type and limits. */
+    private List<?> rows(ModelInferRequest request, ModelVersion m, TensorType<?> type) {
+        if (request.getInputsCount() != 1) {
+            throw invalid("model '" + m.name() + "' takes exactly 1 input tensor, the request has "
+                    + request.getInputsCount());
+        }
+        for (ModelInferRequest.InferRequestedOutputTensor requested : request.getOutputsList()) {
+            if (!OUTPUT.equals(requested.getName())) {
+                throw invalid("model '" + m.name() + "' has no output '" + requested.getName() + "'; its only output is '"
+                        + OUTPUT + "'");
+            }
+        }
+        ModelInferRequest.InferInputTensor input = request.getInputs(0);
+        if (request.getRawInputContentsCount() > 1) {
+            throw invalid("raw_input_contents has " + request.getRawInputContentsCount() + " entries for 1 input tensor");
+        }
+        if (!input.getShapeList().isEmpty() && input.getShape(0) > maxBatchInputs) {
+            throw invalid("the tensor has " + input.getShape(0) + " rows; the limit is " + maxBatchInputs);
+        }
+        List<?> rows;
+        try {
+            rows = request.getRawInputContentsCount() == 1
+                    ? type.decode(input.getDatatype(), input.getShapeList(), request.getRawInputContents(0))
+                    : type.decode(input.getDatatype(), input.getShapeList(), input.getContents());
+        } catch (TensorFormatException e) {
+            throw invalid("input '" + input.getName() + "' of model '" + m.name() + "': " + e.getMessage());
+        }
+        int expected = pool.inputLength(m.name(), m.version());
+        for (int r = 0; r < rows.size(); r++) {
+            checkRow(rows.get(r), r, type, expected);
+        }
+        return rows;
+    }
+
+    /** The limits and checks the REST APIs' {@link InputParser} applies to one input. */
+    private void checkRow(Object row, int r, TensorType<?> type, int expectedLength) {
+        int length = row instanceof String v ? v.length()
+                : row instanceof byte[] v ? v.length
+                : java.lang.reflect.Array.getLength(row);
+        if (length > maxInputLength) {
+            throw invalid("row " + r + " has " + length + " elements; the limit is " + maxInputLength);
+        }
+        if (type.numeric() && length == 0) {
+            throw invalid("row " + r + " is empty");
+        }
+        if (type.numeric() && expectedLength > 0 && length != expectedLength) {
+            throw invalid("row " + r + " has " + length + " elements; the model expects " + expectedLength);
+        }
+        if (row instanceof float[] v) {
+            for (int i = 0; i < v.length; i++) {
+                requireFinite(v[i], r, i);
+            }
+        } else if (row instanceof double[] v) {
+            for (int i = 0; i < v.length; i++) {
+                requireFinite(v[i], r, i);
+            }
+        }
+    }
+
+    private static void requireFinite(double x, int r, int i) {
+        if (!Double.isFinite(x)) {
+            throw invalid("row " + r + " element " + i + " is not a finite number");
+        }
+    }
+
+    /** The version asked for, or the model's current one when {@code version} is empty. */
+    private static ModelVersion resolve(RegistrySnapshot snapshot, String name, String version) {
+        String v = !version.isEmpty() ? version : snapshot.currentVersion(name).orElseThrow(() ->
+                Status.NOT_FOUND.withDescription("unknown model '" + name + "'").asRuntimeException());
+        return snapshot.model(name, v).orElseThrow(() ->
+                Status.NOT_FOUND.withDescription("model '" + name + "' has no version '" + v + "'").asRuntimeException());
+    }
+
+    /** How a query that got no prediction fails, by why. */
+    private static Status status(Throwable error) {
+        if (!(error instanceof PredictionException e)) {
+            return Status.INTERNAL.withDescription("inference failed: " + error.getMessage());
+        }
+        Status status = switch (e.reason()) {
+            case DEADLINE, NO_ANSWER -> Status.DEADLINE_EXCEEDED;
+            case OVERLOADED -> Status.RESOURCE_EXHAUSTED;
+            case NO_REPLICA, CIRCUIT_OPEN, NO_MODEL -> Status.UNAVAILABLE;
+            case CONTAINER_ERROR -> Status.INTERNAL;
+            case LOW_CONFIDENCE -> Status.FAILED_PRECONDITION;
+        };
+        return status.withDescription(e.getMessage());
+    }
+
+    private static StatusRuntimeException invalid(String message) {
+        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+    }
+
+    private static <T> void reply(StreamObserver<T> out, T response) {
+        out.onNext(response);
+        out.onCompleted();
+    }
+}

@@ -1,0 +1,28 @@
+package io.servegate.gateway.config;
+
+import io.servegate.gateway.api.OipGrpcServer;
+import io.servegate.gateway.api.OipGrpcService;
+import io.servegate.gateway.query.PredictionService;
+import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.rpc.ReplicaPool;
+import java.time.Duration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** The Open Inference Protocol over gRPC on {@code servegate.oip.grpc-port}, beside the REST binding. */
+@Configuration(proxyBeanMethods = false)
+public class OipGrpcConfiguration {
+
+    /** Stopping waits this long for calls in flight, as the web server's graceful shutdown phase does. */
+    private static final Duration GRACE = Duration.ofSeconds(10);
+
+    @Bean
+    OipGrpcServer oipGrpcServer(Registry registry, ReplicaPool pool, PredictionService predictions,
+            ServegateProperties props) {
+        ServegateProperties.Oip oip = props.oip();
+        OipGrpcService service = new OipGrpcService(registry, pool, predictions, oip.timeout(),
+                props.limits().maxBatchInputs(), props.limits().maxInputLength());
+        return new OipGrpcServer(service, oip.grpcAddress(), oip.grpcPort(),
+                (int) props.limits().maxBodySize().toBytes(), GRACE);
+    }
+}
