@@ -320,11 +320,14 @@ public final class SchedulingCommand implements Callable<Integer> {
                     tally.accept(answer, nanos);
                     lateTally.accept(answer, nanos);
                 });
+        // both tallies read together: answers that straggle in after the drain time count in neither
+        AnswerTally.Counts counts = tally.counts();
+        AnswerTally.Counts lateCounts = lateTally.counts();
         String after = GatewayMetrics.scrapeText(gateway);
         SchedulingReport.CpuReading cpuAfter = SchedulingReport.CpuReading.now(containers);
         TimerJitter.Result floor = control == null ? null : control.await(Duration.ofSeconds(30));
-        SchedulingReport.Run run = SchedulingReport.Run.of(policy.name(), c, result, tally.counts(),
-                lateTally.counts().late(), floor, before, after, cpuBefore, cpuAfter);
+        SchedulingReport.Run run = SchedulingReport.Run.of(policy.name(), c, result, counts, lateCounts, floor,
+                before, after, cpuBefore, cpuAfter);
         err.printf("%s:   goodput %.1f/s of optimum %.0f/s (%s), p99 %s ms, late/control %s%n", SCENARIO,
                 run.measurement().goodputPerSec(), run.optimumPerSec(), HtmlReport.format(run.goodputOfOptimum()),
                 HtmlReport.format(run.measurement().p99Ms()), HtmlReport.format(run.lateVsControl()));

@@ -93,17 +93,22 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
      * @param loadGenerator this load generator's JVM
      * @param containers all emulated container processes together
      * @param machine every process on the machine, including other users' and the timer control's
+     * @param others the machine's less the gateway's, the load generator's and the containers': other users,
+     *     the timer control, the kernel
      * @param available the cores this JVM sees
      */
     public record Cores(double wallS, Double gateway, Double loadGenerator, Double containers, Double machine,
-            int available) {
+            Double others, int available) {
 
         static Cores of(CpuReading before, CpuReading after, GatewayMetrics gatewayDelta) {
             double wall = (after.nanoTime() - before.nanoTime()) / 1e9;
-            return new Cores(wall, gatewayDelta == null ? null : perWall(gatewayDelta.cpuSeconds(), wall),
-                    perWall(after.loadGeneratorCpuS() - before.loadGeneratorCpuS(), wall),
-                    perWall(after.containersCpuS() - before.containersCpuS(), wall),
-                    perWall(after.machineBusyCpuS() - before.machineBusyCpuS(), wall),
+            Double gateway = gatewayDelta == null ? null : perWall(gatewayDelta.cpuSeconds(), wall);
+            Double loadGenerator = perWall(after.loadGeneratorCpuS() - before.loadGeneratorCpuS(), wall);
+            Double containers = perWall(after.containersCpuS() - before.containersCpuS(), wall);
+            Double machine = perWall(after.machineBusyCpuS() - before.machineBusyCpuS(), wall);
+            Double others = gateway == null || loadGenerator == null || containers == null || machine == null ? null
+                    : Math.max(0, machine - gateway - loadGenerator - containers);
+            return new Cores(wall, gateway, loadGenerator, containers, machine, others,
                     Runtime.getRuntime().availableProcessors());
         }
 
@@ -133,8 +138,9 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
      * @param defaultsByReason the gateway's defaults for the app in the window, by reason
      *     ({@code servegate_defaults_total})
      * @param defaultsByExplanation the defaults as the client saw them, by the answer's explanation
-     * @param lateAnswers answers (predictions or defaults) later than SLO + 2 ms at the client
-     * @param lateShare lateAnswers over all answers
+     * @param answers answers (predictions or defaults) the client counted, read at the same moment as lateAnswers
+     * @param lateAnswers those later than SLO + 2 ms at the client
+     * @param lateShare lateAnswers over answers
      * @param control the bare timer thread in the same window; null if not run or failed
      * @param controlLateShare the control's share of wake-ups more than 2 ms late
      * @param lateVsControl lateShare over controlLateShare; null if the control had none
@@ -149,14 +155,15 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
     public record Run(String policy, String caseName, String description, int replicas, double betaMs,
             double alphaMs, double sloMs, String arrivals, double offeredPerSec, int optimumBatchSize,
             double optimumPerSec, Double targetOfOptimum, Double goodputOfOptimum, Measurement measurement,
-            Map<String, Long> defaultsByReason, Map<String, Long> defaultsByExplanation, long lateAnswers,
+            Map<String, Long> defaultsByReason, Map<String, Long> defaultsByExplanation, long answers,
+            long lateAnswers,
             Double lateShare, TimerJitter.Result control, Double controlLateShare, Double lateVsControl,
             Double meanBatchSize, String batchSizeMetric, List<Double> replicaIdleFractions, Cores cores,
             boolean loadKeptUp) {
 
         /** Puts a run together from the load's result and the gateway's scrapes before and after it. */
         static Run of(String policy, SchedulingCommand.Case c, OpenLoopResult result, AnswerTally.Counts counts,
-                long lateAnswers, TimerJitter.Result control, String scrapeBefore, String scrapeAfter,
+                AnswerTally.Counts lateCounts, TimerJitter.Result control, String scrapeBefore, String scrapeAfter,
                 CpuReading cpuBefore, CpuReading cpuAfter) {
             GatewayMetrics gatewayDelta = scrapeBefore == null || scrapeAfter == null ? null
                     : GatewayMetrics.parse(scrapeAfter).minus(GatewayMetrics.parse(scrapeBefore));
@@ -187,13 +194,14 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
                     .sorted(Comparator.comparing(s -> String.valueOf(s.labels().get("replica"))))
                     .map(PrometheusText.Sample::value).toList();
             ServingOptimum.Point optimum = c.optimum();
-            long answers = result.requests();
+            long lateAnswers = lateCounts.late();
+            long answers = lateCounts.predictions() + lateCounts.defaults();
             Double lateShare = answers > 0 ? (double) lateAnswers / answers : null;
             Double controlShare = control == null || control.timers() == 0 ? null : control.over2MsShare();
             return new Run(policy, c.name(), c.description(), c.replicas(), c.betaMs(), c.alphaMs(), c.sloMs(),
                     c.arrivals().describe(), c.ratePerSec(), optimum.batchSize(), optimum.perSec(),
                     c.targetOfOptimum(), optimum.perSec() > 0 ? m.goodputPerSec() / optimum.perSec() : null, m,
-                    reasons, counts.defaultsByExplanation(), lateAnswers, lateShare, control, controlShare,
+                    reasons, counts.defaultsByExplanation(), answers, lateAnswers, lateShare, control, controlShare,
                     lateShare == null || controlShare == null || controlShare == 0 ? null : lateShare / controlShare,
                     meanBatch, batches > 0 ? metric : null, idle, Cores.of(cpuBefore, cpuAfter, gatewayDelta),
                     result.achievedSendRate() >= 0.97 * result.scheduledRate() && result.sendLagP99Ms() <= 2.0);
@@ -225,7 +233,7 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
         }
         ofOptimum.put("issue 12 target", cases.stream().map(c -> percent(anyRun(c).targetOfOptimum())).toList());
         Path goodputPng = Charts.bars(dir.resolve("goodput-vs-optimum.png"),
-                "Goodput as % of the analytic optimum at the offered rate", "% of optimum", cases, ofOptimum);
+                "Goodput as % of the analytic optimum at the offered rate", "% of optimum", cases, ofOptimum, true);
         Map<String, List<Double>> late = Charts.series();
         for (String p : policies) {
             late.put(p + ": answers > SLO + 2 ms", cases.stream()
@@ -235,7 +243,7 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
                 .filter(r -> r.caseName().equals(c) && r.controlLateShare() != null)
                 .mapToDouble(Run::controlLateShare).average().stream().boxed().findFirst().orElse(null))).toList());
         Path latePng = Charts.bars(dir.resolve("late-vs-control.png"), "Late answers against the bare-timer control",
-                "% of answers / of timer wake-ups", cases, late);
+                "% of answers / of timer wake-ups", cases, late, true);
 
         HtmlReport page = new HtmlReport("Scheduling policies side by side", "Goodput (predictions within the SLO at "
                 + "the client, per second) of the gateway's scheduling policies " + policies + ", each in a gateway "
@@ -278,10 +286,11 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
         }
         page.heading("Where the CPU went");
         page.table(List.of("policy", "case", "sent/s", "send lag p99 ms", "gateway CPU ms/query", "cores: gateway",
-                "load generator", "containers", "machine", "of", "replica idle mean", "min", "max"),
+                "load generator", "containers", "others", "machine", "of", "replica idle mean", "min", "max"),
                 runs.stream().map(SchedulingReport::cpuRow).toList());
         page.paragraph("cores: CPU seconds over wall seconds from just before each measured window to its last answer; "
-                + "machine: every process, other users' and the timer control's included (/proc/stat). replica idle: "
+                + "machine: every process (/proc/stat); others: the machine's less the three named, i.e. other users, the "
+                + "timer control and the kernel. replica idle: "
                 + "the gateway's servegate_replica_idle_fraction at the window's end, '-' where the gateway has none. "
                 + "Replicas that sit idle while the machine's cores are busy and goodput falls short mean that the "
                 + "cores, not the replicas, are the limit.");
@@ -350,7 +359,7 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
         for (String p : distinct(runs, Run::policy)) {
             List<Run> of = runs.stream().filter(r -> r.policy().equals(p)).toList();
             long late = of.stream().mapToLong(Run::lateAnswers).sum();
-            long answers = of.stream().mapToLong(r -> r.measurement().requests()).sum();
+            long answers = of.stream().mapToLong(Run::answers).sum();
             long timers = of.stream().filter(r -> r.control() != null).mapToLong(r -> r.control().timers()).sum();
             long lateTimers = of.stream().filter(r -> r.control() != null).mapToLong(r -> r.control().over2Ms()).sum();
             if (answers > 0 && timers > 0) {
@@ -362,26 +371,33 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
                                 : "the control had none"));
             }
         }
+        List<String> saturated = new ArrayList<>();
+        List<String> lagging = new ArrayList<>();
         for (Run r : runs) {
-            Double machine = r.cores().machine();
-            if (machine != null && machine >= 0.9 * cores) {
+            Cores c = r.cores();
+            if (c.machine() != null && c.machine() >= 0.9 * cores) {
                 Double idle = r.meanIdleFraction();
-                out.add(String.format(Locale.ROOT, "%s / %s: the machine's %d cores were %.2f busy on average "
-                        + "(gateway %s, load generator %s, containers %s; gateway CPU %s ms per query); replicas idle "
-                        + "%s of the time%s.", r.policy(), r.caseName(), cores, machine, fixed(r.cores().gateway(), 2),
-                        fixed(r.cores().loadGenerator(), 2), fixed(r.cores().containers(), 2),
-                        fixed(r.measurement().gatewaySide() == null ? null
-                                : r.measurement().gatewaySide().cpuMsPerQuery(), 3),
-                        idle == null ? "(not reported by this gateway)" : fixed(idle, 2),
-                        idle != null && idle > 0.2 && r.goodputOfOptimum() != null && r.goodputOfOptimum() < 0.9
-                                ? ": the cores, not the replicas, were the limit" : ""));
+                saturated.add(String.format(Locale.ROOT, "%s / %s (%.2f busy: gateway %s, load generator %s, containers "
+                        + "%s, other processes %s; gateway CPU %s ms per query; replicas idle %s)", r.policy(),
+                        r.caseName(), c.machine(), fixed(c.gateway(), 2), fixed(c.loadGenerator(), 2),
+                        fixed(c.containers(), 2), fixed(c.others(), 2), fixed(r.measurement().gatewaySide() == null
+                                ? null : r.measurement().gatewaySide().cpuMsPerQuery(), 3),
+                        idle == null ? "-" : fixed(idle, 2)));
             }
             if (!r.loadKeptUp()) {
-                out.add(String.format(Locale.ROOT, "%s / %s: the load generator sent %.0f/s with send lag p99 %s ms, "
-                        + "so the load was burstier than scheduled (latencies still count from the schedule).",
-                        r.policy(), r.caseName(), r.measurement().sentPerSec(), fixed(r.measurement().sendLagP99Ms(),
-                                2)));
+                lagging.add(String.format(Locale.ROOT, "%s / %s (%.0f/s sent, send lag p99 %s ms)", r.policy(),
+                        r.caseName(), r.measurement().sentPerSec(), fixed(r.measurement().sendLagP99Ms(), 1)));
             }
+        }
+        if (!saturated.isEmpty()) {
+            out.add(String.format(Locale.ROOT, "The machine's %d cores were at least 90%% busy in %d of %d runs; where "
+                    + "replicas sit idle meanwhile and goodput falls short, the cores, not the replicas, are the limit: "
+                    + "%s.", cores, saturated.size(), runs.size(), String.join("; ", saturated)));
+        }
+        if (!lagging.isEmpty()) {
+            out.add("The load generator fell behind its schedule (under 97 % sent, or send lag p99 over 2 ms), so the "
+                    + "load was burstier than scheduled; latencies still count from the schedule: "
+                    + String.join("; ", lagging) + ".");
         }
         return out;
     }
@@ -440,6 +456,7 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
         row.add(c.gateway());
         row.add(c.loadGenerator());
         row.add(c.containers());
+        row.add(c.others());
         row.add(c.machine());
         row.add(c.available());
         row.add(r.meanIdleFraction());
