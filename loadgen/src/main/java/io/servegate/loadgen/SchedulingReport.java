@@ -174,10 +174,10 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
                     gatewayDelta == null ? null : gatewayDelta.summary());
             PrometheusText before = PrometheusText.parse(scrapeBefore);
             PrometheusText after = PrometheusText.parse(scrapeAfter);
+            Map<String, Double> reasonsBefore = before.sumBy("servegate_defaults_total", "app", c.name(), "reason");
             Map<String, Long> reasons = new TreeMap<>();
             after.sumBy("servegate_defaults_total", "app", c.name(), "reason").forEach((reason, n) -> {
-                long d = Math.round(n - before.sumBy("servegate_defaults_total", "app", c.name(), "reason")
-                        .getOrDefault(reason, 0.0));
+                long d = Math.round(n - reasonsBefore.getOrDefault(reason, 0.0));
                 if (d > 0) {
                     reasons.put(reason, d);
                 }
@@ -288,12 +288,12 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
         page.table(List.of("policy", "case", "sent/s", "send lag p99 ms", "gateway CPU ms/query", "cores: gateway",
                 "load generator", "containers", "others", "machine", "of", "replica idle mean", "min", "max"),
                 runs.stream().map(SchedulingReport::cpuRow).toList());
-        page.paragraph("cores: CPU seconds over wall seconds from just before each measured window to its last answer; "
-                + "machine: every process (/proc/stat); others: the machine's less the three named, i.e. other users, the "
-                + "timer control and the kernel. replica idle: "
-                + "the gateway's servegate_replica_idle_fraction at the window's end, '-' where the gateway has none. "
-                + "Replicas that sit idle while the machine's cores are busy and goodput falls short mean that the "
-                + "cores, not the replicas, are the limit.");
+        page.paragraph("cores: CPU seconds over wall seconds from just before each measured window to its last "
+                + "answer; machine: every process (/proc/stat); others: the machine's less the three named, i.e. other "
+                + "users, the timer control and the kernel. replica idle: the gateway's "
+                + "servegate_replica_idle_fraction at the window's end, '-' where the gateway has none. Replicas "
+                + "that sit idle while the machine's cores are busy and goodput falls short mean that the cores, not "
+                + "the replicas, are the limit.");
         page.heading("Details");
         page.table(List.of("policy", "case", "answers/s", "goodput/s", "goodput %", "defaults", "defaults by reason",
                 "late > SLO+2", "p50 ms", "p99 ms", "p99.9 ms", "mean batch", "optimum b", "batch metric"),
@@ -377,9 +377,9 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
             Cores c = r.cores();
             if (c.machine() != null && c.machine() >= 0.9 * cores) {
                 Double idle = r.meanIdleFraction();
-                saturated.add(String.format(Locale.ROOT, "%s / %s (%.2f busy: gateway %s, load generator %s, containers "
-                        + "%s, other processes %s; gateway CPU %s ms per query; replicas idle %s)", r.policy(),
-                        r.caseName(), c.machine(), fixed(c.gateway(), 2), fixed(c.loadGenerator(), 2),
+                saturated.add(String.format(Locale.ROOT, "%s / %s (%.2f busy: gateway %s, load generator %s, "
+                        + "containers %s, other processes %s; gateway CPU %s ms per query; replicas idle %s)",
+                        r.policy(), r.caseName(), c.machine(), fixed(c.gateway(), 2), fixed(c.loadGenerator(), 2),
                         fixed(c.containers(), 2), fixed(c.others(), 2), fixed(r.measurement().gatewaySide() == null
                                 ? null : r.measurement().gatewaySide().cpuMsPerQuery(), 3),
                         idle == null ? "-" : fixed(idle, 2)));
@@ -390,9 +390,9 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
             }
         }
         if (!saturated.isEmpty()) {
-            out.add(String.format(Locale.ROOT, "The machine's %d cores were at least 90%% busy in %d of %d runs; where "
-                    + "replicas sit idle meanwhile and goodput falls short, the cores, not the replicas, are the limit: "
-                    + "%s.", cores, saturated.size(), runs.size(), String.join("; ", saturated)));
+            out.add(String.format(Locale.ROOT, "The machine's %d cores were at least 90%% busy in %d of %d runs; "
+                    + "where replicas sit idle meanwhile and goodput falls short, the cores, not the replicas, are the "
+                    + "limit: %s.", cores, saturated.size(), runs.size(), String.join("; ", saturated)));
         }
         if (!lagging.isEmpty()) {
             out.add("The load generator fell behind its schedule (under 97 % sent, or send lag p99 over 2 ms), so the "
