@@ -15,7 +15,8 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * A model container as a child process ({@code java -jar container.jar ...}), for containers the
- * load generator cannot run in its own JVM (the ONNX container's native runtime). Waits for the
+ * load generator cannot run in its own JVM (the ONNX container's native runtime) or should not (replicas
+ * whose timing must not share the load generator's heap and threads). Waits for the
  * SDK's {@code READY port=N} line; later output goes to a log file. {@link #close()} sends
  * SIGTERM (the SDK drains), then SIGKILL.
  */

@@ -3,7 +3,6 @@ package io.servegate.loadgen;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -78,9 +77,9 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
                 Duration t = c.cpuTime();
                 containersS += t == null ? Double.NaN : t.toNanos() / 1e9;
             }
-            double loadgen = ManagementFactory.getOperatingSystemMXBean()
-                    instanceof com.sun.management.OperatingSystemMXBean os ? os.getProcessCpuTime() / 1e9 : Double.NaN;
-            return new CpuReading(System.nanoTime(), loadgen, containersS, RunConditions.machineBusyCpuS());
+            double loadgen = RunConditions.now().loadgenCpuS();
+            return new CpuReading(System.nanoTime(), loadgen < 0 ? Double.NaN : loadgen, containersS,
+                    RunConditions.machineBusyCpuS());
         }
     }
 
