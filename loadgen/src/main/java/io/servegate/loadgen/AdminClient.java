@@ -69,11 +69,23 @@ public final class AdminClient {
     /** Clipper's {@code add_model}; {@code batchSize} -1 lets AIMD choose it. */
     public void addModel(String name, String version, String inputType, int batchSize)
             throws IOException, InterruptedException {
+        addModel(name, version, inputType, batchSize, null);
+    }
+
+    /**
+     * {@code add_model} with the model's scheduling policy ({@code clipper}, {@code clockwork} or
+     * {@code symphony}); null leaves it to the gateway's default.
+     */
+    public void addModel(String name, String version, String inputType, int batchSize, String scheduler)
+            throws IOException, InterruptedException {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("model_name", name);
         body.put("model_version", version);
         body.put("input_type", inputType);
         body.put("batch_size", batchSize);
+        if (scheduler != null) {
+            body.put("scheduler", scheduler);
+        }
         post("add_model", body);
     }
 

@@ -58,9 +58,16 @@ public final class Charts {
      */
     public static Path bars(Path file, String title, String yTitle, List<String> categories,
             Map<String, List<Double>> values) throws IOException {
+        return bars(file, title, yTitle, categories, values, false);
+    }
+
+    /** As above; {@code legendBelow} puts the legend under the plot, where it cannot hide tall bars. */
+    public static Path bars(Path file, String title, String yTitle, List<String> categories,
+            Map<String, List<Double>> values, boolean legendBelow) throws IOException {
         CategoryChart chart = new CategoryChartBuilder().width(WIDTH).height(HEIGHT).title(title).yAxisTitle(yTitle)
                 .build();
-        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+        chart.getStyler().setLegendPosition(legendBelow ? Styler.LegendPosition.OutsideS
+                : Styler.LegendPosition.InsideNW);
         chart.getStyler().setChartBackgroundColor(java.awt.Color.WHITE);
         chart.getStyler().setXAxisLabelRotation(15);
         for (Map.Entry<String, List<Double>> e : values.entrySet()) {

@@ -6,6 +6,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -14,7 +15,8 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * A model container as a child process ({@code java -jar container.jar ...}), for containers the
- * load generator cannot run in its own JVM (the ONNX container's native runtime). Waits for the
+ * load generator cannot run in its own JVM (the ONNX container's native runtime) or should not (replicas
+ * whose timing must not share the load generator's heap and threads). Waits for the
  * SDK's {@code READY port=N} line; later output goes to a log file. {@link #close()} sends
  * SIGTERM (the SDK drains), then SIGKILL.
  */
@@ -41,11 +43,25 @@ public final class ContainerChild implements AutoCloseable {
             throw new IOException("no container jar at " + jar.toAbsolutePath()
                     + " (build it: mvn -pl containers/onnx -am package -DskipTests)");
         }
+        return start(jvmArgs, List.of("-jar", jar.toString()), args, log, timeoutS);
+    }
+
+    /**
+     * As {@link #start(Path, List, List, Path, long)} for a container whose main class is on this
+     * JVM's class path, such as the emulated container, which the load generator's jar bundles.
+     */
+    public static ContainerChild start(Class<?> mainClass, List<String> jvmArgs, List<String> args, Path log,
+            long timeoutS) throws IOException, InterruptedException {
+        return start(jvmArgs, List.of("-cp", System.getProperty("java.class.path"), mainClass.getName()), args, log,
+                timeoutS);
+    }
+
+    private static ContainerChild start(List<String> jvmArgs, List<String> program, List<String> args, Path log,
+            long timeoutS) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(GatewayProcess.currentJava());
         cmd.addAll(jvmArgs);
-        cmd.add("-jar");
-        cmd.add(jar.toString());
+        cmd.addAll(program);
         cmd.addAll(args);
         cmd.addAll(List.of("--host", GatewayProcess.HOST, "--port", "0"));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
@@ -79,6 +95,11 @@ public final class ContainerChild implements AutoCloseable {
             ready.completeExceptionally(e);
         }
         ready.completeExceptionally(new IOException("the container exited before it was ready"));
+    }
+
+    /** CPU time the process has used so far (all threads, user and system), or null where the OS does not say. */
+    public Duration cpuTime() {
+        return process.info().totalCpuDuration().orElse(null);
     }
 
     /** Its OIP gRPC address, {@code 127.0.0.1:port}. */

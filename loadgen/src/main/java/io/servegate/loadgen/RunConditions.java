@@ -46,6 +46,28 @@ public record RunConditions(double loadAverage1m, String loadAverage, double loa
         return new RunConditions(load, proc, cpu, count, ms);
     }
 
+    /**
+     * CPU seconds all of the machine's cores have spent neither idle nor waiting for I/O since boot,
+     * every process together (the first line of /proc/stat, in 1/100 s); NaN where there is none.
+     */
+    public static double machineBusyCpuS() {
+        try {
+            Path p = Path.of("/proc/stat");
+            if (!Files.isReadable(p)) {
+                return Double.NaN;
+            }
+            String[] f = Files.readAllLines(p).get(0).trim().split("\\s+");
+            long total = 0;
+            // cpu user nice system idle iowait irq softirq steal [guest guest_nice, already counted in user and nice]
+            for (int i = 1; i < Math.min(f.length, 9); i++) {
+                total += Long.parseLong(f[i]);
+            }
+            return (total - Long.parseLong(f[4]) - Long.parseLong(f[5])) / 100.0;
+        } catch (Exception e) {
+            return Double.NaN;
+        }
+    }
+
     /** Start and end conditions, for a report's environment. */
     public static Map<String, Object> span(RunConditions start, RunConditions end) {
         Map<String, Object> m = new LinkedHashMap<>();

@@ -85,8 +85,14 @@ public final class ScenarioOptions {
     /** Registers app {@code name} (SLO) linked to model {@code name} (batch size, -1 AIMD) served by the replicas. */
     static void register(AdminClient admin, String name, double sloMs, int batchSize, List<String> addresses,
             String inputType) throws IOException, InterruptedException {
+        register(admin, name, sloMs, batchSize, null, addresses, inputType);
+    }
+
+    /** As above, with the model's scheduling policy (null: the gateway's default). */
+    static void register(AdminClient admin, String name, double sloMs, int batchSize, String scheduler,
+            List<String> addresses, String inputType) throws IOException, InterruptedException {
         admin.addApp(name, inputType, "-1", Math.round(sloMs * 1000));
-        admin.addModel(name, "1", inputType, batchSize);
+        admin.addModel(name, "1", inputType, batchSize, scheduler);
         admin.addModelLinks(name, List.of(name));
         for (String address : addresses) {
             String replica = admin.addContainer(name, "1", address);
