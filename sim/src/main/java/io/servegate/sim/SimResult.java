@@ -11,9 +11,10 @@ import java.util.List;
  * @param endNanos virtual time of the last event
  * @param events events fired
  * @param wallNanos wall-clock time the run took
+ * @param cpuNanos CPU time of the simulating thread (immune to other processes on the cores)
  */
 public record SimResult(Scenario scenario, List<ModelResult> models, List<ReplicaResult> replicas, long endNanos,
-        long events, long wallNanos) {
+        long events, long wallNanos, long cpuNanos) {
 
     /** One model's spec and tallies. */
     public record ModelResult(ModelSpec spec, ModelStats stats) {
@@ -57,6 +58,11 @@ public record SimResult(Scenario scenario, List<ModelResult> models, List<Replic
     /** Mean idle fraction over the replicas. */
     public double meanIdleFraction() {
         return replicas.stream().mapToDouble(ReplicaResult::idleFraction).average().orElse(Double.NaN);
+    }
+
+    /** Simulated queries per CPU second of the simulating thread. */
+    public double queriesPerCpuSecond() {
+        return total().arrived() / (cpuNanos / 1e9);
     }
 
     /** Simulated queries per second of wall time. */

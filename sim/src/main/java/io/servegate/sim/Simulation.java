@@ -38,6 +38,8 @@ public final class Simulation {
     }
 
     private SimResult execute() {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long cpuStart = threads.getCurrentThreadCpuTime();
         long wallStart = System.nanoTime();
         SplittableRandom root = new SplittableRandom(scenario.seed());
         SplittableRandom arrivalRandom = root.split();
@@ -66,6 +68,7 @@ public final class Simulation {
             e.fire(now);
         }
         long wall = System.nanoTime() - wallStart;
+        long cpu = threads.getCurrentThreadCpuTime() - cpuStart; // what the run cost, whatever else shares the cores
         List<SimResult.ModelResult> perModel = new ArrayList<>();
         for (ModelRun m : models) {
             perModel.add(new SimResult.ModelResult(m.spec, m.stats));
@@ -77,7 +80,7 @@ public final class Simulation {
             perReplica.add(new SimResult.ReplicaResult(r.spec.id(), r.model.spec.name(), r.spec.concurrency(),
                     r.busyNanos, life, r.diedAt != Long.MAX_VALUE));
         }
-        return new SimResult(scenario, perModel, perReplica, now, fired, wall);
+        return new SimResult(scenario, perModel, perReplica, now, fired, wall, cpu);
     }
 
     /** The next arrival: submits it to its model's scheduler and schedules the one after. */

@@ -50,7 +50,9 @@ public final class Summary {
         speed.put("simulated_s", round(result.endNanos() / 1e9));
         speed.put("wall_ms", round(result.wallNanos() / 1e6));
         speed.put("events", result.events());
+        speed.put("cpu_ms", round(result.cpuNanos() / 1e6));
         speed.put("queries_per_wall_s", Math.round(result.queriesPerWallSecond()));
+        speed.put("queries_per_cpu_s", Math.round(result.queriesPerCpuSecond()));
         speed.put("events_per_wall_s", Math.round(result.events() / (result.wallNanos() / 1e9)));
         m.put("sim", speed);
         return m;
@@ -99,10 +101,10 @@ public final class Summary {
         ModelStats t = r.total();
         return String.format(Locale.ROOT,
                 "offered %.1f/s  goodput %.1f/s  late %d  defaults %d  failed %d  p50 %.2f ms  p99 %.2f ms  "
-                        + "mean batch %.2f  idle %.3f  (%,d queries in %.0f ms wall: %,.0f/s)",
+                        + "mean batch %.2f  idle %.3f  (%,d queries in %.0f ms wall, %.0f ms CPU: %,.0f/CPU-s)",
                 r.offeredRps(), r.goodputRps(), t.late(), totalDefaults(t), t.failed(), t.latencyMs(50),
                 t.latencyMs(99), t.meanBatchSize(), r.meanIdleFraction(), t.arrived(), r.wallNanos() / 1e6,
-                r.queriesPerWallSecond());
+                r.cpuNanos() / 1e6, r.queriesPerCpuSecond());
     }
 
     static long totalDefaults(ModelStats t) {
