@@ -26,7 +26,6 @@ class Table4Test {
     @Test
     void staggeredExecutionWithSymphony() {
         SimResult r = Simulation.run(Table4.staggered(PolicyKind.SYMPHONY, ScenarioBuilder.Arrivals.UNIFORM, 1).build());
-        System.out.println("staggered " + Summary.line(r));
         assertThat(r.goodputRps()).isCloseTo(5_839, org.assertj.core.data.Percentage.withPercentage(5));
         assertThat(r.total().meanBatchSize()).isCloseTo(16, org.assertj.core.data.Percentage.withPercentage(5));
     }
@@ -34,7 +33,6 @@ class Table4Test {
     @Test
     void noCoordination() {
         SimResult r = Simulation.run(Table4.uncoordinated(ScenarioBuilder.Arrivals.UNIFORM, 1).build());
-        System.out.println("none " + Summary.line(r));
         assertThat(r.goodputRps()).isCloseTo(4_501, org.assertj.core.data.Percentage.withPercentage(5));
         assertThat(r.total().meanBatchSize()).isCloseTo(7, org.assertj.core.data.Percentage.withPercentage(5));
     }
