@@ -36,32 +36,32 @@ final class Table4Command implements Callable<Integer> {
         ScenarioBuilder.Arrivals uniform = ScenarioBuilder.Arrivals.UNIFORM;
         ScenarioBuilder.Arrivals poisson = ScenarioBuilder.Arrivals.POISSON;
         List<Row> rows = List.of(
-                new Row("no coordination (8 independent replicas, clipper at b = 7)", "uniform",
+                new Row("no coordination: 8 × clipper at b = 7", "uniform",
                         Table4.uncoordinatedBatch(), Table4.uncoordinatedThroughput(), null,
                         Table4.uncoordinated(uniform, seed)),
-                new Row("staggered (symphony, one scheduler)", "uniform", Table4.staggeredBatch(),
+                new Row("staggered: symphony over 8", "uniform", Table4.staggeredBatch(),
                         Table4.staggeredThroughput(), null, Table4.staggered(PolicyKind.SYMPHONY, uniform, seed)),
-                new Row("symphony", "poisson", null, null, Table4.SYMPHONY_MEASURED,
+                new Row("symphony over 8", "poisson", null, null, Table4.SYMPHONY_MEASURED,
                         Table4.staggered(PolicyKind.SYMPHONY, poisson, seed)),
-                new Row("clockwork", "poisson", null, null, Table4.CLOCKWORK_MEASURED,
+                new Row("clockwork over 8", "poisson", null, null, Table4.CLOCKWORK_MEASURED,
                         Table4.staggered(PolicyKind.CLOCKWORK, poisson, seed)),
-                new Row("clipper (AIMD, one scheduler)", "poisson", null, null, null,
+                new Row("clipper (AIMD) over 8", "poisson", null, null, null,
                         Table4.staggered(PolicyKind.CLIPPER, poisson, seed)),
-                new Row("no coordination (Nexus-like, clipper at b = 7)", "poisson", null, null,
+                new Row("no coordination: 8 × clipper at b = 7 (Nexus-like)", "poisson", null, null,
                         Table4.NEXUS_MEASURED, Table4.uncoordinated(poisson, seed)),
-                new Row("no coordination (symphony per replica)", "poisson", null, null, null,
+                new Row("no coordination: 8 × symphony", "poisson", null, null, null,
                         Table4.uncoordinated(poisson, seed).policy(PolicyKind.SYMPHONY).batchSizes(-1, 256)));
 
         List<String> headers = List.of("configuration", "arrivals", "offered r/s", "analytic BS", "analytic r/s",
                 "sim goodput r/s", "sim / analytic", "sim mean BS", "paper measured r/s");
         List<List<Object>> table = new ArrayList<>();
         List<Map<String, Object>> runs = new ArrayList<>();
-        System.out.printf(Locale.ROOT, "%-58s %-8s %9s %4s %9s %9s %7s %6s %9s%n", "configuration", "arrivals",
+        System.out.printf(Locale.ROOT, "%-52s %-8s %9s %4s %9s %9s %7s %6s %9s%n", "configuration", "arrivals",
                 "offered", "BS", "analytic", "goodput", "ratio", "sim BS", "paper");
         for (Row row : rows) {
             SimResult r = Simulation.run(row.scenario().build());
             double ratio = row.analyticRps() == null ? Double.NaN : r.goodputRps() / row.analyticRps();
-            System.out.printf(Locale.ROOT, "%-58s %-8s %9.0f %4s %9s %9.0f %7s %6.2f %9s%n", row.configuration(),
+            System.out.printf(Locale.ROOT, "%-52s %-8s %9.0f %4s %9s %9.0f %7s %6.2f %9s%n", row.configuration(),
                     row.arrivals(), r.offeredRps(), text(row.analyticBatch()), text(row.analyticRps()),
                     r.goodputRps(), Double.isNaN(ratio) ? "-" : String.format(Locale.ROOT, "%.3f", ratio),
                     r.total().meanBatchSize(), text(row.paperRps()));
