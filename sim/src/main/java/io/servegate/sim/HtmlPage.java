@@ -34,9 +34,9 @@ final class HtmlPage {
     }
 
     /** A two-column table of a map. */
-    HtmlPage keyValues(Map<String, ?> values) {
+    HtmlPage keyValues(Map<?, ?> values) {
         body.append("<table>\n");
-        values.forEach((k, v) -> body.append("<tr><th>").append(escape(k)).append("</th><td>")
+        values.forEach((k, v) -> body.append("<tr><th>").append(escape(String.valueOf(k))).append("</th><td>")
                 .append(escape(format(v))).append("</td></tr>\n"));
         body.append("</table>\n");
         return this;

@@ -50,7 +50,7 @@ public final class SimCommand implements Callable<Integer> {
         if (summary.get("models") instanceof List<?> models) {
             page.heading("Per model");
             for (Object m : models) {
-                page.keyValues((Map<String, ?>) m);
+                page.keyValues((Map<?, ?>) m);
             }
         }
         page.heading("Settings").keyValues(r.scenario().settings());

@@ -119,18 +119,11 @@ final class SweepCommand implements Callable<Integer> {
                     .image(png, "goodput").heading("Runs")
                     .table(List.of("policy", "SLO ms", "replicas", "offered/s", "goodput/s", "late", "mean batch",
                             "p99 ms", "idle"), rows)
-                    .heading("Settings").keyValues(runs.get(0).get("settings") instanceof Map<?, ?> m
-                            ? castKeys(m) : Map.of())
+                    .heading("Settings").keyValues((Map<?, ?>) runs.get(0).get("settings"))
                     .heading("Run conditions").keyValues(Environment.now())
                     .link(dir.resolve("sweep.json"), "all numbers (JSON)")
                     .write(dir.resolve("sweep.html"));
         }
         return 0;
-    }
-
-    private static Map<String, Object> castKeys(Map<?, ?> m) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        m.forEach((k, v) -> out.put(String.valueOf(k), v));
-        return out;
     }
 }
