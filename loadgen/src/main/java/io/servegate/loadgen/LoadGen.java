@@ -10,7 +10,8 @@ import picocli.CommandLine.Spec;
         description = "Benchmarks Servegate: open- and closed-loop load, HdrHistogram latencies, JSON and HTML reports.",
         subcommands = {GrpcDirectCommand.class, GatewayOverheadCommand.class, AimdCommand.class,
                 BatchingGainCommand.class, GoodputCommand.class, ReplicaScalingCommand.class,
-                SelectionReportCommand.class, SchedulingCommand.class, TimerJitterCommand.class})
+                SelectionReportCommand.class, SchedulingCommand.class, TimerJitterCommand.class,
+                ProfileCommand.class})
 public final class LoadGen implements Runnable {
 
     @Spec

@@ -1,0 +1,32 @@
+package io.servegate.sim;
+
+/**
+ * One emulated replica: a container that runs up to {@code concurrency} batches at once, each
+ * for the time its latency model draws, behind a transport that adds half the overhead each way.
+ *
+ * @param id unique in the run
+ * @param concurrency batches run at once
+ * @param latency the container's service time per batch
+ * @param overheadNanos round-trip transport overhead (serialisation, network, the gateway's queues)
+ * @param joinAtNanos when it joins, profiled and available (0: from the start)
+ * @param failAtNanos when it dies, or {@link Long#MAX_VALUE} for never
+ */
+public record ReplicaSpec(String id, int concurrency, LatencyModel latency, long overheadNanos, long joinAtNanos,
+        long failAtNanos) {
+
+    public ReplicaSpec {
+        if (concurrency < 1 || overheadNanos < 0 || joinAtNanos < 0 || failAtNanos <= joinAtNanos) {
+            throw new IllegalArgumentException("bad replica " + id);
+        }
+    }
+
+    /** A replica there from the start that never fails. */
+    public static ReplicaSpec of(String id, int concurrency, LatencyModel latency, long overheadNanos) {
+        return new ReplicaSpec(id, concurrency, latency, overheadNanos, 0, Long.MAX_VALUE);
+    }
+
+    /** This replica, dying at {@code atNanos}. */
+    public ReplicaSpec failingAt(long atNanos) {
+        return new ReplicaSpec(id, concurrency, latency, overheadNanos, joinAtNanos, atNanos);
+    }
+}

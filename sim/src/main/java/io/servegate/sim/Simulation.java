@@ -1,0 +1,130 @@
+package io.servegate.sim;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * The discrete-event simulator: a virtual clock and a queue of events (arrivals, scheduler
+ * wake-ups, batch answers, replicas joining and dying), fired in time order until nothing is
+ * left. Each model's scheduler is the core's {@link io.servegate.core.scheduling.ModelScheduler},
+ * driven exactly as the gateway drives it. Deterministic: one seed gives one result, whatever the
+ * machine; randomness comes from streams split off the seed in a fixed order (arrivals first,
+ * then each replica's latency noise), so adding noise does not change the arrivals.
+ */
+public final class Simulation {
+
+    private final Scenario scenario;
+    private final EventQueue events = new EventQueue();
+    private final List<ModelRun> models = new ArrayList<>();
+    private long now;
+    private long fired;
+
+    private Simulation(Scenario scenario) {
+        this.scenario = scenario;
+    }
+
+    /** Runs {@code scenario} to the end: arrivals stop, then every query leaves. */
+    public static SimResult run(Scenario scenario) {
+        return new Simulation(scenario).execute();
+    }
+
+    long now() {
+        return now;
+    }
+
+    EventQueue events() {
+        return events;
+    }
+
+    private SimResult execute() {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long cpuStart = threads.getCurrentThreadCpuTime();
+        long wallStart = System.nanoTime();
+        SplittableRandom root = new SplittableRandom(scenario.seed());
+        SplittableRandom arrivalRandom = root.split();
+        List<SimReplica> replicas = new ArrayList<>();
+        for (ModelSpec spec : scenario.models()) {
+            ModelRun model = new ModelRun(spec, this);
+            models.add(model);
+            for (ReplicaSpec rs : spec.replicas()) {
+                SimReplica r = new SimReplica(rs, model, root.split());
+                replicas.add(r);
+                events.add(new Join(r), rs.joinAtNanos());
+                if (rs.failAtNanos() != Long.MAX_VALUE) {
+                    events.add(new Failure(r), rs.failAtNanos());
+                }
+            }
+        }
+        Workload.Stream stream = scenario.workload().open(arrivalRandom);
+        Workload.Arrival first = new Workload.Arrival();
+        if (stream.next(first)) {
+            events.add(new Arrive(stream, first), first.at);
+        }
+        Event e;
+        while ((e = events.poll()) != null) {
+            now = e.at;
+            fired++;
+            e.fire(now);
+        }
+        long wall = System.nanoTime() - wallStart;
+        long cpu = threads.getCurrentThreadCpuTime() - cpuStart; // what the run cost, whatever else shares the cores
+        List<SimResult.ModelResult> perModel = new ArrayList<>();
+        for (ModelRun m : models) {
+            perModel.add(new SimResult.ModelResult(m.spec, m.stats));
+        }
+        List<SimResult.ReplicaResult> perReplica = new ArrayList<>();
+        for (SimReplica r : replicas) {
+            long until = Math.min(r.diedAt, Math.max(now, scenario.durationNanos()));
+            long life = Math.max(0, until - r.spec.joinAtNanos());
+            perReplica.add(new SimResult.ReplicaResult(r.spec.id(), r.model.spec.name(), r.spec.concurrency(),
+                    r.busyNanos, life, r.diedAt != Long.MAX_VALUE));
+        }
+        return new SimResult(scenario, perModel, perReplica, now, fired, wall, cpu);
+    }
+
+    /** The next arrival: submits it to its model's scheduler and schedules the one after. */
+    private final class Arrive extends Event {
+        private final Workload.Stream stream;
+        private final Workload.Arrival arrival;
+
+        Arrive(Workload.Stream stream, Workload.Arrival arrival) {
+            this.stream = stream;
+            this.arrival = arrival;
+        }
+
+        @Override
+        void fire(long now) {
+            models.get(arrival.model).submit(arrival.deadline, now);
+            if (stream.next(arrival)) {
+                events.add(this, arrival.at);
+            }
+        }
+    }
+
+    private final class Join extends Event {
+        private final SimReplica replica;
+
+        Join(SimReplica replica) {
+            this.replica = replica;
+        }
+
+        @Override
+        void fire(long now) {
+            replica.model.join(replica, scenario.profileMax(), now);
+        }
+    }
+
+    private final class Failure extends Event {
+        private final SimReplica replica;
+
+        Failure(SimReplica replica) {
+            this.replica = replica;
+        }
+
+        @Override
+        void fire(long now) {
+            replica.model.fail(replica, now);
+        }
+    }
+}
