@@ -53,7 +53,7 @@ final class ModelRun implements SchedulerActions<Void> {
         List<Batch<Void>> lost = r.die(now);
         scheduler.removeReplica(r.spec.id(), now);
         for (Batch<Void> b : lost) {
-            stats.failed += scheduler.batchFailed(b, true, now).size();
+            stats.failed += scheduler.batchFailed(b, b.queries(), now).size();
         }
     }
 
