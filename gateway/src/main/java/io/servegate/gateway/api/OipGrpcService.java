@@ -264,7 +264,7 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
             return Status.INTERNAL.withDescription("inference failed: " + error.getMessage());
         }
         Status status = switch (e.reason()) {
-            case DEADLINE, NO_ANSWER -> Status.DEADLINE_EXCEEDED;
+            case DEADLINE, INFEASIBLE, NO_ANSWER -> Status.DEADLINE_EXCEEDED;
             case OVERLOADED -> Status.RESOURCE_EXHAUSTED;
             case NO_REPLICA, CIRCUIT_OPEN, NO_MODEL -> Status.UNAVAILABLE;
             case CONTAINER_ERROR -> Status.INTERNAL;

@@ -113,7 +113,8 @@ public final class OipRestHandler {
                         return json(HttpStatus.OK, out);
                     })
                     .onErrorResume(PredictionException.class, e -> Errors.json(
-                            e.reason() == DefaultReason.DEADLINE ? HttpStatus.GATEWAY_TIMEOUT
+                            e.reason() == DefaultReason.DEADLINE || e.reason() == DefaultReason.INFEASIBLE
+                                    ? HttpStatus.GATEWAY_TIMEOUT
                                     : HttpStatus.SERVICE_UNAVAILABLE, "inference failed", e.getMessage()));
         });
     }
