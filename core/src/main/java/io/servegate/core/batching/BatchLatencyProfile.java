@@ -114,6 +114,17 @@ public final class BatchLatencyProfile {
         return e;
     }
 
+    /** How many batch sizes have a sample younger than the age limit. */
+    public int recentSizes(long now) {
+        int n = 0;
+        for (int s = 1; s < latencies.length; s++) {
+            if (recent(s, now) >= 0) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     private long recent(int size, long now) {
         long[] lat = latencies[size];
         if (lat == null) {

@@ -22,6 +22,7 @@ final class ReplicaProfile {
     private final int maxBatch;
     private final long maxAgeNanos;
     private long lastSampleAt = Long.MIN_VALUE;
+    private int lastSize;
     private long[] estimates; // index = batch size, 1..maxBatch; null until the first sample
     /** Whether samples arrived since the estimates were computed: they are recomputed on the next read. */
     private boolean stale;
@@ -43,7 +44,10 @@ final class ReplicaProfile {
      */
     void record(int batchSize, long serviceNanos, long overheadNanos, long now) {
         service.record(batchSize, serviceNanos, now);
-        lastSampleAt = Math.max(lastSampleAt, now);
+        if (now >= lastSampleAt) {
+            lastSampleAt = now;
+            lastSize = Math.min(batchSize, maxBatch);
+        }
         stale = true;
         if (overheadNanos >= 0) {
             int slot = overheadCount++ % OVERHEAD_WINDOW;
@@ -84,13 +88,35 @@ final class ReplicaProfile {
         return known() && now - lastSampleAt <= maxAgeNanos;
     }
 
-    /** The estimates as of the newest sample, recomputed only when samples arrived since the last read. */
+    /**
+     * The estimates as of the newest sample, recomputed only when samples arrived since the last
+     * read. When recent samples cover a single batch size, they set the level and the previous
+     * estimates keep the shape: extrapolating from one size alone would make every batch cost in
+     * proportion to its size, a batch larger than the one measured would never look feasible, and
+     * so it would never be measured again.
+     */
     private long[] estimates() {
         if (stale) {
-            estimates = service.estimates(maxBatch, lastSampleAt);
+            long[] fresh = service.estimates(maxBatch, lastSampleAt);
+            if (estimates != null && service.recentSizes(lastSampleAt) == 1) {
+                // the newest sample is recent, so its size is the one
+                estimates = rescaled(estimates, fresh, lastSize);
+            } else {
+                estimates = fresh;
+            }
             stale = false;
         }
         return estimates;
+    }
+
+    /** {@code shape} scaled so that it agrees with {@code level} at the size {@code measured}. */
+    private static long[] rescaled(long[] shape, long[] level, int measured) {
+        double factor = (double) level[measured] / Math.max(1, shape[measured]);
+        long[] out = new long[shape.length];
+        for (int b = 1; b < shape.length; b++) {
+            out[b] = Math.round(shape[b] * factor);
+        }
+        return out;
     }
 
     /** Estimated service time of a batch of {@code size} (clamped to [1, maxBatch]); the profile must be known. */

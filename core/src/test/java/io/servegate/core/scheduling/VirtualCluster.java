@@ -61,6 +61,10 @@ final class VirtualCluster implements SchedulerActions<Integer> {
     final List<Long> wakeRequests = new ArrayList<>();
     int failed;
     int failedBatches;
+    /** Timers fire up to this late (uniformly), as on a loaded machine. */
+    long timerJitter;
+    /** Containers take up to this much longer than the profile says (uniformly). */
+    long serviceJitter;
     /** Batches whose predicted answer (finish + half the overhead + margin) came after a member's deadline. */
     int predictedLate;
 
@@ -186,7 +190,7 @@ final class VirtualCluster implements SchedulerActions<Integer> {
         inFlight.computeIfAbsent(batch.replica(), k -> new ArrayList<>()).add(batch);
         long arrive = now + c.oneWay;
         long start = Math.max(arrive, c.freeAt);
-        long finish = start + c.service(batch.size(), start);
+        long finish = start + c.service(batch.size(), start) + (serviceJitter > 0 ? random.nextLong(serviceJitter) : 0);
         c.freeAt = finish;
         boolean fails = c.failureProbability > 0 && random.nextDouble() < c.failureProbability;
         at(finish + c.oneWay, () -> {
@@ -227,7 +231,8 @@ final class VirtualCluster implements SchedulerActions<Integer> {
     @Override
     public void wakeAt(long nanos) {
         wakeRequests.add(nanos);
-        at(Math.max(nanos, now), () -> scheduler.timer(now));
+        long late = timerJitter > 0 ? random.nextLong(timerJitter) : 0;
+        at(Math.max(nanos, now) + late, () -> scheduler.timer(now));
     }
 
     private void leave(int id) {

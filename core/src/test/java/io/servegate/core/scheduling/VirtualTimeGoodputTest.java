@@ -82,4 +82,21 @@ class VirtualTimeGoodputTest {
         assertThat(c.good()).isGreaterThan((int) (0.85 * c.submitted()));
         assertThat(c.late()).isZero();
     }
+
+    @Test
+    void withLateTimersAndNoisyContainersTheSafetyMarginKeepsAnswersInTime() {
+        int[] late = new int[2];
+        long[] margins = {0, MS};
+        for (int i = 0; i < 2; i++) {
+            VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.SYMPHONY, SLO)
+                    .withSafetyMargin(margins[i]), 5).replica("a", 5 * MS, MS / 2, 3 * MS).profiled("a", 32);
+            c.timerJitter = MS / 2;
+            c.serviceJitter = MS / 2;
+            c.poisson(800, SECONDS * 1_000 * MS, SLO).drain();
+            late[i] = c.late();
+            assertThat(c.good()).isGreaterThan((int) (0.75 * c.submitted()));
+        }
+        assertThat(late[0]).as("late answers without a margin").isPositive();
+        assertThat(late[1]).as("late answers with a 1 ms margin").isZero();
+    }
 }

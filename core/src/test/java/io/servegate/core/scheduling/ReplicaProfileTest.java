@@ -1,0 +1,58 @@
+package io.servegate.core.scheduling;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class ReplicaProfileTest {
+
+    private static final long MS = 1_000_000L;
+    private static final long MAX_AGE = 2_000 * MS;
+
+    private static ReplicaProfile seeded(long factor) {
+        ReplicaProfile p = new ReplicaProfile(16, MAX_AGE, 64);
+        for (int b = 1; b <= 32; b *= 2) {
+            p.record(b, factor * (5 * MS + b * MS / 2), MS, 0);
+        }
+        return p;
+    }
+
+    @Test
+    void measuredSizesAreInterpolatedLinearly() {
+        ReplicaProfile p = seeded(1);
+        assertThat(p.serviceNanos(1)).isEqualTo(5_500_000L);
+        assertThat(p.serviceNanos(12)).isEqualTo(11 * MS);
+        assertThat(p.largestWithin(13 * MS, 64)).isEqualTo(16);
+    }
+
+    @Test
+    void whenOnlyOneSizeIsStillMeasuredTheEarlierShapeIsKeptAtItsLevel() {
+        // batches of one only, for longer than the age limit: the other sizes' samples are old
+        ReplicaProfile p = seeded(1);
+        p.serviceNanos(1);
+        for (long t = 0; t <= 3 * MAX_AGE; t += 100 * MS) {
+            p.record(1, 5_500_000L, MS, t);
+        }
+        // not 8 × 5.5 ms, which would keep batches at one for good
+        assertThat(p.serviceNanos(8)).isEqualTo(9 * MS);
+
+        // a slow spell measured at size 1 only scales the whole profile
+        ReplicaProfile slow = seeded(10);
+        slow.serviceNanos(1);
+        slow.record(1, 5_500_000L, MS, 3 * MAX_AGE);
+        assertThat(slow.serviceNanos(16)).isEqualTo(13 * MS);
+    }
+
+    @Test
+    void overheadIsTheMedianOfRecentSamples() {
+        ReplicaProfile p = new ReplicaProfile(16, MAX_AGE, 64);
+        p.record(1, 5 * MS, 90 * MS, 0); // one cold round trip
+        assertThat(p.overheadNanos()).isEqualTo(90 * MS);
+        for (int i = 1; i <= 3; i++) {
+            p.record(1, 5 * MS, MS, 3 * MAX_AGE + i);
+        }
+        assertThat(p.overheadNanos()).isEqualTo(MS);
+        assertThat(p.fresh(3 * MAX_AGE)).isTrue();
+        assertThat(p.fresh(5 * MAX_AGE)).isFalse();
+    }
+}
