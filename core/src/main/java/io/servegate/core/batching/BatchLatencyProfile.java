@@ -76,11 +76,19 @@ public final class BatchLatencyProfile {
      *         {@code null} if no size has a recent sample
      */
     public long[] estimates(int maxSize, long now) {
+        return estimates(maxSize, now, maxAgeNanos);
+    }
+
+    /**
+     * As {@link #estimates(int, long)}, counting samples up to {@code maxAgeNanos} old instead of
+     * the profile's own age limit ({@link Long#MAX_VALUE}: every sample still in the window).
+     */
+    public long[] estimates(int maxSize, long now, long maxAgeNanos) {
         long[] measured = new long[latencies.length]; // recent estimate per size, or -1
         int largest = -1;
         int secondLargest = -1;
         for (int s = 0; s < measured.length; s++) {
-            measured[s] = s == 0 ? -1 : recent(s, now);
+            measured[s] = s == 0 ? -1 : recent(s, now, maxAgeNanos);
             if (measured[s] >= 0) {
                 secondLargest = largest;
                 largest = s;
@@ -118,14 +126,14 @@ public final class BatchLatencyProfile {
     public int recentSizes(long now) {
         int n = 0;
         for (int s = 1; s < latencies.length; s++) {
-            if (recent(s, now) >= 0) {
+            if (recent(s, now, maxAgeNanos) >= 0) {
                 n++;
             }
         }
         return n;
     }
 
-    private long recent(int size, long now) {
+    private long recent(int size, long now, long maxAgeNanos) {
         long[] lat = latencies[size];
         if (lat == null) {
             return -1;

@@ -350,7 +350,7 @@ public final class ModelScheduler<P> {
         return pooled.known() ? pooled.serviceNanos(size) : -1;
     }
 
-    /** The model's median recent transport overhead (round trip minus service time), 0 before any sample. */
+    /** The model's transport overhead (a low quantile of round trip minus service time), 0 before any sample. */
     public long overheadNanos() {
         return pooled.overheadNanos();
     }

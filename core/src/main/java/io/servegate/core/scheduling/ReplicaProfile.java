@@ -26,9 +26,7 @@ final class ReplicaProfile {
     private long[] estimates; // index = batch size, 1..maxBatch; null until the first sample
     /** Whether samples arrived since the estimates were computed: they are recomputed on the next read. */
     private boolean stale;
-    // the last OVERHEAD_WINDOW overhead samples and when they were taken
     private final long[] overheads = new long[OVERHEAD_WINDOW];
-    private final long[] overheadAt = new long[OVERHEAD_WINDOW];
     private int overheadCount;
     private long overhead;
 
@@ -50,33 +48,11 @@ final class ReplicaProfile {
         }
         stale = true;
         if (overheadNanos >= 0) {
-            int slot = overheadCount++ % OVERHEAD_WINDOW;
-            overheads[slot] = overheadNanos;
-            overheadAt[slot] = now;
-            overhead = recentMedian(now);
+            overheads[overheadCount++ % OVERHEAD_WINDOW] = overheadNanos;
+            long[] sorted = Arrays.copyOf(overheads, Math.min(overheadCount, OVERHEAD_WINDOW));
+            Arrays.sort(sorted);
+            overhead = sorted[sorted.length / 10];
         }
-    }
-
-    /**
-     * The median of the overhead samples younger than the age limit, or of all of them when none
-     * is: one slow round trip long ago (a cold connection, a stall) must not make every batch look
-     * too late to send, which would leave no fresh sample to correct it.
-     */
-    private long recentMedian(long now) {
-        int n = Math.min(overheadCount, OVERHEAD_WINDOW);
-        long[] young = new long[n];
-        int k = 0;
-        for (int i = 0; i < n; i++) {
-            if (now - overheadAt[i] <= maxAgeNanos) {
-                young[k++] = overheads[i];
-            }
-        }
-        if (k == 0) {
-            young = Arrays.copyOf(overheads, n);
-            k = n;
-        }
-        Arrays.sort(young, 0, k);
-        return young[k / 2];
     }
 
     boolean known() {
@@ -90,17 +66,17 @@ final class ReplicaProfile {
 
     /**
      * The estimates as of the newest sample, recomputed only when samples arrived since the last
-     * read. When recent samples cover a single batch size, they set the level and the previous
-     * estimates keep the shape: extrapolating from one size alone would make every batch cost in
+     * read. When recent samples cover a single batch size, they set the level and all the samples
+     * still kept, however old, give the shape: extrapolating from one size alone would make every batch cost in
      * proportion to its size, a batch larger than the one measured would never look feasible, and
      * so it would never be measured again.
      */
     private long[] estimates() {
         if (stale) {
             long[] fresh = service.estimates(maxBatch, lastSampleAt);
-            if (estimates != null && service.recentSizes(lastSampleAt) == 1) {
-                // the newest sample is recent, so its size is the one
-                estimates = rescaled(estimates, fresh, lastSize);
+            if (service.recentSizes(lastSampleAt) == 1) {
+                // the newest sample is recent, so its size is the one; older samples give the shape
+                estimates = rescaled(service.estimates(maxBatch, lastSampleAt, Long.MAX_VALUE), fresh, lastSize);
             } else {
                 estimates = fresh;
             }
@@ -124,7 +100,14 @@ final class ReplicaProfile {
         return estimates()[Math.max(1, Math.min(size, maxBatch))];
     }
 
-    /** Median transport overhead of recent batches that found their replica idle; 0 before any. */
+    /**
+     * The transport overhead of batches that found their replica idle: the 10th percentile of the
+     * last 32, 0 before any. A low quantile, not the median: above the transport's own cost, the
+     * overhead is the gateway's queueing when it is short of CPU (GC, a burst of requests), and
+     * planning with it would make every query look infeasible exactly when the gateway is busiest,
+     * leaving nothing sent and no sample to correct it. A batch that comes back later than planned
+     * still answers nothing late: the gateway answers with the default at the deadline.
+     */
     long overheadNanos() {
         return overhead;
     }

@@ -75,7 +75,7 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
                 .description("The model version's scheduling policy").register(meters));
         ownMeters.add(Gauge.builder("servegate.profile.overhead", this, d -> d.read(s -> s.overheadNanos() / 1e9))
                 .tags(tags).baseUnit("seconds")
-                .description("Median recent transport overhead: a batch's round trip minus the container's service time")
+                .description("Transport overhead the scheduler plans with: a low quantile of round trip minus the container's service time")
                 .register(meters));
         for (RejectReason reason : RejectReason.values()) {
             ownMeters.add(FunctionCounter.builder("servegate.scheduler.rejected", this,
