@@ -81,10 +81,11 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
 
     /**
      * KEYS[1] = state key; ARGV = TTL in ms ("0" = none), initial version for a new key, the
-     * smallest log weight, the policy's initial state over the linked models (hex), the number
-     * of steps, then per step one log-weight decrement per model in the initial state's order
+     * smallest log weight, the policy's state header (schema version and tag bytes, hex), the
+     * number K of linked models, their names (UTF-8, which for these names is their modified
+     * UTF-8), the number of steps, then per step one log-weight decrement per model in link order
      * (hex floats, exact). Returns the new state, or nil (nothing written) when the stored state
-     * has another policy tag, schema or model list than the initial one.
+     * has another header or model list.
      */
     static final String OBSERVE_SCRIPT = """
             -- WeightedStateCodec v1: schema byte, tag byte, i8 observations, i4 n,
@@ -99,9 +100,13 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
               end
               return string.sub(s, 1, 2), obs, names, lw, pos
             end
-            local init = string.gsub(ARGV[4], '..', function(h) return string.char(tonumber(h, 16)) end)
-            local head, obs, names, lw = parse(init)
-            local k = #names
+            local head = string.char(tonumber(string.sub(ARGV[4], 1, 2), 16), tonumber(string.sub(ARGV[4], 3, 4), 16))
+            local k = tonumber(ARGV[5])
+            local names, lw, obs = {}, {}, 0
+            for i = 1, k do
+              names[i] = struct.pack('>H', #ARGV[5 + i]) .. ARGV[5 + i]
+              lw[i] = 0
+            end
             local ver, stored = unpack(redis.call('HMGET', KEYS[1], 'ver', 'state'))
             if ver and stored then
               local h, o, n, w, pos = parse(stored)
@@ -115,10 +120,11 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
             end
             -- WeightedStep.applyTo: subtract, normalize (largest 0, none below the floor), count
             local floor = tonumber(ARGV[3])
-            for s = 0, tonumber(ARGV[5]) - 1 do
+            local steps = 6 + k
+            for s = 0, tonumber(ARGV[steps]) - 1 do
               local max = -math.huge
               for i = 1, k do
-                lw[i] = lw[i] - tonumber(ARGV[5 + s * k + i])
+                lw[i] = lw[i] - tonumber(ARGV[steps + s * k + i])
                 if lw[i] > max then max = lw[i] end
               end
               for i = 1, k do
@@ -232,25 +238,38 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
                 .map(written -> written == 1L);
     }
 
-    /** One {@link #OBSERVE_SCRIPT} call; see the class comment. */
+    /**
+     * One {@link #OBSERVE_SCRIPT} call; see the class comment. Model names with U+0000 or
+     * characters outside the BMP (whose modified UTF-8 is not their UTF-8) take the Java path.
+     */
     @Override
     public Mono<byte[]> observe(String app, String context, WeightedPolicy policy, List<String> models,
             WeightedStep step) {
+        if (!models.stream().allMatch(RedisSelectionStateStore::plainUtf8)) {
+            return SelectionStateStore.super.observe(app, context, policy, models, step);
+        }
+        int k = models.size();
         String[] keys = {key(app, context)};
-        byte[][] args = new byte[5 + models.size()][];
+        byte[][] args = new byte[7 + 2 * k][];
         args[0] = ttlMillis;
         args[1] = bytes(Long.toString(StateKeys.initialVersion()));
         args[2] = FLOOR;
-        args[3] = bytes(HexFormat.of().formatHex(policy.codec().encode(policy.init(models))));
-        args[4] = ONE_STEP;
-        for (int i = 0; i < models.size(); i++) {
+        args[3] = bytes(HexFormat.of().formatHex(policy.codec().encode(policy.init(List.of())), 0, 2));
+        args[4] = bytes(Integer.toString(k));
+        args[5 + k] = ONE_STEP;
+        for (int i = 0; i < k; i++) {
+            args[5 + i] = models.get(i).getBytes(StandardCharsets.UTF_8);
             // hex floats: exact, and Lua's tonumber reads them (C strtod)
-            args[5 + i] = bytes(Double.toHexString(step.decrements().getOrDefault(models.get(i), 0.0)));
+            args[6 + k + i] = bytes(Double.toHexString(step.decrements().getOrDefault(models.get(i), 0.0)));
         }
         return Mono.defer(() -> redis.<byte[]>evalsha(observeSha, ScriptOutputType.VALUE, keys, args).next())
                 .onErrorResume(RedisNoScriptException.class,
                         e -> redis.<byte[]>eval(OBSERVE_SCRIPT, ScriptOutputType.VALUE, keys, args).next())
                 .switchIfEmpty(Mono.defer(() -> SelectionStateStore.super.observe(app, context, policy, models, step)));
+    }
+
+    private static boolean plainUtf8(String name) {
+        return name.chars().noneMatch(c -> c == 0 || Character.isSurrogate((char) c));
     }
 
     /** Closes this store's connection (not the client). */

@@ -206,6 +206,14 @@ class RedisSelectionStateStoreTest extends SelectionStateStoreContractTest {
         assertThatThrownBy(() -> store.observe("app", "u", exp4, models,
                 exp4.step(null, "x", Map.of(), Map.of())).block(BLOCK)).isInstanceOf(StateCodecException.class);
         assertThat(store.get("app", "u").block(BLOCK).state()).isEqualTo(written);
+        // names whose UTF-8 is their modified UTF-8 go through the script, others (NUL, outside
+        // the BMP) through Java; both give the policy's state, the second call reading the first's
+        for (List<String> names : List.of(List.of("modèle", "b"), List.of("a\u0000", "\uD83D\uDE00"))) {
+            WeightedStep wrong = policy.step(null, "x", Map.of(names.get(0), "y"), Map.of(names.get(0), 0.5));
+            store.observe("names", names.get(1), policy, names, wrong).block(BLOCK);
+            assertThat(policy.codec().decode(store.observe("names", names.get(1), policy, names, wrong).block(BLOCK)))
+                    .isEqualTo(wrong.applyTo(wrong.applyTo(policy.init(names))));
+        }
         // the script reloads itself after a flush
         raw.scriptFlush();
         assertThat(policy.codec().decode(store.observe("app", "u", policy, models, step).block(BLOCK)).observations())
