@@ -139,7 +139,8 @@ public final class SelectionService {
     private <S> Mono<Long> observe(SelectionPolicy<S> policy, Application app, RegistrySnapshot snapshot,
             String context, TensorType<?> type, Object input, String label, Duration timeout) {
         List<String> models = app.linkedModels();
-        Played known = played.getIfPresent(new PlayedKey(app.name(), policy.name(), context, length(type, input), input));
+        Played known = played.getIfPresent(
+                new PlayedKey(app.name(), policy.name(), context, length(type, input), input));
         Mono<Played> prediction;
         if (known != null) {
             joined.increment();

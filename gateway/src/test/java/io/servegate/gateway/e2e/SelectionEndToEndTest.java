@@ -286,7 +286,8 @@ class SelectionEndToEndTest {
     @Order(3)
     void exp3FeedbackJoinsThePredictionItFollowsAndAsksNoModel() throws Exception {
         addApp("played", "exp3", Map.of("eta", ETA), null, SLO, ONNX_MODELS);
-        Exp3Policy policy = new Exp3Policy(ETA, Exp3Policy.DEFAULT_GAMMA, Task.CLASSIFICATION, Exp3Policy.DEFAULT_SCALE);
+        Exp3Policy policy = new Exp3Policy(ETA, Exp3Policy.DEFAULT_GAMMA, Task.CLASSIFICATION,
+                Exp3Policy.DEFAULT_SCALE);
         // images no other test queries, on which the three models give three different answers
         List<Integer> fresh = new ArrayList<>();
         List<Map<String, String>> outputs = new ArrayList<>();
