@@ -6,8 +6,10 @@ mkdir -p bench/results
 cp_file=gateway/target/bench-test-classpath.txt
 if [[ "${SKIP_BUILD:-0}" != 1 || ! -f "$cp_file" ]]; then
     echo "building the gateway's test classes..." >&2
-    mvn -q -pl gateway -am test-compile -DskipTests
-    mvn -q -pl gateway dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$PWD/$cp_file" >/dev/null
+    # One reactor invocation, so the project's own modules are on the class path as their freshly
+    # compiled target/classes, not as whatever snapshot jars the local repository happens to hold.
+    mvn -q -pl gateway -am test-compile dependency:build-classpath -DskipTests -Dmdep.includeScope=test \
+        -Dmdep.outputFile="$PWD/$cp_file" >/dev/null
 fi
 
 run_gateway_test_main() {

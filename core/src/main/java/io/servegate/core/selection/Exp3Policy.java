@@ -1,5 +1,6 @@
 package io.servegate.core.selection;
 
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -15,7 +16,8 @@ import java.util.random.RandomGenerator;
  * where {@code s_i} are the learned weights (all 1 initially) and {@code K} the number of linked
  * models. Feedback with loss {@code L ∈ [0, 1]} for the model that answered updates its weight
  * by the importance-weighted rule {@code s_i ← s_i · exp(−η · L / p_i)}; models that were not
- * queried are unchanged.
+ * queried are unchanged. {@code p_i} is the probability the model was drawn with for the query the
+ * feedback is about (§5.2.1), which the gateway records with each prediction.
  *
  * <ul>
  *   <li>{@code η} (eta, default {@value #DEFAULT_ETA}) is the learning rate: how quickly the
@@ -35,7 +37,7 @@ import java.util.random.RandomGenerator;
  *
  * <p>The state is a {@link WeightedState}; its {@code observations} counts feedback calls.
  */
-public final class Exp3Policy implements SelectionPolicy<WeightedState> {
+public final class Exp3Policy implements WeightedPolicy {
 
     /** The registered name. */
     public static final String NAME = "exp3";
@@ -120,6 +122,7 @@ public final class Exp3Policy implements SelectionPolicy<WeightedState> {
      * @return the probability that {@link #select} picks {@code model}
      * @throws IllegalArgumentException if {@code model} is not in the state
      */
+    @Override
     public double probability(WeightedState state, String model) {
         int i = state.indexOf(model);
         if (i < 0) {
@@ -161,23 +164,63 @@ public final class Exp3Policy implements SelectionPolicy<WeightedState> {
      */
     @Override
     public WeightedState observe(WeightedState state, Object input, String label, Map<String, String> outputs) {
+        return observe(state, input, label, outputs, Map.of());
+    }
+
+    /**
+     * As {@link #observe(WeightedState, Object, String, Map)}, with {@code p_i} the probability
+     * the model was drawn with for the prediction the feedback is about, where known.
+     */
+    @Override
+    public WeightedState observe(WeightedState state, Object input, String label, Map<String, String> outputs,
+                                 Map<String, Double> probabilities) {
+        if (outputs == null || probabilities == null) {
+            throw new IllegalArgumentException("outputs and probabilities must not be null");
+        }
+        double[] current = null;
+        Map<String, String> known = new HashMap<>();
+        Map<String, Double> p = new HashMap<>();
+        List<String> models = state.models();
+        for (int i = 0; i < models.size(); i++) {
+            String m = models.get(i);
+            String output = outputs.get(m);
+            if (output != null) {
+                Double recorded = probabilities.get(m);
+                if (recorded == null && current == null) {
+                    current = probabilities(state);
+                }
+                known.put(m, output);
+                p.put(m, recorded != null ? recorded : current[i]);
+            }
+        }
+        return step(input, label, known, p).applyTo(state);
+    }
+
+    /** {@code −ln} of the factor {@code exp(−η · L_i / p_i)} for each model of {@code outputs}. */
+    @Override
+    public WeightedStep step(Object input, String label, Map<String, String> outputs,
+                             Map<String, Double> probabilities) {
         Outputs.requireLabel(label);
-        if (outputs == null) {
-            throw new IllegalArgumentException("outputs must not be null");
+        if (outputs == null || probabilities == null) {
+            throw new IllegalArgumentException("outputs and probabilities must not be null");
         }
         if (task == Task.REGRESSION) {
             Outputs.requireNumericLabel(label);
         }
-        double[] p = probabilities(state);
-        double[] lw = state.logWeights();
-        List<String> models = state.models();
-        for (int i = 0; i < lw.length; i++) {
-            String output = outputs.get(models.get(i));
-            if (output != null) {
-                lw[i] -= eta * Outputs.loss(task, output, label, scale) / p[i];
+        Map<String, Double> decrements = new HashMap<>();
+        outputs.forEach((m, output) -> {
+            if (output == null) {
+                return;
             }
-        }
-        return new WeightedState(models, WeightedState.normalize(lw), state.observations() + 1);
+            Double p = probabilities.get(m);
+            // Also rejects NaN.
+            if (p == null || !(p > 0.0 && p <= 1.0)) {
+                throw new IllegalArgumentException("the probability model '" + m
+                        + "' was selected with must be in (0, 1], got " + p);
+            }
+            decrements.put(m, eta * Outputs.loss(task, output, label, scale) / p);
+        });
+        return new WeightedStep(decrements);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.servegate.core.selection;
 
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,7 +42,7 @@ import java.util.random.RandomGenerator;
  *
  * <p>The state is a {@link WeightedState}; its {@code observations} counts feedback calls.
  */
-public final class Exp4Policy implements SelectionPolicy<WeightedState> {
+public final class Exp4Policy implements WeightedPolicy {
 
     /** The registered name. */
     public static final String NAME = "exp4";
@@ -228,6 +229,13 @@ public final class Exp4Policy implements SelectionPolicy<WeightedState> {
      */
     @Override
     public WeightedState observe(WeightedState state, Object input, String label, Map<String, String> outputs) {
+        return step(input, label, outputs, Map.of()).applyTo(state);
+    }
+
+    /** {@code η · L_i} for each model of {@code outputs}; Exp4 is not importance-weighted. */
+    @Override
+    public WeightedStep step(Object input, String label, Map<String, String> outputs,
+                             Map<String, Double> probabilities) {
         Outputs.requireLabel(label);
         if (outputs == null) {
             throw new IllegalArgumentException("outputs must not be null");
@@ -235,15 +243,13 @@ public final class Exp4Policy implements SelectionPolicy<WeightedState> {
         if (task == Task.REGRESSION) {
             Outputs.requireNumericLabel(label);
         }
-        double[] lw = state.logWeights();
-        List<String> models = state.models();
-        for (int i = 0; i < lw.length; i++) {
-            String output = outputs.get(models.get(i));
+        Map<String, Double> decrements = new HashMap<>();
+        outputs.forEach((m, output) -> {
             if (output != null) {
-                lw[i] -= eta * Outputs.loss(task, output, label, scale);
+                decrements.put(m, eta * Outputs.loss(task, output, label, scale));
             }
-        }
-        return new WeightedState(models, WeightedState.normalize(lw), state.observations() + 1);
+        });
+        return new WeightedStep(decrements);
     }
 
     @Override

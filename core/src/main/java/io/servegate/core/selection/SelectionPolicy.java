@@ -94,6 +94,40 @@ public interface SelectionPolicy<S> {
      */
     S observe(S state, Object input, String label, Map<String, String> outputs);
 
+    /**
+     * The probability with which {@link #select} chooses {@code model} in {@code state}, for
+     * joining feedback with the prediction it was drawn for (§5.2.1). The default, 1, is right
+     * for policies whose selection is not random.
+     *
+     * @param state a state of this policy
+     * @param model a model {@link #select} chose in {@code state}
+     * @return the probability, in {@code (0, 1]}
+     */
+    default double probability(S state, String model) {
+        return 1.0;
+    }
+
+    /**
+     * Learns from feedback about a prediction already made (§5.2.1): {@code outputs} are the
+     * answers of the models {@link #select} chose for it, and {@code probabilities} the
+     * {@link #probability} each was chosen with, under the state the prediction was made with,
+     * which may be older than {@code state}. A policy that importance-weights its update (Exp3)
+     * uses these probabilities; the default ignores them.
+     *
+     * @param state         the current state
+     * @param input         the query input (may be null)
+     * @param label         the true output for {@code input}
+     * @param outputs       model name → its prediction for {@code input}
+     * @param probabilities model name → the probability it was selected with; a model of
+     *                      {@code outputs} that is missing here gets its probability in {@code state}
+     * @return the new state
+     * @throws IllegalArgumentException if {@code label} is null, or unusable for the policy's task
+     */
+    default S observe(S state, Object input, String label, Map<String, String> outputs,
+                      Map<String, Double> probabilities) {
+        return observe(state, input, label, outputs);
+    }
+
     /** The serialization of this policy's state. */
     StateCodec<S> codec();
 }

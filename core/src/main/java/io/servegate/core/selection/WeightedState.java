@@ -19,7 +19,8 @@ public final class WeightedState {
 
     /** No weight is smaller than this fraction of the largest one. */
     public static final double MIN_RELATIVE_WEIGHT = 1e-6;
-    static final double MIN_LOG_WEIGHT = Math.log(MIN_RELATIVE_WEIGHT);
+    /** {@code ln(}{@link #MIN_RELATIVE_WEIGHT}{@code )}: the smallest normalized log weight. */
+    public static final double MIN_LOG_WEIGHT = Math.log(MIN_RELATIVE_WEIGHT);
 
     private final List<String> models;
     private final double[] logWeights;

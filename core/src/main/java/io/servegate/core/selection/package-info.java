@@ -9,6 +9,10 @@
  *       {@link io.servegate.core.selection.Exp3Policy} and
  *       {@link io.servegate.core.selection.Exp4Policy}, created by name with
  *       {@link io.servegate.core.selection.SelectionPolicies}.</li>
+ *   <li>{@link io.servegate.core.selection.WeightedPolicy} — Exp3 and Exp4, whose observation
+ *       of a prediction already made is a state-independent
+ *       {@link io.servegate.core.selection.WeightedStep}, so a store can apply it where the
+ *       state lives.</li>
  *   <li>the gateway's {@code SelectionStateStore} keeps each app's (and context's) state, versioned
  *       with compare-and-set, in memory or in Redis.</li>
  * </ul>

@@ -180,4 +180,39 @@ class Exp3PolicyTest {
         }
         return s;
     }
+
+    @Test
+    void feedbackOnAPredictionIsWeightedByTheProbabilityItWasDrawnWith() {
+        WeightedState atPrediction = policy.init(MODELS);
+        double drawn = policy.probability(atPrediction, "a");
+        // other feedback arrives between the prediction and its own feedback
+        WeightedState now = policy.observe(atPrediction, null, "y", Map.of("b", "n"));
+        assertThat(policy.probability(now, "a")).isNotEqualTo(drawn);
+
+        WeightedState joined = policy.observe(now, null, "y", Map.of("a", "n"), Map.of("a", drawn));
+        double[] lw = now.logWeights();
+        lw[0] -= 0.1 * 1 / drawn;
+        assertThat(joined.logWeights()).containsExactly(WeightedState.normalize(lw));
+        assertThat(joined.observations()).isEqualTo(2);
+        // without the recorded probability, the current state's is used
+        assertThat(policy.observe(now, null, "y", Map.of("a", "n"), Map.of()))
+                .isEqualTo(policy.observe(now, null, "y", Map.of("a", "n")))
+                .isNotEqualTo(joined);
+        // the state-independent step is the same update
+        assertThat(policy.step(null, "y", Map.of("a", "n"), Map.of("a", drawn)).applyTo(now)).isEqualTo(joined);
+        assertThat(policy.step(null, "y", Map.of("a", "n"), Map.of("a", drawn)).decrements())
+                .containsExactly(Map.entry("a", 0.1 / drawn));
+    }
+
+    @Test
+    void aStepNeedsTheProbabilityOfEveryModelThatAnswered() {
+        assertThatThrownBy(() -> policy.step(null, "y", Map.of("a", "n"), Map.of("b", 0.5)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'a'");
+        assertThatThrownBy(() -> policy.step(null, "y", Map.of("a", "n"), Map.of("a", 0.0)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("(0, 1]");
+        assertThatThrownBy(() -> policy.step(null, "y", Map.of("a", "n"), Map.of("a", Double.NaN)))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> policy.step(null, null, Map.of("a", "n"), Map.of("a", 0.5)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
 }

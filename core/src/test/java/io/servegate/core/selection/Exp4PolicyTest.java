@@ -235,4 +235,15 @@ class Exp4PolicyTest {
                 .hasMessageContaining("scale");
         assertThatThrownBy(() -> policy.combine(policy.init(ABC), null, null, ABC)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void theStepIsTheUpdateAndIgnoresProbabilities() {
+        Exp4Policy policy = new Exp4Policy();
+        WeightedState s = policy.observe(policy.init(List.of("a", "b", "c")), null, "1", Map.of("a", "2"));
+        Map<String, String> outputs = Map.of("a", "1", "b", "2", "zz", "2");
+        WeightedStep step = policy.step(null, "1", outputs, Map.of("b", 0.25));
+        assertThat(step.decrements()).containsOnly(Map.entry("a", 0.0), Map.entry("b", 0.1), Map.entry("zz", 0.1));
+        assertThat(step.applyTo(s)).isEqualTo(policy.observe(s, null, "1", outputs))
+                .isEqualTo(policy.observe(s, null, "1", outputs, Map.of("b", 0.25)));
+    }
 }

@@ -117,7 +117,8 @@ public class GatewayConfiguration {
     SelectionService selectionService(PredictionService predictions, SelectionStateStore store,
             ServegateProperties props, LongSupplier clock, MeterRegistry meters) {
         return new SelectionService(predictions, store, props.selection().stateReadTimeout(),
-                props.selection().maxStates(), clock, meters);
+                props.selection().maxStates(), props.selection().playedTtl(),
+                props.selection().playedSize().toBytes(), clock, meters);
     }
 
     /** Closed before the registry (it depends on it), so the replicas it stops are unregistered first. */

@@ -149,7 +149,11 @@ public record ServegateProperties(
             /** A query waits this long for its state before using the last known one. */
             @DefaultValue("20ms") Duration stateReadTimeout,
             /** Feedback waits this long for the models' predictions it is joined with. */
-            @DefaultValue("2s") Duration feedbackTimeout) {
+            @DefaultValue("2s") Duration feedbackTimeout,
+            /** How long a prediction is remembered for the feedback about it (which models answered, with what probability). */
+            @DefaultValue("10m") Duration playedTtl,
+            /** Heap bound of those remembered predictions, mostly their inputs; 0 = remember none. */
+            @DefaultValue("16MB") DataSize playedSize) {
     }
 
     /** The Open Inference Protocol endpoints (REST on the query port, gRPC on its own), which have no app SLO. */

@@ -12,9 +12,12 @@ import io.servegate.gateway.rpc.PredictionException;
 import io.servegate.core.selection.Combined;
 import io.servegate.core.selection.SelectionPolicies;
 import io.servegate.core.selection.SelectionPolicy;
+import io.servegate.core.selection.WeightedPolicy;
+import io.servegate.core.selection.WeightedState;
 import io.servegate.gateway.selection.SelectionStateStore;
 import io.servegate.sdk.TensorType;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -35,6 +38,13 @@ import reactor.core.publisher.Mono;
  * <p>States are read from the {@link SelectionStateStore} on every query; when the store is
  * slow or unreachable the last state this gateway saw (or the initial one) is used, so
  * predictions keep flowing while feedback fails loudly.
+ *
+ * <p>Each prediction is remembered for a while (bounded by bytes and time) with the models that
+ * answered it and the probability each was selected with, keyed by app, policy, context and
+ * input. Feedback on that input in that context joins the latest such prediction (Clipper
+ * §5.2.1): Exp3's importance-weighted loss goes to the model the user's answer came from, and no
+ * model is queried. Only feedback on an input with no remembered prediction draws models the way
+ * a query would and asks them (through the prediction cache).
  */
 public final class SelectionService {
 
@@ -44,18 +54,35 @@ public final class SelectionService {
     private final LongSupplier clock;
     private final Map<SelectionConfig, SelectionPolicy<?>> policies = new ConcurrentHashMap<>();
     private final Cache<String, Object> lastKnown;
+    private final Cache<PlayedKey, Played> played;
     private final Counter stateFallbacks;
+    private final Counter joined;
+    private final Counter drawn;
 
+    /**
+     * @param lastKnownStates how many contexts' last known states to keep
+     * @param playedTtl       how long a prediction is remembered for the feedback about it
+     * @param playedBytes     about how many bytes of heap the remembered predictions may take
+     *                        (their inputs, mostly); 0 remembers none
+     */
     public SelectionService(PredictionService predictions, SelectionStateStore store, Duration stateReadTimeout,
-            long lastKnownStates, LongSupplier clock, MeterRegistry meters) {
+            long lastKnownStates, Duration playedTtl, long playedBytes, LongSupplier clock, MeterRegistry meters) {
         this.predictions = predictions;
         this.store = store;
         this.stateReadTimeout = stateReadTimeout;
         this.clock = clock;
         this.lastKnown = Caffeine.newBuilder().maximumSize(lastKnownStates).build();
+        this.played = Caffeine.newBuilder().expireAfterWrite(playedTtl).maximumWeight(playedBytes)
+                .weigher((PlayedKey k, Played v) -> k.weight() + v.weight()).build();
         this.stateFallbacks = Counter.builder("servegate.selection.state.fallbacks")
                 .description("Queries served with the last known or initial selection state because the store failed")
                 .register(meters);
+        this.joined = Counter.builder("servegate.selection.feedback")
+                .description("Feedback, by whether it joined a remembered prediction or had to draw and query models")
+                .tag("join", "prediction").register(meters);
+        this.drawn = Counter.builder("servegate.selection.feedback")
+                .description("Feedback, by whether it joined a remembered prediction or had to draw and query models")
+                .tag("join", "queried").register(meters);
     }
 
     /** The policy an app's configuration names; throws IllegalArgumentException for unknown names or parameters. */
@@ -75,6 +102,8 @@ public final class SelectionService {
         return state(policy, app, context).flatMap(state -> {
             List<String> selected = policy.select(state, input, ThreadLocalRandom.current());
             return outputs(snapshot, selected, type, input, deadline).map(outputs -> {
+                played.put(new PlayedKey(app.name(), policy.name(), context, length(type, input), input),
+                        played(policy, state, selected, outputs));
                 Optional<Combined> combined = policy.combine(state, input, outputs, selected);
                 if (combined.isEmpty()) {
                     return predictions.defaultFor(app, new PredictionException(DefaultReason.NO_ANSWER,
@@ -93,9 +122,12 @@ public final class SelectionService {
     }
 
     /**
-     * Feedback (Clipper §4.2, §5): joins the label with each linked model's prediction for the
-     * input (from the prediction cache, querying the model on a miss), applies the policy's
-     * observe step atomically in the state store, and completes only once it is persisted.
+     * Feedback (Clipper §4.2, §5.2.1): joins the label with the latest remembered prediction of
+     * the input in this context (the models that answered it and the probability each was
+     * selected with), or, when there is none, draws models as a query would and asks them
+     * (through the prediction cache). Applies the policy's observe step atomically in the state
+     * store (in one step where the store can: {@link SelectionStateStore#observe}) and completes
+     * only once it is persisted.
      *
      * @return the number of observations the state has seen
      */
@@ -107,23 +139,66 @@ public final class SelectionService {
     private <S> Mono<Long> observe(SelectionPolicy<S> policy, Application app, RegistrySnapshot snapshot,
             String context, TensorType<?> type, Object input, String label, Duration timeout) {
         List<String> models = app.linkedModels();
-        return outputs(snapshot, models, type, input, clock.getAsLong() + timeout.toNanos())
-                .flatMap(outputs -> store.update(stateName(app, policy), context, bytes -> {
-                    S state = policy.link(bytes == null ? policy.init(models) : policy.codec().decode(bytes), models);
-                    // bandit feedback: the loss of the models the policy would query now (Exp3: one, Exp4: all)
-                    Map<String, String> seen = new HashMap<>();
-                    for (String m : policy.select(state, input, ThreadLocalRandom.current())) {
-                        if (outputs.containsKey(m)) {
-                            seen.put(m, outputs.get(m));
-                        }
-                    }
-                    return policy.codec().encode(policy.observe(state, input, label, seen));
-                }))
+        Played known = played.getIfPresent(
+                new PlayedKey(app.name(), policy.name(), context, length(type, input), input));
+        Mono<Played> prediction;
+        if (known != null) {
+            joined.increment();
+            prediction = Mono.just(known);
+        } else {
+            drawn.increment();
+            long deadline = clock.getAsLong() + timeout.toNanos();
+            prediction = drawState(policy, app, context).flatMap(state -> {
+                List<String> selected = policy.select(state, input, ThreadLocalRandom.current());
+                return outputs(snapshot, selected, type, input, deadline)
+                        .map(outputs -> played(policy, state, selected, outputs));
+            });
+        }
+        String name = stateName(app, policy);
+        return prediction.flatMap(p -> policy instanceof WeightedPolicy w
+                        ? store.observe(name, context, w, models, w.step(input, label, p.outputs(), p.probabilities()))
+                        : store.update(name, context, bytes -> {
+                            S state = policy.link(bytes == null ? policy.init(models) : policy.codec().decode(bytes),
+                                    models);
+                            return policy.codec().encode(
+                                    policy.observe(state, input, label, p.outputs(), p.probabilities()));
+                        }))
                 .map(bytes -> {
                     S state = policy.codec().decode(bytes);
                     lastKnown.put(key(app, policy, context), state);
                     return observations(state);
                 });
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> int length(TensorType<T> type, Object input) {
+        return type.length((T) input);
+    }
+
+    /** What a prediction selected: the outputs of the selected models that answered, and each one's probability. */
+    private static <S> Played played(SelectionPolicy<S> policy, S state, List<String> selected,
+            Map<String, String> outputs) {
+        Map<String, String> answered = new HashMap<>();
+        Map<String, Double> probabilities = new HashMap<>();
+        for (String m : selected) {
+            String output = outputs.get(m);
+            if (output != null) {
+                answered.put(m, output);
+                probabilities.put(m, policy.probability(state, m));
+            }
+        }
+        return new Played(Map.copyOf(answered), Map.copyOf(probabilities));
+    }
+
+    /**
+     * The state to draw a feedback's models with when no prediction is remembered: the last one
+     * this gateway saw for the context, else the store's. Any state will do, since the draw's
+     * probability under it is what the update is weighted with.
+     */
+    @SuppressWarnings("unchecked")
+    private <S> Mono<S> drawState(SelectionPolicy<S> policy, Application app, String context) {
+        S last = (S) lastKnown.getIfPresent(key(app, policy, context));
+        return last != null ? Mono.just(policy.link(last, app.linkedModels())) : state(policy, app, context);
     }
 
     /** Each model's output by the deadline; models that fail or are late are simply absent. */
@@ -154,7 +229,7 @@ public final class SelectionService {
     }
 
     private static long observations(Object state) {
-        return state instanceof io.servegate.core.selection.WeightedState w ? w.observations() : 0;
+        return state instanceof WeightedState w ? w.observations() : 0;
     }
 
     /**
@@ -167,5 +242,57 @@ public final class SelectionService {
 
     private static String key(Application app, SelectionPolicy<?> policy, String context) {
         return app.name() + '\u0000' + policy.name() + '\u0000' + (context == null ? "" : context);
+    }
+
+    /** One remembered prediction: the selected models that answered, with their selection probabilities. */
+    private record Played(Map<String, String> outputs, Map<String, Double> probabilities) {
+
+        int weight() {
+            int w = 64;
+            for (Map.Entry<String, String> e : outputs.entrySet()) {
+                w += 64 + 2 * (e.getKey().length() + e.getValue().length());
+            }
+            return w;
+        }
+    }
+
+    /**
+     * An app, policy, context and input, compared by the input's contents (the inputs are arrays
+     * or strings, see {@link TensorType}).
+     */
+    private static final class PlayedKey {
+
+        private final String app;
+        private final String policy;
+        private final String context;
+        private final int length;
+        private final Object input;
+        private final int hash;
+
+        PlayedKey(String app, String policy, String context, int length, Object input) {
+            this.app = app;
+            this.policy = policy;
+            this.context = context == null ? "" : context;
+            this.length = length;
+            this.input = input;
+            this.hash = (31 * (31 * app.hashCode() + policy.hashCode()) + this.context.hashCode()) * 31
+                    + Arrays.deepHashCode(new Object[] {input});
+        }
+
+        /** About the heap the key holds: the input (at most 8 bytes an element) and the names. */
+        int weight() {
+            return 96 + 8 * length + 2 * (app.length() + policy.length() + context.length());
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof PlayedKey k && hash == k.hash && app.equals(k.app) && policy.equals(k.policy)
+                    && context.equals(k.context) && Arrays.deepEquals(new Object[] {input}, new Object[] {k.input});
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
     }
 }

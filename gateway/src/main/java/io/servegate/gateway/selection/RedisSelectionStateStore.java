@@ -1,6 +1,9 @@
 package io.servegate.gateway.selection;
 
 import io.servegate.core.selection.Versioned;
+import io.servegate.core.selection.WeightedPolicy;
+import io.servegate.core.selection.WeightedState;
+import io.servegate.core.selection.WeightedStep;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -15,6 +18,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.servegate.gateway.registry.RedisRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import reactor.core.publisher.Mono;
@@ -35,6 +39,13 @@ import reactor.core.publisher.Mono;
  * state, increments the version and sets the TTL atomically. With a TTL, every successful write
  * resets it ({@code PEXPIRE}), so an idle context disappears {@code ttl} after its last feedback;
  * without one, keys are made persistent ({@code PERSIST}).
+ *
+ * <p>{@link #observe} is one Lua script too, which applies the {@link WeightedStep} to the stored
+ * state itself (the same arithmetic as {@link WeightedStep#applyTo}, on the same doubles): no
+ * read before, no retry under contention, one round trip per feedback. When the stored state is
+ * about other models than the app's linked ones (or is not the policy's), the script changes
+ * nothing and the update falls back to the optimistic one in Java, which relinks (or fails to
+ * decode).
  *
  * <p>Command timeouts and reconnection follow the {@link RedisClient}'s options (see
  * {@code RedisRegistry.newClient}); failures surface as Lettuce exceptions in the {@link Mono}.
@@ -68,6 +79,82 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
             return 1
             """;
 
+    /**
+     * KEYS[1] = state key; ARGV = TTL in ms ("0" = none), initial version for a new key, the
+     * smallest log weight, the policy's state header (schema version and tag bytes, hex), the
+     * number K of linked models, their names (UTF-8, which for these names is their modified
+     * UTF-8), the number of steps, then per step one log-weight decrement per model in link order
+     * (hex floats, exact). Returns the new state, or nil (nothing written) when the stored state
+     * has another header or model list.
+     */
+    static final String OBSERVE_SCRIPT = """
+            -- WeightedStateCodec v1: schema byte, tag byte, i8 observations, i4 n,
+            -- n times (u16 length, modified UTF-8 name, double log weight), big-endian
+            local function parse(s)
+              local obs, n, pos = struct.unpack('>i8i4', s, 3)
+              local names, lw = {}, {}
+              for i = 1, n do
+                local len = struct.unpack('>H', s, pos)
+                names[i] = string.sub(s, pos, pos + 1 + len)
+                lw[i], pos = struct.unpack('>d', s, pos + 2 + len)
+              end
+              return string.sub(s, 1, 2), obs, names, lw, pos
+            end
+            local head = string.char(tonumber(string.sub(ARGV[4], 1, 2), 16), tonumber(string.sub(ARGV[4], 3, 4), 16))
+            local k = tonumber(ARGV[5])
+            local names, lw, obs = {}, {}, 0
+            for i = 1, k do
+              names[i] = struct.pack('>H', #ARGV[5 + i]) .. ARGV[5 + i]
+              lw[i] = 0
+            end
+            local ver, stored = unpack(redis.call('HMGET', KEYS[1], 'ver', 'state'))
+            if ver and stored then
+              local h, o, n, w, pos = parse(stored)
+              if h ~= head or #n ~= k or pos ~= #stored + 1 then return false end
+              for i = 1, k do
+                if n[i] ~= names[i] then return false end
+              end
+              obs, lw = o, w
+            elseif ver or stored then
+              return false
+            end
+            -- WeightedStep.applyTo: subtract, normalize (largest 0, none below the floor), count
+            local floor = tonumber(ARGV[3])
+            local steps = 6 + k
+            for s = 0, tonumber(ARGV[steps]) - 1 do
+              local max = -math.huge
+              for i = 1, k do
+                lw[i] = lw[i] - tonumber(ARGV[steps + s * k + i])
+                if lw[i] > max then max = lw[i] end
+              end
+              for i = 1, k do
+                lw[i] = math.max(floor, lw[i] - max)
+              end
+              obs = obs + 1
+            end
+            local out = {head, struct.pack('>i8i4', obs, k)}
+            for i = 1, k do
+              out[#out + 1] = names[i]
+              out[#out + 1] = struct.pack('>d', lw[i])
+            end
+            local state = table.concat(out)
+            if ver then
+              redis.call('HSET', KEYS[1], 'state', state)
+              redis.call('HINCRBY', KEYS[1], 'ver', 1)
+            else
+              redis.call('HSET', KEYS[1], 'ver', ARGV[2], 'state', state)
+            end
+            if ARGV[1] ~= '0' then
+              redis.call('PEXPIRE', KEYS[1], ARGV[1])
+            else
+              redis.call('PERSIST', KEYS[1])
+            end
+            return state
+            """;
+
+    private static final byte[] FLOOR = bytes(Double.toHexString(WeightedState.MIN_LOG_WEIGHT));
+    private static final byte[] ONE_STEP = bytes("1");
+
     private final String keyPrefix;
     private final byte[] ttlMillis;
     private final StatefulRedisConnection<String, byte[]> connection;
@@ -75,6 +162,7 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
     private final RedisClient ownedClient;
     private final RedisReactiveCommands<String, byte[]> redis;
     private final String casSha;
+    private final String observeSha;
 
     /**
      * Opens a connection (blocking; meant for startup).
@@ -103,6 +191,7 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
         this.connection = client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
         this.redis = connection.reactive();
         this.casSha = redis.digest(CAS_SCRIPT);
+        this.observeSha = redis.digest(OBSERVE_SCRIPT);
         this.ownedClient = ownsClient ? client : null;
     }
 
@@ -147,6 +236,40 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
                 .onErrorResume(RedisNoScriptException.class,
                         e -> redis.<Long>eval(CAS_SCRIPT, ScriptOutputType.INTEGER, keys, argv).next())
                 .map(written -> written == 1L);
+    }
+
+    /**
+     * One {@link #OBSERVE_SCRIPT} call; see the class comment. Model names with U+0000 or
+     * characters outside the BMP (whose modified UTF-8 is not their UTF-8) take the Java path.
+     */
+    @Override
+    public Mono<byte[]> observe(String app, String context, WeightedPolicy policy, List<String> models,
+            WeightedStep step) {
+        if (!models.stream().allMatch(RedisSelectionStateStore::plainUtf8)) {
+            return SelectionStateStore.super.observe(app, context, policy, models, step);
+        }
+        int k = models.size();
+        String[] keys = {key(app, context)};
+        byte[][] args = new byte[7 + 2 * k][];
+        args[0] = ttlMillis;
+        args[1] = bytes(Long.toString(StateKeys.initialVersion()));
+        args[2] = FLOOR;
+        args[3] = bytes(HexFormat.of().formatHex(policy.codec().encode(policy.init(List.of())), 0, 2));
+        args[4] = bytes(Integer.toString(k));
+        args[5 + k] = ONE_STEP;
+        for (int i = 0; i < k; i++) {
+            args[5 + i] = models.get(i).getBytes(StandardCharsets.UTF_8);
+            // hex floats: exact, and Lua's tonumber reads them (C strtod)
+            args[6 + k + i] = bytes(Double.toHexString(step.decrements().getOrDefault(models.get(i), 0.0)));
+        }
+        return Mono.defer(() -> redis.<byte[]>evalsha(observeSha, ScriptOutputType.VALUE, keys, args).next())
+                .onErrorResume(RedisNoScriptException.class,
+                        e -> redis.<byte[]>eval(OBSERVE_SCRIPT, ScriptOutputType.VALUE, keys, args).next())
+                .switchIfEmpty(Mono.defer(() -> SelectionStateStore.super.observe(app, context, policy, models, step)));
+    }
+
+    private static boolean plainUtf8(String name) {
+        return name.chars().noneMatch(c -> c == 0 || Character.isSurrogate((char) c));
     }
 
     /** Closes this store's connection (not the client). */

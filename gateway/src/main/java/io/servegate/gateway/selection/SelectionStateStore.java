@@ -1,6 +1,9 @@
 package io.servegate.gateway.selection;
 
 import io.servegate.core.selection.Versioned;
+import io.servegate.core.selection.WeightedPolicy;
+import io.servegate.core.selection.WeightedStep;
+import java.util.List;
 import java.util.function.Function;
 import reactor.core.publisher.Mono;
 
@@ -8,10 +11,11 @@ import reactor.core.publisher.Mono;
  * Where selection-policy states live (Clipper, NSDI'17, §5.3): one versioned, opaque byte array
  * per application and context, shared by every gateway instance that uses the same store.
  *
- * <p>Writes are optimistic: read a {@link Versioned} state, compute the new one in Java (the
- * policy math never runs in the store), and {@link #compareAndSet} it against the version read;
- * {@link #update} wraps that loop with bounded, jittered retries so that concurrent feedback
- * from several gateways is never lost.
+ * <p>Writes are optimistic: read a {@link Versioned} state, compute the new one in Java, and
+ * {@link #compareAndSet} it against the version read; {@link #update} wraps that loop with
+ * bounded, jittered retries so that concurrent feedback from several gateways is never lost.
+ * The one exception is {@link #observe}: a {@link WeightedStep} does not depend on the state, so
+ * a store may apply it where the state lives, in one atomic step.
  *
  * <p>Contexts: {@code null} or {@code ""} is the application-wide state; any other string is a
  * user, session or other context, stored separately (keys are escaped, so no context name can
@@ -62,6 +66,26 @@ public interface SelectionStateStore extends AutoCloseable {
     default Mono<byte[]> update(String app, String context, Function<byte[], byte[]> fn) {
         return OptimisticUpdate.run(this, app, context, fn, OptimisticUpdate.DEFAULT_MAX_ATTEMPTS,
                 OptimisticUpdate.DEFAULT_BASE_BACKOFF, OptimisticUpdate.DEFAULT_MAX_BACKOFF);
+    }
+
+    /**
+     * Applies one observation of a weighted policy (Exp3, Exp4): the state ({@code policy}'s
+     * initial one over {@code models} when absent), brought up to date with
+     * {@code policy.link(state, models)}, then {@code step.applyTo}. Atomic like {@link #update},
+     * which the default runs; a store may apply the step server-side in one round trip instead,
+     * with the same result.
+     *
+     * @param app     the application's state name, not blank
+     * @param context the context; {@code null} or empty for the application-wide state
+     * @param policy  the policy whose state this is (its codec, initial state and relinking)
+     * @param models  the application's linked models, in link order
+     * @param step    the observation, from {@link WeightedPolicy#step}
+     * @return the state written
+     */
+    default Mono<byte[]> observe(String app, String context, WeightedPolicy policy, List<String> models,
+            WeightedStep step) {
+        return update(app, context, bytes -> policy.codec().encode(step.applyTo(
+                policy.link(bytes == null ? policy.init(models) : policy.codec().decode(bytes), models))));
     }
 
     /** Releases the store's resources; the default does nothing. */

@@ -36,9 +36,10 @@ import reactor.netty.resources.ConnectionProvider;
 
 /**
  * Feedback throughput through the gateway (Clipper NSDI'17 §4.2: feedback joins the label with
- * each model's prediction for the input, served from the prediction cache when it is there;
- * Clipper reported 6K feedback observations/s without and 11K with cache hits). A benchmark: it
- * reports, it asserts nothing.
+ * the models' predictions for the input; Clipper reported 6K feedback observations/s without and
+ * 11K with prediction cache hits). The gateway joins the prediction it remembers for the input
+ * in the feedback's context, else each model's prediction from the prediction cache (querying
+ * the model on a miss). A benchmark: it reports, it asserts nothing.
  *
  * <p>Everything in this one JVM on loopback except Redis: a real {@code redis-server} for the
  * selection states ({@link RedisServer}), the gateway ({@link GatewayApplication}, selection
@@ -49,9 +50,10 @@ import reactor.netty.resources.ConnectionProvider;
  * {@code --warmup-s} (3) then {@code --duration-s} (10) measured seconds, per phase:
  * <ol>
  *   <li>{@code cache-hits}: the first {@code --warm-images} (2,000) test images, predicted through
- *       {@code /fb/predict} beforehand, cycled through: the join is all cache hits;</li>
+ *       {@code /fb/predict} beforehand, cycled through: feedback joins those predictions;</li>
  *   <li>{@code cache-hits-per-user}: as (1), with {@code "uid": i % --users} (1,000): one selection
- *       state per user instead of one app-wide state that every client's update contends for;</li>
+ *       state per user instead of one app-wide state that every client's update goes to; the
+ *       predictions were app-wide, so the join is the four models' cached predictions;</li>
  *   <li>{@code cache-misses}: every feedback a never-seen input (the other test images, then all
  *       10,000 again with pixel 0 shifted by {@code r·10⁻⁵} on pass {@code r}), so the gateway has
  *       to query the four models for the join.</li>
@@ -59,6 +61,18 @@ import reactor.netty.resources.ConnectionProvider;
  * Observations/s counts the updates answered 200 with {@code "observed": true} that completed in
  * the measured window; latency is per request, send to answer. The cache's hit/miss counters
  * (scraped from {@code /metrics}) are reported per phase as a check of what each phase measured.
+ *
+ * <p>The raw Redis floor, in the same run: after the phases, one feedback of the app-wide and
+ * one of the per-user kind is sent while {@code redis-cli MONITOR} captures the selection-state
+ * command it made (one EVALSHA of the observe script), and {@code redis-benchmark} replays that
+ * very command with the same number of clients ({@code --floor-requests}, 100,000; per user: the
+ * key's context replaced by a random one of {@code --users}). Each phase's obs/s is reported
+ * over that floor. Both tools are taken from next to {@code $REDIS_SERVER}, or the PATH.
+ *
+ * <p>On two shared cores the JIT is warm only after tens of seconds of load: with the default
+ * {@code --warmup-s} the first phase runs at a fraction of its later rate (a phase run twice,
+ * e.g. {@code --phases cache-hits,cache-hits-per-user,cache-hits,cache-hits-per-user}, showed
+ * 1,902 then 5,129 obs/s). A phase may be listed more than once; the ratios use its last run.
  *
  * <p>Writes {@code feedback-throughput.json} under {@code --out} and prints a table. Model files
  * are read from {@code ../containers/onnx/models}: run from the {@code gateway} directory
@@ -108,7 +122,8 @@ public final class FeedbackThroughputBenchmark {
     }
 
     public static void main(String[] argv) throws Exception {
-        Args args = new Args(argv, "out", "clients", "duration-s", "warmup-s", "warm-images", "users", "phases");
+        Args args = new Args(argv, "out", "clients", "duration-s", "warmup-s", "warm-images", "users", "phases",
+                "floor-requests");
         Path out = Path.of(args.string("out", "../bench/results"));
         int clients = args.integer("clients", 16);
         int durationS = args.integer("duration-s", 10);
@@ -116,6 +131,7 @@ public final class FeedbackThroughputBenchmark {
         int warmImages = args.integer("warm-images", 2_000);
         int users = args.integer("users", 1_000);
         List<String> phases = List.of(args.string("phases", "cache-hits,cache-hits-per-user,cache-misses").split(","));
+        int floorRequests = args.integer("floor-requests", 100_000);
         if (!Files.isDirectory(MODELS_DIR)) {
             throw new IllegalStateException("no models at " + MODELS_DIR.toAbsolutePath() + ": run from the gateway directory");
         }
@@ -153,7 +169,7 @@ public final class FeedbackThroughputBenchmark {
             FeedbackThroughputBenchmark bench = new FeedbackThroughputBenchmark(data, http, queryPort, clients,
                     warmImages, users);
             bench.register(adminPort, containers);
-            bench.run(out, phases, warmupS, durationS, redis.uri());
+            bench.run(out, phases, warmupS, durationS, redis, floorRequests);
         } finally {
             // the gateway first: it holds connections to Redis and to the containers
             if (gateway != null) {
@@ -207,7 +223,9 @@ public final class FeedbackThroughputBenchmark {
         }
     }
 
-    private void run(Path out, List<String> phases, int warmupS, int durationS, String redisUri) throws Exception {
+    private void run(Path out, List<String> phases, int warmupS, int durationS, RedisServer redis, int floorRequests)
+            throws Exception {
+        String redisUri = redis.uri();
         String loadAtStart = loadavg();
         // warm the prediction cache: every model's output for the first warmImages images. A model
         // output that misses the SLO under this burst is not cached, so repeat until a pass is all hits.
@@ -264,11 +282,19 @@ public final class FeedbackThroughputBenchmark {
             System.out.println(r.line());
         }
 
+        Map<String, Object> floors = new LinkedHashMap<>();
+        for (String phase : List.of("cache-hits", "cache-hits-per-user")) {
+            if (rate(results, phase) > 0) {
+                floors.put(phase, redisFloor(redis.port(), phase, floorRequests));
+            }
+        }
+
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("benchmark", "feedback-throughput");
-        json.put("description", "closed-loop POST /" + APP + "/update {input, label} through the gateway; the "
-                + "feedback join reads each linked model's prediction from the prediction cache, querying the model "
-                + "on a miss; selection states in Redis (optimistic compare-and-set per update)");
+        json.put("description", "closed-loop POST /" + APP + "/update {input, label} through the gateway; "
+                + "feedback joins the remembered prediction of the input in its context, else the linked models' "
+                + "predictions from the prediction cache (querying a model on a miss); selection states in Redis "
+                + "(one observe script per update)");
         json.put("clipper_reference", "Clipper NSDI'17 4.2: about 6K feedback observations/s without, 11K with "
                 + "prediction cache hits");
         Map<String, Object> setup = new LinkedHashMap<>();
@@ -287,7 +313,15 @@ public final class FeedbackThroughputBenchmark {
         setup.put("loadavg_at_end", loadavg());
         json.put("setup", setup);
         json.put("phases", results);
+        json.put("redis_floor", floors);
         Map<String, Object> ratios = new LinkedHashMap<>();
+        floors.forEach((phase, floor) -> {
+            @SuppressWarnings("unchecked")
+            double rps = (Double) ((Map<String, Object>) floor).get("requests_per_s");
+            if (rps > 0) {
+                ratios.put(phase.replace('-', '_') + "_over_redis_floor", rate(results, phase) / rps);
+            }
+        });
         double hits = rate(results, "cache-hits");
         double misses = rate(results, "cache-misses");
         double perUser = rate(results, "cache-hits-per-user");
@@ -300,13 +334,15 @@ public final class FeedbackThroughputBenchmark {
         json.put("ratios", ratios);
         BenchOutput.write(out.resolve("feedback-throughput.json"), BenchOutput.json(json));
         System.out.println();
+        floors.forEach((phase, floor) -> System.out.printf(Locale.ROOT, "redis floor for %s: %s%n", phase, floor));
         System.out.println(table(results, ratios));
         System.out.println("wrote " + out.resolve("feedback-throughput.json"));
     }
 
+    /** A phase's obs/s; of a phase run more than once, the last (warmest) run's. */
     private static double rate(List<Map<String, Object>> results, String phase) {
         return results.stream().filter(r -> phase.equals(r.get("phase"))).mapToDouble(r -> (Double) r.get("obs_per_s"))
-                .findFirst().orElse(0);
+                .reduce((first, last) -> last).orElse(0);
     }
 
     private static String table(List<Map<String, Object>> results, Map<String, Object> ratios) {
@@ -326,6 +362,91 @@ public final class FeedbackThroughputBenchmark {
         }
         ratios.forEach((k, v) -> sb.append(String.format(Locale.ROOT, "  %s: %.2f%n", k, (Double) v)));
         return sb.toString();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // the raw Redis floor
+
+    /**
+     * Captures the Redis command one feedback of {@code phase} makes and replays it with
+     * redis-benchmark: {requests_per_s, command, clients, requests}.
+     */
+    private Map<String, Object> redisFloor(int port, String phase, int requests) throws Exception {
+        List<String> command = capture(port, "cache-hits".equals(phase) ? hitBody(0) : perUserBody(1));
+        boolean perUser = !"cache-hits".equals(phase);
+        if (perUser) {
+            // EVALSHA sha numkeys key ...: a random user's key per command, as in the phase
+            String key = command.get(3);
+            command.set(3, key.substring(0, key.lastIndexOf(':') + 1) + "__rand_int__");
+        }
+        List<String> cmd = new ArrayList<>(List.of(tool("redis-benchmark"), "-p", Integer.toString(port),
+                "-c", Integer.toString(clients), "-n", Integer.toString(requests), "--csv"));
+        if (perUser) {
+            cmd.addAll(List.of("-r", Integer.toString(users)));
+        }
+        cmd.addAll(command);
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor(5, TimeUnit.MINUTES);
+        double rps = -1;
+        for (String line : output.split("\n")) {
+            String[] f = line.split("\",\"");
+            if (f.length > 1 && !line.startsWith("\"test\"")) {
+                rps = Double.parseDouble(f[1].replace("\"", ""));
+            }
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("requests_per_s", rps);
+        m.put("clients", clients);
+        m.put("requests", requests);
+        m.put("command", abbreviate(String.join(" ", command)));
+        if (rps < 0) {
+            m.put("error", abbreviate(output));
+        }
+        return m;
+    }
+
+    /** The arguments of the first EVALSHA Redis sees while one feedback with {@code body} is answered. */
+    private List<String> capture(int port, byte[] body) throws Exception {
+        Process monitor = new ProcessBuilder(tool("redis-cli"), "-p", Integer.toString(port), "monitor")
+                .redirectErrorStream(true).start();
+        try {
+            java.io.BufferedReader lines = new java.io.BufferedReader(
+                    new java.io.InputStreamReader(monitor.getInputStream(), StandardCharsets.UTF_8));
+            if (!"OK".equals(lines.readLine())) {
+                throw new IllegalStateException("redis-cli monitor did not start");
+            }
+            Response r = post(queryPort, "/" + APP + "/update", body).block(Duration.ofSeconds(30));
+            if (r == null || r.status() != 200) {
+                throw new IllegalStateException("feedback for the floor capture failed: " + r);
+            }
+            java.util.regex.Pattern arg = java.util.regex.Pattern.compile("\"((?:[^\"\\\\]|\\\\.)*)\"");
+            for (String line; (line = lines.readLine()) != null; ) {
+                if (line.contains("\"EVALSHA\"") || line.contains("\"evalsha\"")) {
+                    List<String> args = new ArrayList<>();
+                    java.util.regex.Matcher m = arg.matcher(line);
+                    while (m.find()) {
+                        args.add(m.group(1).replace("\\\"", "\"").replace("\\\\", "\\"));
+                    }
+                    return args;
+                }
+            }
+            throw new IllegalStateException("no EVALSHA seen");
+        } finally {
+            monitor.destroy();
+        }
+    }
+
+    /** A Redis tool next to $REDIS_SERVER, else from the PATH. */
+    private static String tool(String name) {
+        String server = System.getenv("REDIS_SERVER");
+        if (server != null && !server.isBlank()) {
+            Path sibling = Path.of(server).resolveSibling(name);
+            if (Files.isExecutable(sibling)) {
+                return sibling.toString();
+            }
+        }
+        return name;
     }
 
     // ------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import io.servegate.containers.onnx.OnnxPredictor;
 import io.servegate.gateway.api.AdminServer;
 import io.servegate.core.selection.Exp3Policy;
 import io.servegate.core.selection.Exp4Policy;
+import io.servegate.core.selection.Task;
 import io.servegate.gateway.selection.RedisSelectionStateStore;
 import io.servegate.gateway.selection.SelectionStateStore;
 import io.servegate.core.selection.Versioned;
@@ -107,6 +108,8 @@ class SelectionEndToEndTest {
     private final Map<String, OnnxPredictor> onnx = new LinkedHashMap<>();
     private final List<ModelContainer<float[], String>> containers = new ArrayList<>();
     private final AtomicInteger slowInputs = new AtomicInteger();
+    /** Inputs the three ONNX containers were asked to predict. */
+    private final AtomicInteger onnxInputs = new AtomicInteger();
     private WebTestClient query;
     private WebTestClient admin;
     private FashionMnist data;
@@ -128,7 +131,10 @@ class SelectionEndToEndTest {
             OnnxPredictor p = new OnnxPredictor(MODELS.resolve(m + ".onnx"));
             onnx.put(m, p);
             ModelContainer<float[], String> c = ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS,
-                    p).name(m).version("1").host("127.0.0.1").port(0).inputLength(784).build().start();
+                    (List<float[]> batch) -> {
+                        onnxInputs.addAndGet(batch.size());
+                        return p.predictBatch(batch);
+                    }).name(m).version("1").host("127.0.0.1").port(0).inputLength(784).build().start();
             containers.add(c);
             try (ContainerClient direct = ContainerClient.connect("127.0.0.1:" + c.port(), 64 << 20)) {
                 List<String> out = new ArrayList<>();
@@ -268,6 +274,76 @@ class SelectionEndToEndTest {
         // none of 100,000 simulated runs of the same policy (all weights start equal).
         double best = Math.max(s.weight(CNN), s.weight(LOGREG));
         assertThat(s.weight(TINY)).as("%s", s).isLessThan(best);
+    }
+
+    /**
+     * Clipper §5.2.1: Exp3 feedback on an input the app predicted joins that prediction. No model
+     * is asked, and the importance-weighted loss goes to the model whose answer the user got,
+     * with the probability it was drawn with then, even though other feedback changed the state
+     * since. Feedback on an input never predicted asks only the one model it draws.
+     */
+    @Test
+    @Order(3)
+    void exp3FeedbackJoinsThePredictionItFollowsAndAsksNoModel() throws Exception {
+        addApp("played", "exp3", Map.of("eta", ETA), null, SLO, ONNX_MODELS);
+        Exp3Policy policy = new Exp3Policy(ETA, Exp3Policy.DEFAULT_GAMMA, Task.CLASSIFICATION,
+                Exp3Policy.DEFAULT_SCALE);
+        // images no other test queries, on which the three models give three different answers
+        List<Integer> fresh = new ArrayList<>();
+        List<Map<String, String>> outputs = new ArrayList<>();
+        for (int i = 9_000; fresh.size() < 2; i++) {
+            Map<String, String> out = new HashMap<>();
+            for (String m : ONNX_MODELS) {
+                out.put(m, onnx.get(m).predictBatch(List.of(data.images().get(i))).get(0).trim());
+            }
+            if (Set.copyOf(out.values()).size() == 3) {
+                fresh.add(i);
+                outputs.add(out);
+            }
+        }
+        float[] x = data.images().get(fresh.get(0));
+        float[] y = data.images().get(fresh.get(1));
+
+        JsonNode p = post(query, "/played/predict", Map.of("input", x));
+        assertThat(p.get("default").booleanValue()).as("%s", p).isFalse();
+        String output = p.get("output").asString().trim();
+        String arm = ONNX_MODELS.stream().filter(m -> outputs.get(0).get(m).equals(output)).findFirst().orElseThrow();
+        // no state was stored yet: the model was drawn from the initial one
+        double drawn = policy.probability(policy.init(linked), arm);
+
+        int asked = onnxInputs.get();
+        post(query, "/played/update", Map.of("input", y, "label", labelNoneGave(outputs.get(1))));
+        assertThat(onnxInputs.get() - asked).as("feedback on an input never predicted asks one model").isEqualTo(1);
+        WeightedState between = playedState();
+        assertThat(between.observations()).isEqualTo(1);
+        assertThat(policy.probability(between, arm)).isNotEqualTo(drawn);
+
+        asked = onnxInputs.get();
+        String label = labelNoneGave(outputs.get(0));
+        JsonNode u = post(query, "/played/update", Map.of("input", x, "label", label));
+        assertThat(u.get("observations").longValue()).isEqualTo(2);
+        assertThat(onnxInputs.get()).as("feedback on a prediction asks no model").isEqualTo(asked);
+        WeightedState after = playedState();
+        assertThat(after).isEqualTo(policy.observe(between, null, label, Map.of(arm, output), Map.of(arm, drawn)))
+                .isNotEqualTo(policy.observe(between, null, label, Map.of(arm, output)));
+        for (String m : ONNX_MODELS) {
+            if (!m.equals(arm)) {
+                assertThat(after.weight(m) / after.weight(arm)).as(m)
+                        .isCloseTo(between.weight(m) / between.weight(arm) * Math.exp(ETA / drawn), within(1e-9));
+            }
+        }
+    }
+
+    private WeightedState playedState() {
+        return new Exp3Policy().codec().decode(store.get("played/exp3", null).block(Duration.ofSeconds(5)).state());
+    }
+
+    private static String labelNoneGave(Map<String, String> outputs) {
+        for (int l = 0; ; l++) {
+            if (!outputs.containsValue(Integer.toString(l))) {
+                return Integer.toString(l);
+            }
+        }
     }
 
     @Test

@@ -1,7 +1,10 @@
 package io.servegate.gateway.selection;
 
+import io.servegate.core.selection.Exp3Policy;
 import io.servegate.core.selection.Exp4Policy;
 import io.servegate.core.selection.StateCodecException;
+import io.servegate.core.selection.WeightedState;
+import io.servegate.core.selection.WeightedStep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -148,6 +151,73 @@ class RedisSelectionStateStoreTest extends SelectionStateStoreContractTest {
         long version = store.get("app", "c").block(BLOCK).version();
         assertThat(store.compareAndSet("app", "c", version, bytes("b")).block(BLOCK)).isTrue();
         assertThat(store.get("app", "c").block(BLOCK).state()).isEqualTo(bytes("b"));
+    }
+
+    /**
+     * Feedback on a weighted policy is one EVALSHA, with no read before it and no retry however
+     * many writers share the key; and every observation counts.
+     */
+    @Test
+    void observeIsOneScriptCallPerObservationEvenUnderContention() throws Exception {
+        SelectionStateStore store = store();
+        Exp4Policy policy = new Exp4Policy();
+        List<String> models = List.of("a", "b");
+        WeightedStep step = policy.step(null, "x", Map.of("a", "x", "b", "y"), Map.of());
+        // the first call loads the script (EVALSHA answers NOSCRIPT, then EVAL)
+        store.observe("app", null, policy, models, step).block(BLOCK);
+        raw.configResetstat();
+        int n = 2_000;
+        reactor.core.publisher.Flux.range(0, n)
+                .flatMap(i -> store.observe("app", null, policy, models, step), 64)
+                .blockLast(BLOCK);
+        WeightedState s = policy.codec().decode(store.get("app", null).block(BLOCK).state());
+        assertThat(s.observations()).isEqualTo(n + 1);
+        String stats = raw.info("commandstats");
+        assertThat(calls(stats, "evalsha")).isEqualTo(n);
+        assertThat(calls(stats, "eval")).isZero();
+        // the get above is the only read from outside a script
+        assertThat(calls(stats, "hmget")).isEqualTo(n + 1);
+    }
+
+    private static long calls(String commandstats, String command) {
+        for (String line : commandstats.split("\r?\n")) {
+            if (line.startsWith("cmdstat_" + command + ":calls=")) {
+                return Long.parseLong(line.substring(line.indexOf('=') + 1, line.indexOf(',')));
+            }
+        }
+        return 0;
+    }
+
+    @Test
+    void observeRelinksAStateOfOtherModelsInJavaAndSetsTheTtl() {
+        String prefix = freshPrefix();
+        RedisSelectionStateStore store = open(client, prefix, Duration.ofSeconds(60));
+        Exp3Policy policy = new Exp3Policy();
+        WeightedState old = policy.observe(policy.init(List.of("a", "b")), null, "x", Map.of("a", "y"));
+        assertThat(store.compareAndSet("app", "u", 0, policy.codec().encode(old)).block(BLOCK)).isTrue();
+        raw.persist(store.key("app", "u"));
+        List<String> models = List.of("b", "a", "c");
+        WeightedStep step = policy.step(null, "x", Map.of("c", "y"), Map.of("c", 0.5));
+        byte[] written = store.observe("app", "u", policy, models, step).block(BLOCK);
+        assertThat(policy.codec().decode(written)).isEqualTo(step.applyTo(policy.link(old, models)));
+        assertThat(raw.pttl(store.key("app", "u"))).isBetween(1L, 60_000L);
+        // and a state of another policy is not overwritten: decoding it fails as before
+        Exp4Policy exp4 = new Exp4Policy();
+        assertThatThrownBy(() -> store.observe("app", "u", exp4, models,
+                exp4.step(null, "x", Map.of(), Map.of())).block(BLOCK)).isInstanceOf(StateCodecException.class);
+        assertThat(store.get("app", "u").block(BLOCK).state()).isEqualTo(written);
+        // names whose UTF-8 is their modified UTF-8 go through the script, others (NUL, outside
+        // the BMP) through Java; both give the policy's state, the second call reading the first's
+        for (List<String> names : List.of(List.of("modèle", "b"), List.of("a\u0000", "\uD83D\uDE00"))) {
+            WeightedStep wrong = policy.step(null, "x", Map.of(names.get(0), "y"), Map.of(names.get(0), 0.5));
+            store.observe("names", names.get(1), policy, names, wrong).block(BLOCK);
+            assertThat(policy.codec().decode(store.observe("names", names.get(1), policy, names, wrong).block(BLOCK)))
+                    .isEqualTo(wrong.applyTo(wrong.applyTo(policy.init(names))));
+        }
+        // the script reloads itself after a flush
+        raw.scriptFlush();
+        assertThat(policy.codec().decode(store.observe("app", "u", policy, models, step).block(BLOCK)).observations())
+                .isEqualTo(3);
     }
 
     @Test

@@ -1,9 +1,11 @@
 package io.servegate.gateway.selection;
 
+import io.servegate.core.selection.Exp3Policy;
 import io.servegate.core.selection.Exp4Policy;
 import io.servegate.core.selection.StateCodecException;
 import io.servegate.core.selection.Task;
 import io.servegate.core.selection.Versioned;
+import io.servegate.core.selection.WeightedPolicy;
 import io.servegate.core.selection.WeightedState;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -13,11 +15,13 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -153,6 +157,59 @@ abstract class SelectionStateStoreContractTest {
     @Test
     void concurrentExp4ObservationsAreNeverLost() throws Exception {
         runExp4(Collections.nCopies(WRITERS, store()));
+    }
+
+    /**
+     * {@link SelectionStateStore#observe} gives, bit for bit, the state the policy's own Java
+     * gives for the same observations: Exp3 with recorded probabilities (a large eta drives
+     * weights to the floor), Exp4, regression, and a change of the linked models midway.
+     */
+    @Test
+    void observeGivesTheStateThePolicysJavaUpdateGives() {
+        SelectionStateStore store = store();
+        List<WeightedPolicy> policies = List.of(new Exp3Policy(), new Exp3Policy(3.0, 0.05, Task.CLASSIFICATION, 1),
+                new Exp4Policy(), new Exp4Policy(0.7, Task.REGRESSION, 0.1, 2.5));
+        SplittableRandom random = new SplittableRandom(17);
+        List<String> models = List.of("a", "b", "c", "d");
+        List<String> relinked = List.of("d", "b", "e");
+        for (int k = 0; k < policies.size(); k++) {
+            WeightedPolicy policy = policies.get(k);
+            boolean regression = k == 3;
+            String app = "app" + k;
+            WeightedState expected = null;
+            boolean floor = false;
+            for (int i = 0; i < 300; i++) {
+                List<String> linked = i < 200 ? models : relinked;
+                expected = policy.link(expected == null ? policy.init(linked) : expected, linked);
+                Map<String, String> outputs = new HashMap<>();
+                Map<String, Double> probabilities = new HashMap<>();
+                List<String> selected = policy instanceof Exp3Policy
+                        ? policy.select(expected, null, random) : linked;
+                for (String m : selected) {
+                    if (random.nextInt(10) > 0) {
+                        outputs.put(m, regression ? Double.toString(random.nextDouble() * 4) : "" + random.nextInt(3));
+                        // sometimes the probability under an older state, sometimes the current one
+                        probabilities.put(m, random.nextBoolean() ? policy.probability(expected, m)
+                                : random.nextDouble(0.01, 1.0));
+                    }
+                }
+                String label = regression ? "1.5" : "" + random.nextInt(3);
+                String context = i % 2 == 0 ? null : "user";
+                byte[] written = store.observe(app, context, policy, linked,
+                        policy.step(null, label, outputs, probabilities)).block(BLOCK);
+                if (context == null) {
+                    expected = policy.observe(expected, null, label, outputs, probabilities);
+                    assertThat(policy.codec().decode(written)).as("%s, observation %d", policy, i).isEqualTo(expected);
+                    assertThat(store.get(app, null).block(BLOCK).state()).isEqualTo(written);
+                    floor |= Arrays.stream(expected.logWeights()).anyMatch(w -> w == WeightedState.MIN_LOG_WEIGHT);
+                }
+            }
+            assertThat(expected.observations()).isEqualTo(150);
+            assertThat(policy.codec().decode(store.get(app, "user").block(BLOCK).state()).observations())
+                    .isEqualTo(150);
+            assertThat(expected.logWeights()).as("%s learned something", policy).isNotEqualTo(new double[3]);
+            assertThat(floor).as("%s drove a weight to the floor", policy).isEqualTo(k == 1);
+        }
     }
 
     static void runCounters(List<SelectionStateStore> stores) throws Exception {

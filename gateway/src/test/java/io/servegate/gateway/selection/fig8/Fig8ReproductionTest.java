@@ -46,10 +46,12 @@ import org.junit.jupiter.api.TestInstance;
  *       {@code η / p ≈ 8} log-units for a single wrong answer, so its climb is very noisy.
  *       Scaling the horizon down by 2.5 therefore calls for a faster learning rate; doubling it
  *       halves the climb (about 1,600 queries, 40% of the phase, close to the paper's ratio).
- *       Replaying 150 scenario/policy seeds: with the default η Exp3 beat every static model in
- *       105/150, with {@code η = 0.2} in 150/150 (mean final error 0.115 against 0.126 for the
- *       best static model, the mlp). Exp4 with its defaults did in 149/150 (mean 0.122; its own
- *       climb back takes the same ~3,100 queries, so its margin is thinner than Exp3's at 0.2).
+ *       Replaying the scenario/policy seed pairs (s, s), s = 1..150, with feedback joined to the
+ *       prediction it is about (the gateway's behaviour): with the default η Exp3 beat every
+ *       static model in 115/150, with {@code η = 0.2} in 149/150 (mean final error 0.115 against
+ *       0.126 for the best static model, the mlp). Exp4 with its defaults did in 149/150 (mean
+ *       0.122; its own climb back takes the same ~3,100 queries, so its margin is thinner than
+ *       Exp3's at 0.2). The seeds below are the first pair of that sweep.
  *       </li>
  * </ul>
  * The scenario and policy seeds are fixed, so the test is deterministic.
@@ -61,7 +63,7 @@ class Fig8ReproductionTest {
     static final int FAIL_FROM = 2_000;
     static final int FAIL_TO = 4_000;
     private static final long SCENARIO_SEED = 1;
-    private static final long POLICY_SEED = 38;
+    private static final long POLICY_SEED = 1;
     /** Exp3's learning rate for this scale; see the class comment. */
     static final double EXP3_ETA = 0.2;
 

@@ -30,9 +30,9 @@ import java.util.random.RandomGenerator;
  *       random)}; {@code combine(state, input, outputs of the selected models, selected)}. The
  *       query is an error when the combined output is not the true label, or when there is no
  *       combined output (the gateway would answer the app's default);</li>
- *   <li>feedback: {@code seen = outputs of select(state, input, random)} (a fresh draw: bandit
- *       feedback, Exp3 learns only from the model it would pick now, Exp4 from all);
- *       {@code state = observe(state, input, label, seen)}.</li>
+ *   <li>feedback, joined with that prediction as the gateway joins it (§5.2.1): {@code state =
+ *       observe(state, input, label, outputs of the selected models, the probability each was
+ *       selected with)}: Exp3 learns only from the model that answered, Exp4 from all.</li>
  * </ol>
  *
  * <p>Every model's prediction on all 10,000 test images is computed once per JVM with
@@ -271,9 +271,12 @@ final class SelectionReplay {
                 Optional<Combined> combined = policy.combine(state, input, outputsOf(q, selected), selected);
                 errors[q] = combined.isEmpty() || !combined.get().output().trim().equals(label);
 
-                // immediate feedback: bandit feedback on the models the policy would query now
-                List<String> seen = policy.select(state, input, random);
-                states.put(context, policy.observe(state, input, label, outputsOf(q, seen)));
+                // immediate feedback on the models that answered, weighted by how likely each was drawn
+                Map<String, Double> probabilities = new HashMap<>();
+                for (String m : selected) {
+                    probabilities.put(m, policy.probability(state, m));
+                }
+                states.put(context, policy.observe(state, input, label, outputsOf(q, selected), probabilities));
             }
             return new Curve(name, errors);
         }
