@@ -32,10 +32,19 @@ import io.servegate.gateway.registry.InMemoryRegistry;
 import io.servegate.gateway.registry.RedisRegistry;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.core.trace.RunRecorder;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.function.LongSupplier;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Condition;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+import org.springframework.util.StringUtils;
 import org.springframework.context.annotation.Configuration;
 import io.servegate.gateway.api.JsonErrorWebExceptionHandler;
 import org.springframework.core.annotation.Order;
@@ -77,10 +86,30 @@ public class GatewayConfiguration {
         return new PredictionCache(props.cache().enabled(), props.cache().maxSize().toBytes(), meters);
     }
 
+    /**
+     * The run's recording for {@code bin/sim replay}, when {@code servegate.scheduling.record-file}
+     * is set; what arrives after it is closed is dropped.
+     */
     @Bean(destroyMethod = "close")
-    ReplicaPool replicaPool(ServegateProperties props, MeterRegistry meters, LongSupplier clock, Registry registry) {
+    @Conditional(RecordFileSet.class)
+    RunRecorder runRecorder(ServegateProperties props) throws IOException {
+        return RunRecorder.open(Path.of(props.scheduling().recordFile()));
+    }
+
+    /** Binds the property as {@link ServegateProperties} does, so that every spelling of it counts. */
+    static final class RecordFileSet implements Condition {
+        @Override
+        public boolean matches(ConditionContext context, AnnotatedTypeMetadata metadata) {
+            return Binder.get(context.getEnvironment()).bind("servegate.scheduling.record-file", String.class)
+                    .map(StringUtils::hasText).orElse(false);
+        }
+    }
+
+    @Bean(destroyMethod = "close")
+    ReplicaPool replicaPool(ServegateProperties props, MeterRegistry meters, LongSupplier clock, Registry registry,
+            ObjectProvider<RunRecorder> recorder) {
         ReplicaPool pool = new ReplicaPool(props.batching(), props.scheduling(), props.rpc(), meters, clock,
-                Schedulers.parallel());
+                Schedulers.parallel(), recorder.getIfAvailable());
         registry.addListener(pool::sync);
         pool.sync(registry.snapshot());
         return pool;

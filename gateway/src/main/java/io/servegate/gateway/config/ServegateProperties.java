@@ -103,7 +103,12 @@ public record ServegateProperties(
             @DefaultValue("0ms") Duration safetyMargin,
             /** Before a new replica takes queries, measure its batches of 1, 2, 4, ... up to profileMaxBatch. */
             @DefaultValue("true") boolean profileOnRegister,
-            @DefaultValue("32") int profileMaxBatch) {
+            @DefaultValue("32") int profileMaxBatch,
+            /**
+             * Record the run to this file for {@code bin/sim replay} (arrivals with their deadlines, each
+             * batch's service time); unset or empty = off.
+             */
+            String recordFile) {
     }
 
     /** Calls to model containers. */

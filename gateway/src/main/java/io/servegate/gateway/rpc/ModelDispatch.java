@@ -13,6 +13,7 @@ import io.servegate.core.scheduling.Query;
 import io.servegate.core.scheduling.RejectReason;
 import io.servegate.core.scheduling.SchedulerActions;
 import io.servegate.core.scheduling.SchedulerConfig;
+import io.servegate.core.trace.RunRecorder;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -31,7 +32,9 @@ import reactor.core.scheduler.Scheduler;
  * Carries out one model version's {@link ModelScheduler}. Events (a query, a replica's news, a
  * timer) reach the scheduler under this object's lock; the actions it takes are recorded there
  * and carried out once the lock is released (a batch handed to its replica's worker, a default
- * answered, a timer armed), so no I/O and no caller's callback ever runs under the lock.
+ * answered, a timer armed), so no I/O and no caller's callback ever runs under the lock. With a
+ * {@link RunRecorder}, the events the simulator replays are recorded the same way, as actions,
+ * under the name {@code model:version}.
  */
 final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCloseable {
 
@@ -44,6 +47,9 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
     private final LongSupplier clock;
     private final Scheduler timers;
     private final MeterRegistry meters;
+    /** Null when the run is not recorded. */
+    private final RunRecorder recorder;
+    private final String recordedName;
     private final List<Meter> ownMeters = new ArrayList<>();
     private final Timer queueDelay;
     private final DistributionSummary batchSizes;
@@ -53,14 +59,20 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
     private final AtomicLong wakeupAt = new AtomicLong(Long.MAX_VALUE);
     private volatile Map<String, ReplicaWorker> workers = Map.of();
 
+    /** @param recorder records the run for replay, or null */
     ModelDispatch(String model, String version, SchedulerConfig config, LongSupplier clock, Scheduler timers,
-            MeterRegistry meters) {
+            MeterRegistry meters, RunRecorder recorder) {
         this.model = model;
         this.version = version;
         this.clock = clock;
         this.timers = timers;
         this.meters = meters;
+        this.recorder = recorder;
+        this.recordedName = model + ':' + version;
         this.scheduler = new ModelScheduler<>(config, this);
+        if (recorder != null) {
+            recorder.model(recordedName, config.policy(), config.sloNanos());
+        }
         Tags tags = tags();
         queueDelay = Timer.builder("servegate.scheduler.queue.delay").tags(tags).publishPercentileHistogram()
                 .description("Time from a query's arrival to the dispatch of its batch").register(meters);
@@ -104,7 +116,12 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
 
     CompletableFuture<String> submit(Object input, long deadline) {
         PendingPrediction p = new PendingPrediction(input);
-        event(now -> scheduler.submit(p, deadline, now));
+        event(now -> {
+            scheduler.submit(p, deadline, now);
+            if (recorder != null) {
+                actions.add(() -> recorder.arrival(recordedName, now, deadline));
+            }
+        });
         return p.result;
     }
 
@@ -112,14 +129,24 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
         Map<String, ReplicaWorker> next = new HashMap<>(workers);
         next.put(worker.replica().id(), worker);
         workers = Map.copyOf(next);
-        event(now -> scheduler.addReplica(worker.replica().id(), 1, now));
+        event(now -> {
+            scheduler.addReplica(worker.replica().id(), 1, now);
+            if (recorder != null) {
+                actions.add(() -> recorder.replica(recordedName, worker.replica().id(), 1, now));
+            }
+        });
     }
 
     void remove(ReplicaWorker worker) {
         Map<String, ReplicaWorker> next = new HashMap<>(workers);
         next.remove(worker.replica().id(), worker);
         workers = Map.copyOf(next);
-        event(now -> scheduler.removeReplica(worker.replica().id(), now));
+        event(now -> {
+            scheduler.removeReplica(worker.replica().id(), now);
+            if (recorder != null) {
+                actions.add(() -> recorder.removed(recordedName, worker.replica().id(), now));
+            }
+        });
     }
 
     Collection<ReplicaWorker> workers() {
@@ -135,7 +162,13 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
     }
 
     void completed(Batch<PendingPrediction> batch, long serviceNanos) {
-        event(now -> scheduler.batchCompleted(batch, serviceNanos, now));
+        event(now -> {
+            scheduler.batchCompleted(batch, serviceNanos, now);
+            if (recorder != null) {
+                actions.add(() -> recorder.batch(recordedName, batch.replica(), batch.sentAt(), batch.size(),
+                        serviceNanos, now - batch.sentAt()));
+            }
+        });
     }
 
     /**

@@ -6,6 +6,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.core.scheduling.SchedulerConfig;
+import io.servegate.core.trace.RunRecorder;
 import io.servegate.gateway.config.ServegateProperties;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.ContainerReplica;
@@ -37,18 +38,23 @@ public final class ReplicaPool implements Dispatcher, AutoCloseable {
     private final MeterRegistry meters;
     private final LongSupplier clock;
     private final Scheduler timers;
+    /** Null when the run is not recorded. */
+    private final RunRecorder recorder;
     /** Copy-on-write: the request path reads without locks. */
     private volatile Map<String, ReplicaWorker> workers = Map.of();
     private volatile Map<String, ModelDispatch> models = Map.of();
 
+    /** @param recorder records the run of every model version for replay, or null (the pool does not close it) */
     public ReplicaPool(ServegateProperties.Batching batching, ServegateProperties.Scheduling scheduling,
-            ServegateProperties.Rpc rpc, MeterRegistry meters, LongSupplier clock, Scheduler timers) {
+            ServegateProperties.Rpc rpc, MeterRegistry meters, LongSupplier clock, Scheduler timers,
+            RunRecorder recorder) {
         this.batching = batching;
         this.scheduling = scheduling;
         this.rpc = rpc;
         this.meters = meters;
         this.clock = clock;
         this.timers = timers;
+        this.recorder = recorder;
         this.breakers = CircuitBreakerRegistry.of(CircuitBreakerConfig.custom()
                 .failureRateThreshold(rpc.failureRateThreshold())
                 .slidingWindowSize(rpc.slidingWindowSize())
@@ -131,7 +137,8 @@ public final class ReplicaPool implements Dispatcher, AutoCloseable {
             }
             snapshot.model(r.modelName(), r.modelVersion()).ifPresent(m -> {
                 ModelDispatch dispatch = nextModels.computeIfAbsent(key(m.name(), m.version()),
-                        k -> new ModelDispatch(m.name(), m.version(), config(m, snapshot), clock, timers, meters));
+                        k -> new ModelDispatch(m.name(), m.version(), config(m, snapshot), clock, timers, meters,
+                                recorder));
                 ReplicaWorker w = newWorker(r, m, dispatch);
                 next.put(r.id(), w);
                 added.add(w);
