@@ -184,11 +184,13 @@ public final class ModelScheduler<P> {
         }
     }
 
-    /** A wake-up requested through {@link SchedulerActions#wakeAt} is due (or any time: harmless). */
+    /**
+     * A wake-up requested through {@link SchedulerActions#wakeAt} is due (or any time: harmless).
+     * The next wake-up is asked for again: a driver that keeps one timer may have let this one
+     * stand for a later request too.
+     */
     public void timer(long now) {
-        if (armedAt <= now) {
-            armedAt = Long.MAX_VALUE;
-        }
+        armedAt = Long.MAX_VALUE;
         run(now);
     }
 
