@@ -135,7 +135,7 @@ public final class AimdCommand implements Callable<Integer> {
                     new RandomInputs(inputLength), maxConnections, timeout)) {
                 AdminClient admin = gateway.admin();
                 admin.addApp(APP, "floats", "-1", Math.round(sloMs * 1000));
-                admin.addModel(MODEL, VERSION, "floats", -1);
+                admin.addModel(MODEL, VERSION, "floats", -1, "clipper"); // AIMD is Clipper's policy
                 admin.addModelLinks(APP, List.of(MODEL));
                 String replica = admin.addContainer(MODEL, VERSION, address);
                 admin.awaitAvailable(replica, Duration.ofSeconds(30));

@@ -82,10 +82,14 @@ public final class ScenarioOptions {
                 alphaMs, 10)).name(name).version("1").host(GatewayProcess.HOST).port(0).build().start();
     }
 
-    /** Registers app {@code name} (SLO) linked to model {@code name} (batch size, -1 AIMD) served by the replicas. */
+    /**
+     * Registers app {@code name} (SLO) linked to model {@code name} (batch size, -1 AIMD) served by
+     * the replicas, scheduled by the {@code clipper} policy: the scenarios that use this reproduce
+     * Clipper's batching figures.
+     */
     static void register(AdminClient admin, String name, double sloMs, int batchSize, List<String> addresses,
             String inputType) throws IOException, InterruptedException {
-        register(admin, name, sloMs, batchSize, null, addresses, inputType);
+        register(admin, name, sloMs, batchSize, "clipper", addresses, inputType);
     }
 
     /** As above, with the model's scheduling policy (null: the gateway's default). */
