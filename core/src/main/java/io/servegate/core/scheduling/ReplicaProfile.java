@@ -9,14 +9,17 @@ import java.util.Arrays;
  * trip minus service time: serialisation, the network, the gateway's own queues). Keeping the two
  * apart is what stops a busy gateway, whose round trips grow, from shrinking batches to one.
  *
- * <p>Estimates are recomputed on the first read after new samples, as of the newest sample, not
- * per decision: the schedulers ask for them many times per batch. A profile whose newest sample is older than the sample age limit is
+ * <p>Estimates are recomputed on the first read after new samples, as of the newest sample, and at
+ * most every 10 ms of sample time, not per decision: the schedulers ask for them many times per
+ * batch. A profile whose newest sample is older than the sample age limit is
  * stale: the schedulers then probe with a batch of one rather than trust it, since a replica
  * judged too slow for every query would otherwise never be measured again.
  */
 final class ReplicaProfile {
 
     private static final int OVERHEAD_WINDOW = 32;
+    /** Estimates are recomputed at most this often (of sample time): a profile spans seconds, and a busy replica completes a batch every few milliseconds. */
+    private static final long RECOMPUTE_NANOS = 10_000_000L;
 
     private final BatchLatencyProfile service;
     private final int maxBatch;
@@ -24,8 +27,9 @@ final class ReplicaProfile {
     private long lastSampleAt = Long.MIN_VALUE;
     private int lastSize;
     private long[] estimates; // index = batch size, 1..maxBatch; null until the first sample
-    /** Whether samples arrived since the estimates were computed: they are recomputed on the next read. */
+    /** Whether samples arrived since the estimates were computed. */
     private boolean stale;
+    private long computedAt;
     private final long[] overheads = new long[OVERHEAD_WINDOW];
     private int overheadCount;
     private long overhead;
@@ -65,14 +69,15 @@ final class ReplicaProfile {
     }
 
     /**
-     * The estimates as of the newest sample, recomputed only when samples arrived since the last
-     * read. When recent samples cover a single batch size, they set the level and all the samples
+     * The estimates, recomputed when samples arrived since the last computation, at most every
+     * 10 ms of sample time. When recent samples cover a single batch size, they set the level and all the samples
      * still kept, however old, give the shape: extrapolating from one size alone would make every batch cost in
      * proportion to its size, a batch larger than the one measured would never look feasible, and
      * so it would never be measured again.
      */
     private long[] estimates() {
-        if (stale) {
+        if (stale && (estimates == null || lastSampleAt - computedAt >= RECOMPUTE_NANOS)) {
+            computedAt = lastSampleAt;
             long[] fresh = service.estimates(maxBatch, lastSampleAt);
             if (service.recentSizes(lastSampleAt) == 1) {
                 // the newest sample is recent, so its size is the one; older samples give the shape

@@ -92,7 +92,7 @@ public record ServegateProperties(
             /** Service-time samples kept per replica and batch size. */
             @DefaultValue("16") int profileWindow,
             /** Older samples stop counting once newer ones exist, so a replica that was slow is trusted again. */
-            @DefaultValue("2s") Duration profileMaxAge) {
+            @DefaultValue("500ms") Duration profileMaxAge) {
     }
 
     /** One scheduler per model version, across its replicas. */

@@ -55,7 +55,7 @@ final class AppMeters {
         Counter c = rejected;
         if (c == null) {
             c = Counter.builder("servegate.rejected").tag("app", app)
-                    .description("Queries rejected with 503 because every replica's queue was full").register(registry);
+                    .description("Queries rejected with 503 because their model's queue was full").register(registry);
             rejected = c;
         }
         c.increment();

@@ -1,7 +1,7 @@
 package io.servegate.gateway.query;
 
 /**
- * A query of an app configured with {@code overload_response: reject} that found every replica's
+ * A query of an app configured with {@code overload_response: reject} that found its model's
  * queue full: the API answers 503 with {@code Retry-After} instead of the default output.
  */
 public final class OverloadRejectedException extends RuntimeException {

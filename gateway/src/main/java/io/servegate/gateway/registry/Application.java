@@ -13,7 +13,7 @@ import java.util.List;
  * @param latencySloMicros the latency service-level objective in microseconds, {@code > 0}
  * @param linkedModels     names of the linked models, in link order (never null; copied)
  * @param selection        how the app chooses among its linked models (never null)
- * @param overloadResponse what a query gets when every replica's queue is full (never null)
+ * @param overloadResponse what a query gets when its model's queue is full (never null)
  */
 public record Application(String name, String inputType, String defaultOutput, long latencySloMicros,
                           List<String> linkedModels, SelectionConfig selection, OverloadResponse overloadResponse) {

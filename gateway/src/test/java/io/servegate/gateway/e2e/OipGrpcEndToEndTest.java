@@ -179,7 +179,7 @@ class OipGrpcEndToEndTest {
             }
             start = System.nanoTime();
             assertStatus(client.inferAsText("jam", "", TensorType.FLOATS, rows, Duration.ofSeconds(5)),
-                    Status.Code.RESOURCE_EXHAUSTED, "every replica's queue is full");
+                    Status.Code.RESOURCE_EXHAUSTED, "the model's queue is full");
             assertThat(System.nanoTime() - start).isLessThan(TimeUnit.MILLISECONDS.toNanos(2000));
         }
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", GRPC_PORT).usePlaintext().build();
@@ -199,10 +199,12 @@ class OipGrpcEndToEndTest {
             assertThatThrownBy(() -> stub.modelInfer(request)).isInstanceOfSatisfying(StatusRuntimeException.class,
                     e -> {
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-                        assertThat(e.getStatus().getDescription()).contains("no prediction arrived");
+                        // the scheduler knows a batch takes 2 s: it says so at once rather than at the 600 ms deadline
+                        assertThat(e.getStatus().getDescription()).containsAnyOf("no prediction arrived",
+                                "predicted that no batch could answer it");
                     });
             long took = System.nanoTime() - start;
-            assertThat(took).isBetween(TimeUnit.MILLISECONDS.toNanos(500), TimeUnit.MILLISECONDS.toNanos(1900));
+            assertThat(took).isLessThan(TimeUnit.MILLISECONDS.toNanos(1900));
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
