@@ -184,13 +184,11 @@ public final class ModelScheduler<P> {
         }
     }
 
-    /**
-     * A wake-up requested through {@link SchedulerActions#wakeAt} is due (or any time: harmless).
-     * The next wake-up is asked for again: a driver that keeps one timer may have let this one
-     * stand for a later request too.
-     */
+    /** A wake-up requested through {@link SchedulerActions#wakeAt} is due (or any time: harmless). */
     public void timer(long now) {
-        armedAt = Long.MAX_VALUE;
+        if (armedAt <= now) {
+            armedAt = Long.MAX_VALUE;
+        }
         run(now);
     }
 

@@ -16,8 +16,10 @@ public interface SchedulerActions<P> {
     void reject(Query<P> query, RejectReason reason);
 
     /**
-     * Call {@link ModelScheduler#timer} at (or soon after) {@code nanos}. A later request
-     * supersedes an earlier one; a timer that fires for a superseded request is harmless.
+     * Call {@link ModelScheduler#timer} at (or soon after) {@code nanos}. Each request must be
+     * honoured even when an earlier one is still pending (the scheduler asks again only when its
+     * next wake-up changes); a driver that keeps one timer replaces it. A timer that fires for a
+     * superseded request is harmless.
      */
     void wakeAt(long nanos);
 }

@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
@@ -55,8 +54,6 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
     private final DistributionSummary batchSizes;
     /** Actions the scheduler took during the current event; guarded by {@code this}. */
     private List<Runnable> actions = new ArrayList<>();
-    /** When the armed wake-up timer fires, or Long.MAX_VALUE when none is armed. */
-    private final AtomicLong wakeupAt = new AtomicLong(Long.MAX_VALUE);
     private volatile Map<String, ReplicaWorker> workers = Map.of();
 
     /** @param recorder records the run for replay, or null */
@@ -210,20 +207,10 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
 
     @Override
     public void wakeAt(long nanos) {
-        actions.add(() -> arm(nanos));
-    }
-
-    private void arm(long at) {
-        long now = clock.getAsLong();
-        long current = wakeupAt.get();
-        if (current <= at && current > now) {
-            return; // an earlier or equal timer is already armed
-        }
-        wakeupAt.set(at);
-        timers.schedule(() -> {
-            wakeupAt.compareAndSet(at, Long.MAX_VALUE);
-            event(scheduler::timer);
-        }, Math.max(0, at - now), TimeUnit.NANOSECONDS);
+        // every request gets its timer: the scheduler asks only when its next wake-up moves
+        // earlier or the last one came due, and a timer that fires early is harmless
+        actions.add(() -> timers.schedule(() -> event(scheduler::timer),
+                Math.max(0, nanos - clock.getAsLong()), TimeUnit.NANOSECONDS));
     }
 
     private void event(LongConsumer event) {
