@@ -25,25 +25,15 @@ final class ClockworkPolicy implements SchedulingPolicy {
     @Override
     public <P> void schedule(ModelScheduler<P> s, long now) {
         while (!s.queue.isEmpty()) {
-            Lane lane = s.earliestLane(laneDepth());
-            if (lane == null) {
+            Slot slot = Slot.next(s, laneDepth(), now);
+            if (slot == Slot.STOP) {
                 return;
             }
-            ReplicaProfile profile = s.profile(lane, now);
-            if (profile == null) {
-                if (Cold.send(s, now)) {
-                    continue;
-                }
-                return;
+            if (slot == Slot.AGAIN) {
+                continue;
             }
-            long overhead = profile.overheadNanos();
-            if (lane.outstanding() > 0 && now < lane.freeAt - overhead) {
-                s.wakeAt(lane.freeAt - overhead);
-                return;
-            }
-            long start = Math.max(now + overhead / 2, lane.freeAt);
-            // a batch of b sent now answers at answerBase + service(b)
-            long answerBase = start + (overhead - overhead / 2) + config.safetyMarginNanos();
+            ReplicaProfile profile = slot.profile();
+            long answerBase = slot.answerBase(); // a batch of b sent now answers at answerBase + service(b)
             Query<P> head;
             while ((head = s.queue.peek()) != null && head.deadline() < answerBase + profile.serviceNanos(1)) {
                 s.reject(s.queue.poll(), RejectReason.INFEASIBLE);
@@ -52,7 +42,7 @@ final class ClockworkPolicy implements SchedulingPolicy {
                 return;
             }
             int b = profile.largestWithin(head.deadline() - answerBase, Math.min(s.queue.size(), config.batchCap()));
-            s.send(lane, b, now, start, start + profile.serviceNanos(b));
+            s.send(slot.lane(), b, now, slot.start(), slot.start() + profile.serviceNanos(b));
         }
     }
 }

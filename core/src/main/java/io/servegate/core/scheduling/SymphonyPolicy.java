@@ -39,26 +39,17 @@ final class SymphonyPolicy implements SchedulingPolicy {
     @Override
     public <P> void schedule(ModelScheduler<P> s, long now) {
         while (!s.queue.isEmpty()) {
-            Lane lane = s.earliestLane(laneDepth());
-            if (lane == null) {
+            Slot slot = Slot.next(s, laneDepth(), now);
+            if (slot == Slot.STOP) {
                 return;
             }
-            ReplicaProfile profile = s.profile(lane, now);
-            if (profile == null) {
-                if (Cold.send(s, now)) {
-                    continue;
-                }
-                return;
+            if (slot == Slot.AGAIN) {
+                continue;
             }
+            ReplicaProfile profile = slot.profile();
             long overhead = profile.overheadNanos();
-            if (lane.outstanding() > 0 && now < lane.freeAt - overhead) {
-                s.wakeAt(lane.freeAt - overhead);
-                return;
-            }
-            long start = Math.max(now + overhead / 2, lane.freeAt);
-            long answerBase = start + (overhead - overhead / 2) + config.safetyMarginNanos();
             int cap = config.batchCap();
-            int b = prune(s, profile, answerBase, cap);
+            int b = prune(s, profile, slot.answerBase(), cap);
             if (b == 0) {
                 continue; // everything queued was infeasible and is gone
             }
@@ -71,7 +62,7 @@ final class SymphonyPolicy implements SchedulingPolicy {
                     return;
                 }
             }
-            s.send(lane, b, now, start, start + profile.serviceNanos(b));
+            s.send(slot.lane(), b, now, slot.start(), slot.start() + profile.serviceNanos(b));
         }
     }
 
