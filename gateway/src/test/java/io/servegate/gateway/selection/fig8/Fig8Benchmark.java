@@ -12,8 +12,8 @@ import io.servegate.core.selection.Exp4Policy;
 import io.servegate.core.selection.SelectionPolicies;
 import io.servegate.core.selection.SelectionPolicy;
 import io.servegate.gateway.selection.fig8.SelectionReplay.Corruption;
-import io.servegate.gateway.selection.fig8.SelectionReplay.Curve;
-import io.servegate.gateway.selection.fig8.SelectionReplay.Scenario;
+import io.servegate.sim.ErrorCurve;
+import io.servegate.sim.SelectionRun;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -103,8 +103,8 @@ public final class Fig8Benchmark {
             int seeds) throws Exception {
         long start = System.nanoTime();
         List<Corruption> corruption = List.of(Corruption.window(CNN, failFrom, failTo));
-        Scenario scenario = Scenario.of(ALL_MODELS, queries, 1, scenarioSeed, corruption);
-        List<Curve> curves = new ArrayList<>(scenario.staticModels());
+        SelectionRun scenario = SelectionReplay.scenario(ALL_MODELS, queries, 1, scenarioSeed, corruption);
+        List<ErrorCurve> curves = new ArrayList<>(scenario.staticModels());
         for (Policy p : FIG8_POLICIES) {
             curves.add(scenario.run(p.name(), p.create().get(), policySeed, false));
         }
@@ -113,7 +113,7 @@ public final class Fig8Benchmark {
                 "Figure 8 (Clipper NSDI'17): %,d queries, %s random labels for [%,d, %,d), then recovered", queries,
                 CNN, failFrom, failTo);
         System.out.println();
-        System.out.print(SelectionReplay.table(title + String.format(Locale.ROOT,
+        System.out.print(ErrorCurve.table(title + String.format(Locale.ROOT,
                 "; scenario seed %d, policy seed %d; error rate (cumulative, per window)", scenarioSeed, policySeed),
                 curves, windows));
 
@@ -121,12 +121,12 @@ public final class Fig8Benchmark {
         Map<String, double[]> finals = new LinkedHashMap<>();
         Map<String, double[]> recovery = new LinkedHashMap<>();
         for (int s = 1; s <= seeds; s++) {
-            Scenario sc = Scenario.of(ALL_MODELS, queries, 1, s, corruption);
-            List<Curve> cs = new ArrayList<>(sc.staticModels());
+            SelectionRun sc = SelectionReplay.scenario(ALL_MODELS, queries, 1, s, corruption);
+            List<ErrorCurve> cs = new ArrayList<>(sc.staticModels());
             for (Policy p : FIG8_POLICIES) {
                 cs.add(sc.run(p.name(), p.create().get(), s, false));
             }
-            for (Curve c : cs) {
+            for (ErrorCurve c : cs) {
                 finals.computeIfAbsent(c.name(), k -> new double[seeds])[s - 1] = c.last();
                 recovery.computeIfAbsent(c.name(), k -> new double[seeds])[s - 1] = c.window(failTo, queries);
             }
@@ -205,11 +205,11 @@ public final class Fig8Benchmark {
                 Corruption.forUsers(CNN, u -> u < users / 2),
                 Corruption.forUsers(MLP, u -> u >= users / 2));
         int[] windows = boundaries(queries);
-        List<Curve> first = null;
+        List<ErrorCurve> first = null;
         Map<String, double[]> finals = new LinkedHashMap<>();
         for (int s = 1; s <= seeds; s++) {
-            Scenario scenario = Scenario.of(ALL_MODELS, queries, users, s, corruptions);
-            List<Curve> curves = new ArrayList<>(scenario.staticModels());
+            SelectionRun scenario = SelectionReplay.scenario(ALL_MODELS, queries, users, s, corruptions);
+            List<ErrorCurve> curves = new ArrayList<>(scenario.staticModels());
             curves.add(scenario.run("exp3 per-user", new Exp3Policy(), s, true));
             curves.add(scenario.run("exp3 app-wide", new Exp3Policy(), s, false));
             curves.add(scenario.run("exp4 per-user", new Exp4Policy(), s, true));
@@ -217,7 +217,7 @@ public final class Fig8Benchmark {
             if (first == null) {
                 first = curves;
             }
-            for (Curve c : curves) {
+            for (ErrorCurve c : curves) {
                 finals.computeIfAbsent(c.name(), k -> new double[seeds])[s - 1] = c.last();
             }
         }
@@ -225,7 +225,7 @@ public final class Fig8Benchmark {
                 + " %s random for users 0..%d, %s random for users %d..%d", queries, users, CNN, users / 2 - 1, MLP,
                 users / 2, users - 1);
         System.out.println();
-        System.out.print(SelectionReplay.table(title + "; seed 1; error rate (cumulative, per window)", first, windows));
+        System.out.print(ErrorCurve.table(title + "; seed 1; error rate (cumulative, per window)", first, windows));
         System.out.printf(Locale.ROOT, "  mean final cumulative error over %d seeds:%n", seeds);
         Map<String, Object> means = new LinkedHashMap<>();
         for (Map.Entry<String, double[]> e : finals.entrySet()) {
@@ -280,9 +280,9 @@ public final class Fig8Benchmark {
         return b.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    private static Map<String, Object> summary(List<Curve> curves, int[] windows) {
+    private static Map<String, Object> summary(List<ErrorCurve> curves, int[] windows) {
         Map<String, Object> series = new LinkedHashMap<>();
-        for (Curve c : curves) {
+        for (ErrorCurve c : curves) {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("final_cumulative_error", c.last());
             row.put("errors", Math.round(c.last() * c.queries()));
@@ -296,17 +296,17 @@ public final class Fig8Benchmark {
         return series;
     }
 
-    private static void writeCsv(Path file, List<Curve> curves) throws Exception {
+    private static void writeCsv(Path file, List<ErrorCurve> curves) throws Exception {
         int n = curves.get(0).queries();
         StringBuilder sb = new StringBuilder(n * 16 * (curves.size() + 1));
         sb.append("query");
-        for (Curve c : curves) {
+        for (ErrorCurve c : curves) {
             sb.append(',').append(c.name().contains(",") ? '"' + c.name() + '"' : c.name());
         }
         sb.append('\n');
         for (int q = 0; q < n; q++) {
             sb.append(q + 1);
-            for (Curve c : curves) {
+            for (ErrorCurve c : curves) {
                 sb.append(',').append(String.format(Locale.ROOT, "%.6f", c.at(q)));
             }
             sb.append('\n');
@@ -315,7 +315,7 @@ public final class Fig8Benchmark {
     }
 
     /** Cumulative error vs queries, from query 100 on (the first few dozen are pure noise), every 10th. */
-    private static void chart(Path png, String title, List<Curve> curves, List<Marker> markers) throws Exception {
+    private static void chart(Path png, String title, List<ErrorCurve> curves, List<Marker> markers) throws Exception {
         int n = curves.get(0).queries();
         int from = Math.min(99, n - 1);
         int step = Math.max(1, n / 2000);
@@ -323,7 +323,7 @@ public final class Fig8Benchmark {
         double[] x = new double[points];
         Map<String, double[]> series = new LinkedHashMap<>();
         double max = 0;
-        for (Curve c : curves) {
+        for (ErrorCurve c : curves) {
             double[] y = new double[points];
             for (int i = 0; i < points; i++) {
                 int q = from + i * step;

@@ -10,8 +10,8 @@ import io.servegate.core.selection.SelectionPolicies;
 import io.servegate.core.selection.SelectionPolicy;
 import io.servegate.core.selection.WeightedState;
 import io.servegate.gateway.selection.fig8.SelectionReplay.Corruption;
-import io.servegate.gateway.selection.fig8.SelectionReplay.Curve;
-import io.servegate.gateway.selection.fig8.SelectionReplay.Scenario;
+import io.servegate.sim.ErrorCurve;
+import io.servegate.sim.SelectionRun;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -67,14 +67,14 @@ class Fig8ReproductionTest {
     /** Exp3's learning rate for this scale; see the class comment. */
     static final double EXP3_ETA = 0.2;
 
-    private List<Curve> statics;
-    private Curve exp3;
-    private Curve exp4;
+    private List<ErrorCurve> statics;
+    private ErrorCurve exp3;
+    private ErrorCurve exp4;
 
     @BeforeAll
     void replay() {
         long start = System.nanoTime();
-        Scenario scenario = Scenario.of(ALL_MODELS, QUERIES, 1, SCENARIO_SEED,
+        SelectionRun scenario = SelectionReplay.scenario(ALL_MODELS, QUERIES, 1, SCENARIO_SEED,
                 List.of(Corruption.window(CNN, FAIL_FROM, FAIL_TO)));
         statics = scenario.staticModels();
         // as an application would configure them
@@ -82,13 +82,13 @@ class Fig8ReproductionTest {
         SelectionPolicy<?> exp4Policy = SelectionPolicies.create(Exp4Policy.NAME, Map.of());
         exp3 = scenario.run("exp3 (eta=" + EXP3_ETA + ")", exp3Policy, POLICY_SEED, false);
         exp4 = scenario.run("exp4 (default)", exp4Policy, POLICY_SEED, false);
-        Curve exp3Default = scenario.run("exp3 default [info]", new Exp3Policy(), POLICY_SEED, false);
+        ErrorCurve exp3Default = scenario.run("exp3 default [info]", new Exp3Policy(), POLICY_SEED, false);
 
-        List<Curve> all = new ArrayList<>(statics);
+        List<ErrorCurve> all = new ArrayList<>(statics);
         all.add(exp3);
         all.add(exp4);
         all.add(exp3Default);
-        System.out.print(SelectionReplay.table(String.format(
+        System.out.print(ErrorCurve.table(String.format(
                 "Figure 8 replay: %d queries, %s random for [%d, %d); error rate (cumulative, per window); %.1f s",
                 QUERIES, CNN, FAIL_FROM, FAIL_TO, (System.nanoTime() - start) / 1e9),
                 all, 0, FAIL_FROM, FAIL_TO, 6_000, QUERIES));
@@ -104,7 +104,7 @@ class Fig8ReproductionTest {
 
     @Test
     void inTheEndBothPoliciesBeatEveryStaticModel() {
-        for (Curve model : statics) {
+        for (ErrorCurve model : statics) {
             assertThat(exp3.last()).as("exp3 vs static %s", model.name()).isLessThan(model.last());
             assertThat(exp4.last()).as("exp4 vs static %s", model.name()).isLessThan(model.last());
         }
@@ -112,7 +112,7 @@ class Fig8ReproductionTest {
 
     @Test
     void duringTheFailureBothPoliciesDivertFromTheFailingModel() {
-        Curve failing = statics.get(ALL_MODELS.indexOf(CNN));
+        ErrorCurve failing = statics.get(ALL_MODELS.indexOf(CNN));
         double failingRate = failing.window(FAIL_FROM, FAIL_TO);
         assertThat(failingRate).as("the corrupted model is mostly wrong").isGreaterThan(0.8);
         assertThat(exp3.window(FAIL_FROM, FAIL_TO)).isLessThan(failingRate / 3);

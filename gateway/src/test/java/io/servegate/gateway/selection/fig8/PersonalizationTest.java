@@ -8,8 +8,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.servegate.core.selection.Exp3Policy;
 import io.servegate.core.selection.Exp4Policy;
 import io.servegate.gateway.selection.fig8.SelectionReplay.Corruption;
-import io.servegate.gateway.selection.fig8.SelectionReplay.Curve;
-import io.servegate.gateway.selection.fig8.SelectionReplay.Scenario;
+import io.servegate.sim.ErrorCurve;
+import io.servegate.sim.SelectionRun;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -52,21 +52,21 @@ class PersonalizationTest {
         List<Corruption> corruptions = List.of(
                 Corruption.forUsers(CNN, u -> u < USERS / 2),
                 Corruption.forUsers(MLP, u -> u >= USERS / 2));
-        List<Curve> means = new ArrayList<>();
+        List<ErrorCurve> means = new ArrayList<>();
         StringBuilder out = new StringBuilder();
         for (long seed = 1; seed <= SEEDS; seed++) {
-            Scenario scenario = Scenario.of(ALL_MODELS, QUERIES, USERS, seed, corruptions);
-            List<Curve> curves = new ArrayList<>(scenario.staticModels());
-            Curve e3u = scenario.run("exp3 per-user", new Exp3Policy(), seed, true);
-            Curve e3a = scenario.run("exp3 app-wide", new Exp3Policy(), seed, false);
-            Curve e4u = scenario.run("exp4 per-user", new Exp4Policy(), seed, true);
-            Curve e4a = scenario.run("exp4 app-wide", new Exp4Policy(), seed, false);
+            SelectionRun scenario = SelectionReplay.scenario(ALL_MODELS, QUERIES, USERS, seed, corruptions);
+            List<ErrorCurve> curves = new ArrayList<>(scenario.staticModels());
+            ErrorCurve e3u = scenario.run("exp3 per-user", new Exp3Policy(), seed, true);
+            ErrorCurve e3a = scenario.run("exp3 app-wide", new Exp3Policy(), seed, false);
+            ErrorCurve e4u = scenario.run("exp4 per-user", new Exp4Policy(), seed, true);
+            ErrorCurve e4a = scenario.run("exp4 app-wide", new Exp4Policy(), seed, false);
             curves.addAll(List.of(e3u, e3a, e4u, e4a));
             exp3PerUser += e3u.last() / SEEDS;
             exp3AppWide += e3a.last() / SEEDS;
             exp4PerUser += e4u.last() / SEEDS;
             exp4AppWide += e4a.last() / SEEDS;
-            out.append(SelectionReplay.table("seed " + seed, curves, 0, 2_000, 4_000, 6_000, QUERIES));
+            out.append(ErrorCurve.table("seed " + seed, curves, 0, 2_000, 4_000, 6_000, QUERIES));
         }
         System.out.printf(Locale.ROOT, "Figure 10 analogue: %d queries, %d users (%s random for users 0..%d, %s for %d..%d);"
                 + " %.1f s%n%s  mean over %d seeds: exp3 per-user %.4f, app-wide %.4f; exp4 per-user %.4f, app-wide %.4f%n",
