@@ -60,7 +60,7 @@ public final class SelectionRun {
      * @param name       the curve's name
      * @param seed       seeds the policy's generator (the select draws)
      * @param perContext one state per query context (§5.3) instead of one shared state
-     * @return whether each query was answered wrongly
+     * @return the policy's error curve over the queries
      */
     public <S> ErrorCurve run(String name, SelectionPolicy<S> policy, long seed, boolean perContext) {
         RandomGenerator random = new SplittableRandom(seed);

@@ -91,7 +91,8 @@ public final class SyntheticOutputs implements ModelOutputs {
         if (label < 0 || label >= classes) {
             throw new IllegalArgumentException("label " + label + " is not one of the " + classes + " classes");
         }
-        // SplittableRandom scrambles its seed, so neighbouring (index, model) pairs draw independently.
+        // SplittableRandom mixes its seed before the first draw, so neighbouring (index, model)
+        // pairs draw independently.
         SplittableRandom random = new SplittableRandom((seed * 0x9E3779B97F4A7C15L + index) * 0xBF58476D1CE4E5B9L + m);
         if (random.nextDouble() < accuracies.get(m).at(index, query.context())) {
             return query.label();
