@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import io.servegate.gateway.testsupport.ContainerProcess;
+import io.servegate.gateway.testsupport.GatewayCalls;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -54,20 +55,22 @@ class MetricsEndpointTest {
     ObjectMapper json;
 
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private GatewayCalls calls;
     private ContainerProcess container;
 
     @BeforeAll
     void deploy() throws Exception {
         container = ContainerProcess.start(ContainerProcess.EMULATED, "--name", "emu", "--version", "1",
                 "--beta-ms", "1", "--alpha-ms", "0.1");
-        admin("add_app", Map.of("name", "clip", "input_type", "floats", "default_output", "none",
+        calls().admin("add_app", Map.of("name", "clip", "input_type", "floats", "default_output", "none",
                 "latency_slo_micros", 2_000_000));
-        admin("add_app", Map.of("name", "unlinked", "input_type", "floats", "default_output", "none",
+        calls().admin("add_app", Map.of("name", "unlinked", "input_type", "floats", "default_output", "none",
                 "latency_slo_micros", 2_000_000));
-        admin("add_model", Map.of("model_name", "emu", "model_version", "1", "input_type", "floats"));
-        admin("add_model_links", Map.of("app_name", "clip", "model_names", List.of("emu")));
-        admin("add_container", Map.of("model_name", "emu", "model_version", "1", "address", container.address()));
-        awaitAvailable();
+        calls().admin("add_model", Map.of("model_name", "emu", "model_version", "1", "input_type", "floats"));
+        calls().admin("add_model_links", Map.of("app_name", "clip", "model_names", List.of("emu")));
+        calls().admin("add_container", Map.of("model_name", "emu", "model_version", "1", "address",
+                container.address()));
+        calls().awaitAvailable();
     }
 
     @AfterAll
@@ -84,10 +87,10 @@ class MetricsEndpointTest {
         // four distinct inputs reach the model; the fifth repeats one and is a cache hit
         for (float[] input : List.of(new float[] {1, 2}, new float[] {3, 4}, new float[] {5, 6}, new float[] {7, 8},
                 new float[] {1, 2})) {
-            JsonNode answer = predict("clip", input);
+            JsonNode answer = calls().predict("clip", input);
             assertThat(answer.get("default").booleanValue()).as(answer.toString()).isFalse();
         }
-        assertThat(predict("unlinked", new float[] {9}).get("default").booleanValue()).isTrue();
+        assertThat(calls().predict("unlinked", new float[] {9}).get("default").booleanValue()).isTrue();
 
         JsonNode after = metricsJson(null);
         assertThat(find(after, "counters", "app:clip:num_predictions").get("count").asLong()).isEqualTo(5);
@@ -209,36 +212,10 @@ class MetricsEndpointTest {
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    private JsonNode predict(String app, float[] input) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + queryPort + "/"
-                + app + "/predict")).timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json.writeValueAsString(Map.of("input", input)))).build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        return json.readTree(r.body());
-    }
-
-    private void admin(String endpoint, Map<String, ?> body) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminServer.port()
-                + "/admin/" + endpoint)).timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json.writeValueAsString(body))).build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as(endpoint + ": " + r.body()).isEqualTo(200);
-    }
-
-    private void awaitAvailable() throws Exception {
-        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (System.nanoTime() < until) {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                    + adminServer.port() + "/admin/get_all_containers")).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
-            for (JsonNode c : json.readTree(r.body())) {
-                if (c.get("available").booleanValue()) {
-                    return;
-                }
-            }
-            Thread.sleep(50);
+    private GatewayCalls calls() {
+        if (calls == null) {
+            calls = new GatewayCalls(queryPort, adminServer.port(), json);
         }
-        throw new AssertionError("the replica did not become available");
+        return calls;
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.servegate.gateway.api.AdminServer;
 import io.servegate.gateway.testsupport.ContainerProcess;
+import io.servegate.gateway.testsupport.GatewayCalls;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -55,6 +56,7 @@ class GrafanaDashboardTest {
     ObjectMapper json;
 
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private GatewayCalls calls;
 
     @Test
     void everyMetricTheDashboardQueriesIsExported() throws Exception {
@@ -67,23 +69,23 @@ class GrafanaDashboardTest {
         try (ContainerProcess container = ContainerProcess.start(ContainerProcess.EMULATED, "--name", "emu",
                 "--version", "1", "--beta-ms", "1", "--alpha-ms", "0.1", "--fault", "garbage",
                 "--fault-file", faultOn.toString())) {
-            admin("add_app", Map.of("name", "dash", "input_type", "floats", "default_output", "none",
+            calls().admin("add_app", Map.of("name", "dash", "input_type", "floats", "default_output", "none",
                     "latency_slo_micros", 2_000_000));
-            admin("add_model", Map.of("model_name", "emu", "model_version", "1", "input_type", "floats"));
-            admin("add_model_links", Map.of("app_name", "dash", "model_names", List.of("emu")));
-            admin("add_container", Map.of("model_name", "emu", "model_version", "1", "address",
+            calls().admin("add_model", Map.of("model_name", "emu", "model_version", "1", "input_type", "floats"));
+            calls().admin("add_model_links", Map.of("app_name", "dash", "model_names", List.of("emu")));
+            calls().admin("add_container", Map.of("model_name", "emu", "model_version", "1", "address",
                     container.address()));
-            awaitAvailable();
+            calls().awaitAvailable();
 
             for (float[] input : List.of(new float[] {1}, new float[] {2}, new float[] {1})) {
-                assertThat(predict(input).get("default").booleanValue()).isFalse();
+                assertThat(calls().predict("dash", input).get("default").booleanValue()).isFalse();
             }
             Files.createFile(faultOn);
             long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
             float next = 100;
             while (!exported().contains("servegate_circuit_transitions_total")) {
                 assertThat(System.nanoTime()).as("the circuit opened").isLessThan(until);
-                predict(new float[] {next++});
+                calls().predict("dash", new float[] {next++});
             }
         }
 
@@ -142,36 +144,10 @@ class GrafanaDashboardTest {
         return names;
     }
 
-    private JsonNode predict(float[] input) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + queryPort
-                + "/dash/predict")).timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json.writeValueAsString(Map.of("input", input)))).build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        return json.readTree(r.body());
-    }
-
-    private void admin(String endpoint, Map<String, ?> body) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminServer.port()
-                + "/admin/" + endpoint)).timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json.writeValueAsString(body))).build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as(endpoint + ": " + r.body()).isEqualTo(200);
-    }
-
-    private void awaitAvailable() throws Exception {
-        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (System.nanoTime() < until) {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                    + adminServer.port() + "/admin/get_all_containers")).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
-            for (JsonNode c : json.readTree(r.body())) {
-                if (c.get("available").booleanValue()) {
-                    return;
-                }
-            }
-            Thread.sleep(50);
+    private GatewayCalls calls() {
+        if (calls == null) {
+            calls = new GatewayCalls(queryPort, adminServer.port(), json);
         }
-        throw new AssertionError("the replica did not become available");
+        return calls;
     }
 }
