@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -53,6 +54,8 @@ final class ReplicaWorker implements AutoCloseable {
     /** Queries sent here whose batch has not returned. */
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile boolean ready;
+    /** Whether a ServerReady poll loop runs: one at a time, however many batches failed. */
+    private final AtomicBoolean probing = new AtomicBoolean();
     private volatile boolean closed;
     private volatile boolean reported;
     /** The vector length the container's metadata declares, or -1 when it declares none. */
@@ -129,11 +132,29 @@ final class ReplicaWorker implements AutoCloseable {
      * only then does the scheduler send batches here.
      */
     void awaitReadiness() {
+        if (probing.compareAndSet(false, true)) {
+            poll(true);
+        }
+    }
+
+    /** After a transport failure: ServerReady again before more batches, one poll loop at a time. */
+    private void awaitRecovery() {
+        if (probing.compareAndSet(false, true)) {
+            timers.schedule(() -> poll(false), 100, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void poll(boolean first) {
         if (closed) {
+            probing.set(false);
             return;
         }
         client.serverReady(Duration.ofSeconds(1)).whenComplete((isReady, error) -> {
-            if (error == null && Boolean.TRUE.equals(isReady)) {
+            if (error != null || !Boolean.TRUE.equals(isReady)) {
+                timers.schedule(() -> poll(first), 500, TimeUnit.MILLISECONDS);
+            } else if (!first) {
+                markReady();
+            } else {
                 client.modelMetadata(replica.modelName(), replica.modelVersion(), Duration.ofSeconds(1))
                         .whenComplete((md, mdError) -> {
                             if (mdError == null && md.getInputsCount() == 1
@@ -142,8 +163,6 @@ final class ReplicaWorker implements AutoCloseable {
                             }
                             warmUp();
                         });
-            } else if (!closed) {
-                timers.schedule(this::awaitReadiness, 500, TimeUnit.MILLISECONDS);
             }
         });
     }
@@ -198,6 +217,7 @@ final class ReplicaWorker implements AutoCloseable {
 
     private void markReady() {
         ready = true;
+        probing.set(false);
         report();
     }
 
@@ -269,7 +289,7 @@ final class ReplicaWorker implements AutoCloseable {
             // unreachable: take no more batches until ServerReady answers again
             ready = false;
             report();
-            timers.schedule(this::awaitReadiness, 100, TimeUnit.MILLISECONDS);
+            awaitRecovery();
         } else {
             report();
         }
