@@ -1,5 +1,6 @@
 package io.servegate.core.scheduling;
 
+import io.servegate.core.autoscaling.ArrivalEnvelope;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -41,12 +42,15 @@ public final class ModelScheduler<P> {
     /** Every replica's samples together: what a replica without its own samples is assumed to cost. */
     private final ReplicaProfile pooled;
     private final ArrivalRate arrivalRate = new ArrivalRate(1_000_000_000L);
+    private final ArrivalEnvelope envelope = new ArrivalEnvelope();
     private long armedAt = Long.MAX_VALUE;
     private long policyWake = Long.MAX_VALUE;
 
     private long arrived;
     private long sentQueries;
     private long sentBatches;
+    /** Queries answered after their deadline, or failed. */
+    private long lateOrFailed;
     private final long[] rejected = new long[RejectReason.values().length];
 
     public ModelScheduler(SchedulerConfig config, SchedulerActions<P> actions) {
@@ -68,6 +72,7 @@ public final class ModelScheduler<P> {
         Query<P> q = new Query<>(payload, now, deadline);
         arrived++;
         arrivalRate.record(now);
+        envelope.record(now);
         if (!anyAvailable()) {
             reject(q, RejectReason.NO_REPLICA);
         } else if (queue.size() >= config.queueCapacity()) {
@@ -132,6 +137,11 @@ public final class ModelScheduler<P> {
         if (!lane.outstanding.remove(batch)) {
             return; // stale or duplicate
         }
+        for (Query<P> q : batch.queries()) {
+            if (q.deadline() < now) {
+                lateOrFailed++;
+            }
+        }
         long roundTrip = Math.max(0, now - batch.sentAt());
         long service = serviceNanos > 0 ? serviceNanos : roundTrip;
         long overhead = batch.sentToIdle() && serviceNanos > 0 ? Math.max(0, roundTrip - serviceNanos) : -1;
@@ -166,6 +176,7 @@ public final class ModelScheduler<P> {
                 failed.add(q);
             }
         }
+        lateOrFailed += failed.size();
         run(now);
         return failed;
     }
@@ -309,6 +320,68 @@ public final class ModelScheduler<P> {
     /** Queries rejected for {@code reason} so far. */
     public long rejected(RejectReason reason) {
         return rejected[reason.ordinal()];
+    }
+
+    /**
+     * Queries answered late, failed, or rejected with a default so far: the numerator of
+     * Symphony's bad rate.
+     */
+    public long bad() {
+        long bad = lateOrFailed;
+        for (long r : rejected) {
+            bad += r;
+        }
+        return bad;
+    }
+
+    /** The arrivals' traffic envelope; read it as the scheduler's events are serialised. */
+    public ArrivalEnvelope envelope() {
+        return envelope;
+    }
+
+    /** Replicas taking batches now. */
+    public int availableReplicas() {
+        int n = 0;
+        for (Replica r : replicas.values()) {
+            if (r.available) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** The available replicas' mean idle fraction over the last ten seconds; NaN when none is available. */
+    public double idleFraction(long now) {
+        double sum = 0;
+        int n = 0;
+        for (Replica r : replicas.values()) {
+            if (r.available) {
+                sum += r.idleFraction(now);
+                n++;
+            }
+        }
+        return n == 0 ? Double.NaN : sum / n;
+    }
+
+    /**
+     * {@code ℓ(b)} for {@code b = 1..batchCap} as the policies plan with it, the model's service
+     * time plus its transport overhead, in nanoseconds; null while nothing is measured.
+     */
+    public long[] latencyByBatchNanos() {
+        if (!pooled.known()) {
+            return null;
+        }
+        long[] out = new long[config.batchCap()];
+        long overhead = pooled.overheadNanos();
+        for (int b = 1; b <= out.length; b++) {
+            out[b - 1] = pooled.serviceNanos(b) + overhead;
+        }
+        return out;
+    }
+
+    /** The latency objective it schedules for. */
+    public long sloNanos() {
+        return config.sloNanos();
     }
 
     /** The policy's kind. */

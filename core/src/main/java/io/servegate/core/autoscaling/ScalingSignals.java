@@ -1,0 +1,75 @@
+package io.servegate.core.autoscaling;
+
+import io.servegate.core.scheduling.ModelScheduler;
+
+/**
+ * What an {@link Autoscaler} looks at, read off one model version's scheduler at one instant.
+ *
+ * @param atNanos       when it was read
+ * @param replicas      replicas asked for (those starting included)
+ * @param ready         replicas taking batches
+ * @param arrived       queries submitted so far
+ * @param bad           queries answered late or with a default so far
+ * @param idleFraction  the ready replicas' mean idle fraction over the last ten seconds; NaN if none
+ * @param queued        queries waiting
+ * @param recentRate    the busiest rate of the last {@value #RECENT_SECONDS} s, from the envelope
+ * @param recentWindow  the window length that rate was seen over, nanoseconds
+ * @param sustainedRate the busiest rate of the last {@value #SUSTAINED_SECONDS} s, from the envelope
+ * @param capacity      the capacity model on the current profile; null while nothing is measured
+ */
+public record ScalingSignals(long atNanos, int replicas, int ready, long arrived, long bad, double idleFraction,
+        int queued, double recentRate, long recentWindow, double sustainedRate, CapacityModel capacity) {
+
+    /** How far back scale-up decisions look. */
+    public static final int RECENT_SECONDS = 2;
+    /** How far back scale-down decisions look (InferLine's 30 s). */
+    public static final int SUSTAINED_SECONDS = 30;
+    /** The longest window the rates are taken over (InferLine's 5 s). */
+    static final long LONGEST_WINDOW_NANOS = 5_000_000_000L;
+
+    /**
+     * Reads the signals of {@code scheduler}, which the caller serialises as it does its events.
+     *
+     * @param replicas replicas asked for, as the caller knows it
+     */
+    public static ScalingSignals read(ModelScheduler<?> scheduler, int replicas, long now) {
+        ArrivalEnvelope envelope = scheduler.envelope();
+        long[] recent = busiestRate(envelope, RECENT_SECONDS * 1_000_000_000L, now);
+        long[] sustained = busiestRate(envelope, SUSTAINED_SECONDS * 1_000_000_000L, now);
+        long[] latency = scheduler.latencyByBatchNanos();
+        CapacityModel capacity = latency == null ? null
+                : new CapacityModel(b -> latency[b - 1], scheduler.sloNanos(), latency.length);
+        return new ScalingSignals(now, replicas, scheduler.availableReplicas(), scheduler.arrived(),
+                scheduler.bad(), scheduler.idleFraction(now), scheduler.queued(), Double.longBitsToDouble(recent[0]),
+                recent[1], Double.longBitsToDouble(sustained[0]), capacity);
+    }
+
+    /**
+     * The highest rate over windows up to 5 s ending within {@code lookback}, each window's
+     * count taken as the expected maximum of Poisson counts over the look-back,
+     * {@code rT + z·√(rT)} with {@code z = √(2 ln(1 + lookback/T))}, and solved for {@code r}:
+     * steady Poisson traffic reads as its rate on every window, a burst or a rise reads higher
+     * on the windows it fills. Returns the rate's bits and its window.
+     */
+    static long[] busiestRate(ArrivalEnvelope envelope, long lookback, long now) {
+        double best = 0;
+        long window = ArrivalEnvelope.WINDOWS_NANOS[0];
+        for (long t : ArrivalEnvelope.WINDOWS_NANOS) {
+            if (t > LONGEST_WINDOW_NANOS) {
+                break;
+            }
+            double rate = poissonRate(envelope.maxArrivals(t, lookback, now), t, lookback);
+            if (rate > best) {
+                best = rate;
+                window = t;
+            }
+        }
+        return new long[] {Double.doubleToLongBits(best), window};
+    }
+
+    static double poissonRate(long count, long windowNanos, long lookbackNanos) {
+        double z = Math.sqrt(2 * Math.log(1 + (double) lookbackNanos / windowNanos));
+        double x = (-z + Math.sqrt(z * z + 4.0 * count)) / 2;
+        return x * x / (windowNanos / 1e9);
+    }
+}
