@@ -42,6 +42,22 @@ final class Charts {
         return file;
     }
 
+    /** An autoscaled run over time: offered and good rates on the left axis, replicas on the right. */
+    static Path scaling(Path file, String title, List<ScalingTrace.Sample> samples) throws IOException {
+        XYChart chart = new XYChartBuilder().width(WIDTH).height(HEIGHT).title(title).xAxisTitle("time (s)").build();
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+        chart.getStyler().setChartBackgroundColor(Color.WHITE);
+        chart.getStyler().setMarkerSize(0);
+        chart.setYAxisGroupTitle(0, "queries/s");
+        chart.setYAxisGroupTitle(1, "replicas");
+        List<Double> t = samples.stream().map(ScalingTrace.Sample::atS).toList();
+        chart.addSeries("offered", t, samples.stream().map(ScalingTrace.Sample::offeredRps).toList());
+        chart.addSeries("goodput", t, samples.stream().map(ScalingTrace.Sample::goodRps).toList());
+        chart.addSeries("replicas", t, samples.stream().map(s -> (double) s.replicas()).toList()).setYAxisGroup(1);
+        BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
+        return file;
+    }
+
     /** One bar per category. */
     static Path bars(Path file, String title, String yTitle, List<String> categories, List<Double> values)
             throws IOException {

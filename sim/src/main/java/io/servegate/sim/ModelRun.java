@@ -38,6 +38,11 @@ final class ModelRun implements SchedulerActions<Void> {
      * {@code profileMax} with what its container measures, then available.
      */
     void join(SimReplica r, int profileMax, long now) {
+        if (r.retiring) {
+            r.left = true; // scaled down before it started
+            r.diedAt = now;
+            return;
+        }
         String id = r.spec.id();
         replicas.put(id, r);
         scheduler.addReplica(id, r.spec.concurrency(), now);
@@ -46,6 +51,28 @@ final class ModelRun implements SchedulerActions<Void> {
             scheduler.profileSample(id, b, service, service + r.spec.overheadNanos(), now);
         }
         scheduler.setAvailable(id, true, now);
+    }
+
+    /**
+     * A replica is scaled down: it takes no new batch and leaves once its last one has answered
+     * (at once when it is idle or still starting).
+     */
+    void retire(SimReplica r, long now) {
+        r.retiring = true;
+        if (replicas.containsKey(r.spec.id())) {
+            scheduler.setAvailable(r.spec.id(), false, now);
+            if (r.inFlight.isEmpty()) {
+                leave(r, now);
+            }
+        }
+    }
+
+    /** A drained replica leaves. */
+    void leave(SimReplica r, long now) {
+        r.alive = false;
+        r.left = true;
+        r.diedAt = now;
+        scheduler.removeReplica(r.spec.id(), now);
     }
 
     /** A replica dies: the scheduler loses it and its outstanding batches fail, as in the gateway. */

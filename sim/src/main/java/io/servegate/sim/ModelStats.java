@@ -18,6 +18,8 @@ public final class ModelStats {
     final long[] defaults = new long[RejectReason.values().length];
     long batches;
     long[] batchSizes = new long[65]; // index = size
+    /** The autoscaler's record; null when the model is not autoscaled. */
+    ScalingTrace scaling;
     /** Latency of answered predictions, arrival to answer, nanoseconds. */
     final Histogram latency = new Histogram(3);
 
@@ -55,6 +57,11 @@ public final class ModelStats {
             batchSizes[i] += other.batchSizes[i];
         }
         latency.add(other.latency);
+    }
+
+    /** The autoscaler's record over the run, or null when the model was not autoscaled. */
+    public ScalingTrace scaling() {
+        return scaling;
     }
 
     public long arrived() {

@@ -56,9 +56,16 @@ public final class ScenarioBuilder {
     private int maxBatch = SchedulerConfig.DEFAULT_MAX_BATCH_SIZE;
     private int profileMax = 64;
     private final Map<String, Double> failures = new LinkedHashMap<>();
+    private Autoscaling autoscaling;
 
     public ScenarioBuilder policy(PolicyKind p) {
         policy = p;
+        return this;
+    }
+
+    /** Each model's autoscaler (null: none); {@link #replicas} are then the replicas it starts with. */
+    public ScenarioBuilder autoscaling(Autoscaling a) {
+        autoscaling = a;
         return this;
     }
 
@@ -202,7 +209,7 @@ public final class ScenarioBuilder {
                 Double failAt = failures.get(id);
                 rs.add(failAt == null ? r : r.failingAt(Math.round(failAt * 1e9)));
             }
-            specs.add(new ModelSpec(independent ? "r" + m : models == 1 ? "model" : "m" + m, config, rs));
+            specs.add(new ModelSpec(independent ? "r" + m : models == 1 ? "model" : "m" + m, config, rs, autoscaling));
         }
         List<String> ids = specs.stream().flatMap(s -> s.replicas().stream()).map(ReplicaSpec::id).toList();
         for (String f : failures.keySet()) {
@@ -270,6 +277,13 @@ public final class ScenarioBuilder {
         s.put("profile_max", profileMax);
         if (!failures.isEmpty()) {
             s.put("failures_s", failures);
+        }
+        if (autoscaling != null) {
+            var c = autoscaling.config();
+            s.put("autoscaling", c.policy().id() + ", replicas " + c.minReplicas() + ".." + c.maxReplicas()
+                    + ", utilisation " + c.utilisation() + ", bad rate " + c.badRateThreshold() + ", idle "
+                    + c.idleThreshold() + ", cooldown " + c.cooldownNanos() / 1e9 + " s, start "
+                    + autoscaling.startNanos() / 1e9 + " s");
         }
         s.put("duration_s", durationS);
         s.put("seed", seed);

@@ -20,6 +20,10 @@ final class SimReplica {
     private final long back; // and back
     final List<Batch<Void>> inFlight = new ArrayList<>();
     boolean alive = true;
+    /** Scaled down: takes no new batch, and leaves once the last one has answered. */
+    boolean retiring;
+    /** Gone: died, or retired and drained. */
+    boolean left;
     long busyNanos;
     long diedAt = Long.MAX_VALUE;
 
@@ -55,6 +59,7 @@ final class SimReplica {
     /** The replica dies: what it was running is lost, and the caller fails those batches. */
     List<Batch<Void>> die(long now) {
         alive = false;
+        left = true;
         diedAt = now;
         List<Batch<Void>> lost = List.copyOf(inFlight);
         inFlight.clear();
@@ -76,6 +81,9 @@ final class SimReplica {
             if (alive && inFlight.remove(batch)) {
                 busyNanos += service;
                 model.completed(batch, service, now);
+                if (retiring && inFlight.isEmpty()) {
+                    model.leave(SimReplica.this, now);
+                }
             }
         }
     }

@@ -17,6 +17,7 @@ public final class Simulation {
     private final Scenario scenario;
     private final EventQueue events = new EventQueue();
     private final List<ModelRun> models = new ArrayList<>();
+    private final List<SimReplica> replicas = new ArrayList<>();
     private long now;
     private long fired;
 
@@ -43,17 +44,16 @@ public final class Simulation {
         long wallStart = System.nanoTime();
         SplittableRandom root = new SplittableRandom(scenario.seed());
         SplittableRandom arrivalRandom = root.split();
-        List<SimReplica> replicas = new ArrayList<>();
         for (ModelSpec spec : scenario.models()) {
             ModelRun model = new ModelRun(spec, this);
             models.add(model);
+            List<SimReplica> initial = new ArrayList<>();
             for (ReplicaSpec rs : spec.replicas()) {
-                SimReplica r = new SimReplica(rs, model, root.split());
-                replicas.add(r);
-                events.add(new Join(r), rs.joinAtNanos());
-                if (rs.failAtNanos() != Long.MAX_VALUE) {
-                    events.add(new Failure(r), rs.failAtNanos());
-                }
+                initial.add(start(rs, model, root.split()));
+            }
+            if (spec.autoscaling() != null) {
+                // its own stream, split after every replica's: adding autoscaling changes no other draw
+                events.add(new AutoscaleDriver(model, this, initial, root.split(), scenario.durationNanos()), 0);
             }
         }
         Workload.Stream stream = scenario.workload().open(arrivalRandom);
@@ -78,9 +78,20 @@ public final class Simulation {
             long until = Math.min(r.diedAt, Math.max(now, scenario.durationNanos()));
             long life = Math.max(0, until - r.spec.joinAtNanos());
             perReplica.add(new SimResult.ReplicaResult(r.spec.id(), r.model.spec.name(), r.spec.concurrency(),
-                    r.busyNanos, life, r.diedAt != Long.MAX_VALUE));
+                    r.busyNanos, life, r.diedAt != Long.MAX_VALUE && !r.retiring));
         }
         return new SimResult(scenario, perModel, perReplica, now, fired, wall, cpu);
+    }
+
+    /** A replica that joins its model at its spec's join time (and dies at its failure time, if any). */
+    SimReplica start(ReplicaSpec rs, ModelRun model, SplittableRandom random) {
+        SimReplica r = new SimReplica(rs, model, random);
+        replicas.add(r);
+        events.add(new Join(r), Math.max(now, rs.joinAtNanos()));
+        if (rs.failAtNanos() != Long.MAX_VALUE) {
+            events.add(new Failure(r), rs.failAtNanos());
+        }
+        return r;
     }
 
     /** The next arrival: submits it to its model's scheduler and schedules the one after. */

@@ -7,7 +7,7 @@ import java.util.Objects;
  * Decides how many replicas one model version runs, from its {@link ScalingSignals}, called once
  * per tick (a second, say). Up is at once; down is slow: only after {@code cooldown} without a
  * change, while the idle fraction has stayed above its threshold as long, and never below what
- * the busiest 5 s of the last 30 s need. The number stays within {@code [min, max]}. Pure and
+ * the busiest rate of that cooldown needs at 90 % of the planned utilisation. The number stays within {@code [min, max]}. Pure and
  * deterministic: time comes with the signals, so the same signals give the same decisions in
  * the gateway and in the simulator. Not thread-safe.
  */
@@ -15,6 +15,11 @@ public final class Autoscaler {
 
     /** A tick with fewer arrivals than this says nothing about the bad rate. */
     static final int MIN_QUERIES = 20;
+    /**
+     * Removal plans for this share of the utilisation: the hysteresis that keeps the replicas
+     * left from being added back by the next tick's noise.
+     */
+    static final double DOWN_HEADROOM = 0.9;
 
     private final AutoscalerConfig config;
     private long lastChangeAt = Long.MIN_VALUE;
@@ -78,11 +83,10 @@ public final class Autoscaler {
             int to;
             String detail;
             if (model != null) {
-                to = Math.max(config.minReplicas(),
-                        model.replicasFor(s.sustainedRate(), config.utilisation(), config.maxReplicas()));
-                detail = String.format(Locale.ROOT, "idle %.0f %% for %s; busiest %.0f/s of the last %d s needs %d",
-                        100 * s.idleFraction(), seconds(now - idleSince), s.sustainedRate(),
-                        ScalingSignals.SUSTAINED_SECONDS, to);
+                to = Math.max(config.minReplicas(), model.replicasFor(s.sustainedRate(),
+                        config.utilisation() * DOWN_HEADROOM, config.maxReplicas()));
+                detail = String.format(Locale.ROOT, "idle %.0f %% for %s; busiest %.0f/s of the cooldown needs %d",
+                        100 * s.idleFraction(), seconds(now - idleSince), s.sustainedRate(), to);
             } else {
                 to = Math.max(config.minReplicas(), n - (int) Math.floor(n * s.idleFraction()));
                 detail = String.format(Locale.ROOT, "idle %.0f %% for %s", 100 * s.idleFraction(),

@@ -8,7 +8,7 @@ public enum AutoscalingPolicy {
      * The capacity model on the latency profile against the traffic envelope (InferLine's tuner):
      * up at once to the replicas the envelope needs, or by Symphony's step when the bad rate
      * passes its threshold; down, after the cooldown and while replicas sit idle, to the replicas
-     * the last 30 s's busiest 5 s need. Falls back to {@link #SIGNALS} until a profile exists.
+     * the cooldown's busiest rate needs. Falls back to {@link #SIGNALS} until a profile exists.
      */
     ENVELOPE,
     /**

@@ -14,7 +14,7 @@ import io.servegate.core.scheduling.ModelScheduler;
  * @param queued        queries waiting
  * @param recentRate    the busiest rate of the last {@value #RECENT_SECONDS} s, from the envelope
  * @param recentWindow  the window length that rate was seen over, nanoseconds
- * @param sustainedRate the busiest rate of the last {@value #SUSTAINED_SECONDS} s, from the envelope
+ * @param sustainedRate the busiest rate of the last cooldown, from the envelope
  * @param capacity      the capacity model on the current profile; null while nothing is measured
  */
 public record ScalingSignals(long atNanos, int replicas, int ready, long arrived, long bad, double idleFraction,
@@ -22,8 +22,6 @@ public record ScalingSignals(long atNanos, int replicas, int ready, long arrived
 
     /** How far back scale-up decisions look. */
     public static final int RECENT_SECONDS = 2;
-    /** How far back scale-down decisions look (InferLine's 30 s). */
-    public static final int SUSTAINED_SECONDS = 30;
     /** The longest window the rates are taken over (InferLine's 5 s). */
     static final long LONGEST_WINDOW_NANOS = 5_000_000_000L;
 
@@ -31,11 +29,15 @@ public record ScalingSignals(long atNanos, int replicas, int ready, long arrived
      * Reads the signals of {@code scheduler}, which the caller serialises as it does its events.
      *
      * @param replicas replicas asked for, as the caller knows it
+     * @param config   the autoscaler's: the sustained rate covers its cooldown
      */
-    public static ScalingSignals read(ModelScheduler<?> scheduler, int replicas, long now) {
+    public static ScalingSignals read(ModelScheduler<?> scheduler, int replicas, AutoscalerConfig config, long now) {
         ArrivalEnvelope envelope = scheduler.envelope();
         long[] recent = busiestRate(envelope, RECENT_SECONDS * 1_000_000_000L, now);
-        long[] sustained = busiestRate(envelope, SUSTAINED_SECONDS * 1_000_000_000L, now);
+        // windows of up to 5 s ending within the lookback: together they span the cooldown
+        long lookback = Math.max(1_000_000_000L,
+                Math.min(ArrivalEnvelope.MAX_LOOKBACK_NANOS, config.cooldownNanos() - LONGEST_WINDOW_NANOS));
+        long[] sustained = busiestRate(envelope, lookback, now);
         long[] latency = scheduler.latencyByBatchNanos();
         CapacityModel capacity = latency == null ? null
                 : new CapacityModel(b -> latency[b - 1], scheduler.sloNanos(), latency.length);

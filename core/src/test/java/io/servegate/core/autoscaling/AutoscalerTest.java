@@ -69,7 +69,7 @@ class AutoscalerTest {
     @Test
     void idleReplicasGoOnlyAfterTheCooldownAndNotBelowTheRecentPeak() {
         Autoscaler a = new Autoscaler(CONFIG);
-        double peak = MODEL.capacity(3) * 0.75 - 1; // the last 30 s's busiest 5 s needs 3
+        double peak = MODEL.capacity(3) * 0.75 * 0.9 - 1; // the cooldown's busiest rate needs 3, with the hysteresis
         List<ScalingDecision> decisions = new ArrayList<>();
         for (int t = 0; t <= 30; t++) {
             ScalingDecision d = a.decide(tick(t * S, 6, t * 100L, 0, 0.8, 100, peak));
