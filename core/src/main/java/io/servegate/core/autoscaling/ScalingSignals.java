@@ -47,6 +47,14 @@ public record ScalingSignals(long atNanos, int replicas, int ready, long arrived
     }
 
     /**
+     * A model version with no scheduler (no replica registered): nothing is known but the replicas
+     * asked for, so only the bounds apply.
+     */
+    public static ScalingSignals none(int replicas, long now) {
+        return new ScalingSignals(now, replicas, 0, 0, 0, Double.NaN, 0, 0, ArrivalEnvelope.WINDOWS_NANOS[0], 0, null);
+    }
+
+    /**
      * The highest rate over windows up to 5 s ending within {@code lookback}, each window's
      * count taken as the expected maximum of Poisson counts over the look-back,
      * {@code rT + z·√(rT)} with {@code z = √(2 ln(1 + lookback/T))}, and solved for {@code r}:

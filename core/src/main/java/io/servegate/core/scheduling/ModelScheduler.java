@@ -264,8 +264,8 @@ public final class ModelScheduler<P> {
         return own.fresh(now) ? own : pooled.fresh(now) ? pooled : null;
     }
 
-    /** Queries per second over about the last second. */
-    double arrivalRate(long now) {
+    /** Queries per second over about the last second (an exponentially decayed count). */
+    public double arrivalRate(long now) {
         return arrivalRate.perSecond(now);
     }
 

@@ -3,6 +3,8 @@ package io.servegate.gateway.config;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.api.AdminHandler;
 import io.servegate.gateway.api.AdminServer;
+import io.servegate.gateway.api.AutoscalingHandler;
+import io.servegate.gateway.autoscaling.AutoscalingService;
 import io.servegate.gateway.api.BearerAuth;
 import io.servegate.gateway.api.EventLoopDeadlines;
 import io.servegate.gateway.api.Errors;
@@ -218,14 +220,22 @@ public class GatewayConfiguration {
     }
 
     @Bean
+    AutoscalingService autoscaling(ReplicaPool pool, ContainerManager containers, MeterRegistry meters,
+            ServegateProperties props, LongSupplier clock) {
+        return new AutoscalingService(pool, containers, meters, props.autoscaling(), clock);
+    }
+
+    @Bean
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
-            JsonBodies bodies, ServegateProperties props, ContainerManager containers) {
+            JsonBodies bodies, ServegateProperties props, ContainerManager containers, AutoscalingService autoscaling) {
         String token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
         ServegateProperties.ProcessManager process = props.containers().process();
         AdminHandler admin = new AdminHandler(registry, pool, cache, selection, bodies, containers,
                 new ProcessCommandPolicy(process.allowedCommands(), process.allowedEnv(), !token.isEmpty(),
                         process.requireAdminToken()),
+                props.containers().maxReplicas());
+        AutoscalingHandler scaling = new AutoscalingHandler(registry, pool, autoscaling, bodies,
                 props.containers().maxReplicas());
         RouterFunction<ServerResponse> routes = RouterFunctions.route()
                 .GET("/admin/ping", admin::ping)
@@ -247,6 +257,8 @@ public class GatewayConfiguration {
                 .POST("/admin/deploy_model", admin::deployModel)
                 .POST("/admin/set_num_replicas", admin::setNumReplicas)
                 .GET("/admin/get_deployments", admin::getDeployments)
+                .POST("/admin/set_autoscaling", scaling::set)
+                .POST("/admin/get_autoscaling", scaling::get)
                 .route(request -> true, request -> Errors.json(org.springframework.http.HttpStatus.NOT_FOUND,
                         "not found", "no admin endpoint " + request.method() + " " + request.path()))
                 .filter(Errors.filter())

@@ -28,7 +28,8 @@ public record ServegateProperties(
         @DefaultValue Demo demo,
         @DefaultValue Containers containers,
         @DefaultValue Metrics metrics,
-        @DefaultValue Redis redis) {
+        @DefaultValue Redis redis,
+        @DefaultValue Autoscaling autoscaling) {
 
     /** The admin API's own server. */
     public record Admin(
@@ -109,6 +110,18 @@ public record ServegateProperties(
              * batch's service time); unset or empty = off.
              */
             String recordFile) {
+    }
+
+    /** Per-model autoscalers, turned on with the admin API's {@code set_autoscaling}. */
+    public record Autoscaling(
+            /** How often each autoscaler decides. */
+            @DefaultValue("1s") Duration tick,
+            /** Decisions kept per model for {@code get_autoscaling}. */
+            @DefaultValue("20") int decisionsKept,
+            /** A failed scale action is retried after this, doubled after each failure in a row... */
+            @DefaultValue("1s") Duration retryInitial,
+            /** ...up to this. */
+            @DefaultValue("30s") Duration retryMax) {
     }
 
     /** Calls to model containers. */

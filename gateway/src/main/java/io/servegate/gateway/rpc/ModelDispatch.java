@@ -7,6 +7,9 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.servegate.core.autoscaling.ArrivalEnvelope;
+import io.servegate.core.autoscaling.AutoscalerConfig;
+import io.servegate.core.autoscaling.ScalingSignals;
 import io.servegate.core.scheduling.Batch;
 import io.servegate.core.scheduling.ModelScheduler;
 import io.servegate.core.scheduling.Query;
@@ -86,6 +89,26 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
                 .tags(tags).baseUnit("seconds")
                 .description("Transport overhead the scheduler plans with: a low quantile of round trip minus the container's service time")
                 .register(meters));
+        ownMeters.add(Gauge.builder("servegate.scheduler.arrival.rate", this,
+                        d -> d.read(s -> s.arrivalRate(clock.getAsLong())))
+                .tags(tags).description("Queries per second arriving at the model's scheduler, over about the last second")
+                .register(meters));
+        ownMeters.add(FunctionCounter.builder("servegate.scheduler.arrivals", this, d -> d.read(s -> s.arrived()))
+                .tags(tags).description("Queries submitted to the model's scheduler").register(meters));
+        ownMeters.add(FunctionCounter.builder("servegate.scheduler.bad", this, d -> d.read(s -> s.bad()))
+                .tags(tags).description("Queries answered late, failed or with a default: rate(bad) / rate(arrivals) is the bad rate")
+                .register(meters));
+        ownMeters.add(Gauge.builder("servegate.scheduler.idle.fraction", this,
+                        d -> d.read(s -> s.idleFraction(clock.getAsLong())))
+                .tags(tags).description("The available replicas' mean idle fraction over the last ten seconds")
+                .register(meters));
+        for (long window : ArrivalEnvelope.WINDOWS_NANOS) {
+            ownMeters.add(Gauge.builder("servegate.scheduler.envelope", this, d -> d.read(
+                            s -> s.envelope().maxArrivals(window, ArrivalEnvelope.MAX_LOOKBACK_NANOS, clock.getAsLong())))
+                    .tags(tags.and("window", Double.toString(window / 1e9)))
+                    .description("The traffic envelope: the most arrivals in any window of this many seconds over the last minute")
+                    .register(meters));
+        }
         for (RejectReason reason : RejectReason.values()) {
             ownMeters.add(FunctionCounter.builder("servegate.scheduler.rejected", this,
                             d -> d.read(s -> s.rejected(reason)))
@@ -232,6 +255,18 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
 
     synchronized <T> T read(Function<ModelScheduler<PendingPrediction>, T> reader) {
         return reader.apply(scheduler);
+    }
+
+    ModelSignals signals() {
+        return read(s -> {
+            long now = clock.getAsLong();
+            return new ModelSignals(s.arrivalRate(now), s.envelope().envelope(ArrivalEnvelope.MAX_LOOKBACK_NANOS, now),
+                    s.arrived(), s.bad(), s.idleFraction(now), s.queued(), s.availableReplicas());
+        });
+    }
+
+    ScalingSignals scalingSignals(int replicas, AutoscalerConfig config) {
+        return read(s -> ScalingSignals.read(s, replicas, config, clock.getAsLong()));
     }
 
     <T> ToDoubleFunction<T> replicaIdleFraction(String replica) {

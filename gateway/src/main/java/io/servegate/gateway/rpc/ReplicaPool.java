@@ -4,6 +4,8 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.core.autoscaling.AutoscalerConfig;
+import io.servegate.core.autoscaling.ScalingSignals;
 import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.core.scheduling.SchedulerConfig;
 import io.servegate.core.trace.RunRecorder;
@@ -95,6 +97,22 @@ public final class ReplicaPool implements Dispatcher, AutoCloseable {
             }
         }
         return out;
+    }
+
+    /** A model version's load signals, or null when it has no replicas here. */
+    public ModelSignals signals(String model, String version) {
+        ModelDispatch dispatch = models.get(key(model, version));
+        return dispatch == null ? null : dispatch.signals();
+    }
+
+    /**
+     * What a model version's autoscaler decides on, or null when it has no replicas here.
+     *
+     * @param replicas replicas asked for, as the autoscaler knows it
+     */
+    public ScalingSignals scalingSignals(String model, String version, int replicas, AutoscalerConfig config) {
+        ModelDispatch dispatch = models.get(key(model, version));
+        return dispatch == null ? null : dispatch.scalingSignals(replicas, config);
     }
 
     /** A model version's scheduling policy, or null when it has no replicas here. */

@@ -1,0 +1,201 @@
+package io.servegate.gateway.api;
+
+import io.servegate.core.autoscaling.ArrivalEnvelope;
+import io.servegate.core.autoscaling.AutoscalerConfig;
+import io.servegate.core.autoscaling.AutoscalingPolicy;
+import io.servegate.gateway.autoscaling.AutoscalingService;
+import io.servegate.gateway.autoscaling.AutoscalingView;
+import io.servegate.gateway.registry.ModelVersion;
+import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.rpc.ModelSignals;
+import io.servegate.gateway.rpc.ReplicaPool;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.http.HttpStatus;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.publisher.Mono;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The admin API's autoscaling calls: {@code set_autoscaling} turns a model version's autoscaler
+ * on (with its bounds, policy and thresholds), replaces it, or with {@code "enabled": false} turns
+ * it off; {@code get_autoscaling} reports each autoscaler's state and last decisions, and every
+ * model version's load signals (arrival rate, traffic envelope, bad and idle counts, queue).
+ */
+public final class AutoscalingHandler {
+
+    private final Registry registry;
+    private final ReplicaPool pool;
+    private final AutoscalingService autoscaling;
+    private final JsonBodies bodies;
+    private final int maxReplicas;
+
+    public AutoscalingHandler(Registry registry, ReplicaPool pool, AutoscalingService autoscaling, JsonBodies bodies,
+            int maxReplicas) {
+        this.registry = registry;
+        this.pool = pool;
+        this.autoscaling = autoscaling;
+        this.bodies = bodies;
+        this.maxReplicas = maxReplicas;
+    }
+
+    public Mono<ServerResponse> set(ServerRequest request) {
+        return bodies.object(request).flatMap(body -> {
+            ModelVersion m = model(body);
+            JsonNode enabled = body.get("enabled");
+            if (enabled != null && !enabled.isNull() && !enabled.isBoolean()) {
+                throw ApiException.badRequest("field 'enabled' must be true or false");
+            }
+            if (enabled != null && enabled.isBoolean() && !enabled.booleanValue()) {
+                boolean had = autoscaling.clear(m.name(), m.version());
+                Map<String, Object> out = new LinkedHashMap<>();
+                out.put("model_name", m.name());
+                out.put("model_version", m.version());
+                out.put("enabled", false);
+                out.put("was_enabled", had);
+                return ok(out);
+            }
+            return autoscaling.set(m.name(), m.version(), config(body))
+                    .flatMap(view -> ok(describe(view, pool.signals(m.name(), m.version()))));
+        });
+    }
+
+    public Mono<ServerResponse> get(ServerRequest request) {
+        return request.bodyToMono(String.class).defaultIfEmpty("{}").map(bodies::parseObject).flatMap(body -> {
+            List<Object> out = new ArrayList<>();
+            if (body.has("model_name")) {
+                ModelVersion m = model(body);
+                AutoscalingView view = autoscaling.views().stream()
+                        .filter(v -> v.model().equals(m.name()) && v.version().equals(m.version()))
+                        .findFirst().orElse(null);
+                Map<String, Object> one = view == null ? new LinkedHashMap<>() : describe(view, null);
+                if (view == null) {
+                    one.put("model_name", m.name());
+                    one.put("model_version", m.version());
+                    one.put("enabled", false);
+                }
+                one.put("signals", signals(pool.signals(m.name(), m.version())));
+                out.add(one);
+            } else {
+                for (AutoscalingView v : autoscaling.views()) {
+                    out.add(describe(v, pool.signals(v.model(), v.version())));
+                }
+            }
+            return ok(out);
+        });
+    }
+
+    /** The model version named by {@code model_name} and {@code model_version} (default: the current one). */
+    private ModelVersion model(JsonNode body) {
+        String name = JsonBodies.requiredString(body, "model_name");
+        String version = JsonBodies.optionalString(body, "model_version", null);
+        var snapshot = registry.snapshot();
+        String v = version != null ? version : snapshot.currentVersion(name).orElseThrow(() ->
+                ApiException.notFound("unknown model '" + name + "'"));
+        return snapshot.model(name, v).orElseThrow(() ->
+                ApiException.notFound("unknown model '" + name + ":" + v + "'"));
+    }
+
+    private AutoscalerConfig config(JsonNode body) {
+        AutoscalerConfig defaults = AutoscalerConfig.of(1, 1);
+        long min = JsonBodies.requiredLong(body, "min_replicas");
+        long max = JsonBodies.requiredLong(body, "max_replicas");
+        if (max > maxReplicas) {
+            throw ApiException.badRequest("'max_replicas' must be at most " + maxReplicas
+                    + " (servegate.containers.max-replicas), got " + max);
+        }
+        AutoscalingPolicy policy;
+        try {
+            policy = AutoscalingPolicy.of(JsonBodies.optionalString(body, "policy", defaults.policy().id()));
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest(e.getMessage());
+        }
+        try {
+            return new AutoscalerConfig((int) Math.max(Integer.MIN_VALUE, min), (int) max, policy,
+                    number(body, "utilisation", defaults.utilisation()),
+                    number(body, "bad_rate_threshold", defaults.badRateThreshold()),
+                    number(body, "idle_threshold", defaults.idleThreshold()),
+                    Math.round(number(body, "cooldown_s", defaults.cooldownNanos() / 1e9) * 1e9),
+                    Math.round(number(body, "settle_s", defaults.settleNanos() / 1e9) * 1e9));
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest(e.getMessage());
+        }
+    }
+
+    private static double number(JsonNode body, String field, double fallback) {
+        JsonNode n = body.get(field);
+        if (n == null || n.isNull()) {
+            return fallback;
+        }
+        if (!n.isNumber() || !Double.isFinite(n.doubleValue())) {
+            throw ApiException.badRequest("field '" + field + "' must be a number");
+        }
+        return n.doubleValue();
+    }
+
+    private static Map<String, Object> describe(AutoscalingView v, ModelSignals signals) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("model_name", v.model());
+        out.put("model_version", v.version());
+        out.put("enabled", true);
+        AutoscalerConfig c = v.config();
+        Map<String, Object> config = new LinkedHashMap<>();
+        config.put("min_replicas", c.minReplicas());
+        config.put("max_replicas", c.maxReplicas());
+        config.put("policy", c.policy().id());
+        config.put("utilisation", c.utilisation());
+        config.put("bad_rate_threshold", c.badRateThreshold());
+        config.put("idle_threshold", c.idleThreshold());
+        config.put("cooldown_s", c.cooldownNanos() / 1e9);
+        config.put("settle_s", c.settleNanos() / 1e9);
+        out.put("config", config);
+        out.put("replicas", v.replicas());
+        out.put("last_bad_rate", v.lastBadRate());
+        out.put("acting", v.acting());
+        out.put("retrying_to", v.retryingTo());
+        out.put("failures_in_a_row", v.failuresInARow());
+        out.put("last_error", v.lastError());
+        List<Map<String, Object>> decisions = new ArrayList<>();
+        for (AutoscalingView.Entry e : v.decisions()) {
+            Map<String, Object> d = new LinkedHashMap<>();
+            d.put("at", java.time.Instant.ofEpochMilli(e.atEpochMillis()).toString());
+            d.put("from", e.decision().from());
+            d.put("to", e.decision().to());
+            d.put("reason", e.decision().reason().id());
+            d.put("detail", e.decision().detail());
+            d.put("outcome", e.outcome());
+            decisions.add(d);
+        }
+        out.put("decisions", decisions);
+        if (signals != null) {
+            out.put("signals", signals(signals));
+        }
+        return out;
+    }
+
+    private static Map<String, Object> signals(ModelSignals s) {
+        if (s == null) {
+            return null;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("arrival_rate", s.arrivalRate());
+        Map<String, Object> envelope = new LinkedHashMap<>();
+        for (int i = 0; i < ArrivalEnvelope.WINDOWS_NANOS.length; i++) {
+            envelope.put(Double.toString(ArrivalEnvelope.WINDOWS_NANOS[i] / 1e9), s.envelope()[i]);
+        }
+        out.put("envelope_max_arrivals_by_window_s", envelope);
+        out.put("arrivals_total", s.arrived());
+        out.put("bad_total", s.bad());
+        out.put("idle_fraction", Double.isNaN(s.idleFraction()) ? null : s.idleFraction());
+        out.put("queue_length", s.queued());
+        out.put("ready_replicas", s.ready());
+        return out;
+    }
+
+    private Mono<ServerResponse> ok(Object body) {
+        return bodies.respond(HttpStatus.OK, body);
+    }
+}

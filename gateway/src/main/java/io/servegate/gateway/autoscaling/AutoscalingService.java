@@ -1,0 +1,121 @@
+package io.servegate.gateway.autoscaling;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.core.autoscaling.AutoscalerConfig;
+import io.servegate.gateway.config.ServegateProperties;
+import io.servegate.gateway.containers.Backoff;
+import io.servegate.gateway.containers.ContainerManager;
+import io.servegate.gateway.containers.ContainerManagerException;
+import io.servegate.gateway.containers.Deployment;
+import io.servegate.gateway.rpc.ReplicaPool;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The gateway's autoscalers, one per model version that has one (opt-in, through the admin
+ * API's {@code set_autoscaling}), ticking on their own thread. They act through the
+ * {@link ContainerManager} on versions it deployed; one that cannot scale (the external manager)
+ * or that did not deploy the version is refused when the autoscaler is set.
+ */
+public final class AutoscalingService implements AutoCloseable {
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AutoscalingService.class);
+
+    private final ReplicaPool pool;
+    private final ContainerManager containers;
+    private final MeterRegistry meters;
+    private final ServegateProperties.Autoscaling props;
+    private final LongSupplier clock;
+    private final Backoff backoff;
+    private final Map<String, ModelAutoscaler> models = new ConcurrentHashMap<>();
+    private final Scheduler thread = Schedulers.newSingle("servegate-autoscaler");
+    private final Disposable ticking;
+
+    public AutoscalingService(ReplicaPool pool, ContainerManager containers, MeterRegistry meters,
+            ServegateProperties.Autoscaling props, LongSupplier clock) {
+        this.pool = pool;
+        this.containers = containers;
+        this.meters = meters;
+        this.props = props;
+        this.clock = clock;
+        this.backoff = new Backoff(props.retryInitial(), props.retryMax());
+        long tick = props.tick().toNanos();
+        this.ticking = thread.schedulePeriodically(this::tick, tick, tick, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Turns a model version's autoscaler on, or replaces its configuration (its history starts
+     * again). Fails with {@link ContainerManagerException}: {@code INVALID} when the manager
+     * cannot scale, {@code CONFLICT} when it did not deploy the version.
+     *
+     * @return its state
+     */
+    public Mono<AutoscalingView> set(String model, String version, AutoscalerConfig config) {
+        if (containers.kind().equals("external")) {
+            return Mono.error(new ContainerManagerException(ContainerManagerException.Kind.INVALID,
+                    "the external container manager does not run containers, so it cannot scale '" + model + ":"
+                            + version + "'; use the process, docker or kubernetes manager"));
+        }
+        return containers.list().map(deployments -> {
+            Deployment d = deployments.stream()
+                    .filter(x -> x.modelName().equals(model) && x.modelVersion().equals(version)).findFirst()
+                    .orElseThrow(() -> new ContainerManagerException(ContainerManagerException.Kind.CONFLICT,
+                            "model version '" + model + ":" + version + "' is not deployed by the "
+                                    + containers.kind() + " container manager; deploy it with deploy_model first"));
+            ModelAutoscaler next = models.compute(key(model, version), (k, old) -> {
+                if (old != null) {
+                    old.close();
+                }
+                return new ModelAutoscaler(model, version, config, d.desiredReplicas(), pool, containers, backoff,
+                        props.decisionsKept(), meters, clock);
+            });
+            return next.view();
+        });
+    }
+
+    /** Turns a model version's autoscaler off; its replicas stay as they are. @return whether it had one */
+    public boolean clear(String model, String version) {
+        ModelAutoscaler old = models.remove(key(model, version));
+        if (old != null) {
+            old.close();
+        }
+        return old != null;
+    }
+
+    /** Every autoscaler's state, by model and version. */
+    public List<AutoscalingView> views() {
+        return models.values().stream().map(ModelAutoscaler::view)
+                .sorted(Comparator.comparing(AutoscalingView::model).thenComparing(AutoscalingView::version))
+                .toList();
+    }
+
+    private void tick() {
+        for (ModelAutoscaler m : models.values()) {
+            try {
+                m.tick();
+            } catch (RuntimeException e) { // one model's trouble must not stop the others' ticks
+                LOG.error("autoscaler of {}:{} failed its tick", m.model, m.version, e);
+            }
+        }
+    }
+
+    private static String key(String model, String version) {
+        return model + ':' + version;
+    }
+
+    @Override
+    public void close() {
+        ticking.dispose();
+        thread.dispose();
+        models.values().forEach(ModelAutoscaler::close);
+        models.clear();
+    }
+}
