@@ -73,7 +73,9 @@ class OpenApiDocumentTest {
             new Route("POST", "/admin/get_all_containers"),
             new Route("POST", "/admin/deploy_model"),
             new Route("POST", "/admin/set_num_replicas"),
-            new Route("GET", "/admin/get_deployments"));
+            new Route("GET", "/admin/get_deployments"),
+            new Route("POST", "/admin/set_autoscaling"),
+            new Route("POST", "/admin/get_autoscaling"));
 
     /**
      * Error statuses whose body is deliberately not an {@code Error}: the OIP model-ready call
