@@ -48,6 +48,8 @@ public final class MultiModelScheduler<P> {
     private final Map<String, SharedReplica> replicas = new LinkedHashMap<>();
     /** Every replica with something outstanding, removed ones included, by the lane its batches name. */
     private final Map<Lane, SharedReplica> byLane = new IdentityHashMap<>();
+    /** Every replica's and model's transport overheads together; only {@link ReplicaProfile#overheadNanos} is read. */
+    private final ReplicaProfile transport;
     /** Models with queued queries. */
     private final Set<ServedModel<P>> waiting = new LinkedHashSet<>();
     private long armedAt = Long.MAX_VALUE;
@@ -74,6 +76,7 @@ public final class MultiModelScheduler<P> {
             throw new IllegalArgumentException("multi-model replicas are scheduled as clockwork does, not "
                     + config.policy().id());
         }
+        this.transport = newProfile();
     }
 
     // ---- registration ----
@@ -86,8 +89,7 @@ public final class MultiModelScheduler<P> {
         if (sizeBytes < 0 || loadNanos < 0) {
             throw new IllegalArgumentException("model " + id + ": size and load time must be >= 0");
         }
-        models.putIfAbsent(id, new ServedModel<>(id, sizeBytes, loadNanos,
-                new ReplicaProfile(config.profileWindow(), config.profileMaxAgeNanos(), config.maxBatchSize())));
+        models.putIfAbsent(id, new ServedModel<>(id, sizeBytes, loadNanos, newProfile()));
     }
 
     /**
@@ -98,7 +100,9 @@ public final class MultiModelScheduler<P> {
     public void profileSample(String model, int batchSize, long serviceNanos, long roundTripNanos, long now) {
         ServedModel<P> m = model(model);
         if (batchSize >= 1 && serviceNanos > 0) {
-            m.profile.record(batchSize, serviceNanos, Math.max(0, roundTripNanos - serviceNanos), now);
+            long overhead = Math.max(0, roundTripNanos - serviceNanos);
+            m.profile.record(batchSize, serviceNanos, overhead, now);
+            transport.record(batchSize, serviceNanos, overhead, now);
         }
     }
 
@@ -111,9 +115,7 @@ public final class MultiModelScheduler<P> {
             throw new IllegalArgumentException("replica " + id + ": budget must be >= 0");
         }
         if (!replicas.containsKey(id)) {
-            ReplicaProfile transport = new ReplicaProfile(config.profileWindow(), config.profileMaxAgeNanos(),
-                    config.maxBatchSize());
-            SharedReplica r = new SharedReplica(new Replica(id, 1, transport, now), budgetBytes);
+            SharedReplica r = new SharedReplica(new Replica(id, 1, newProfile(), now), budgetBytes, transport);
             replicas.put(id, r);
             byLane.put(r.lane, r);
         }
@@ -206,6 +208,7 @@ public final class MultiModelScheduler<P> {
         ServedModel<P> m = models.get(batch.model());
         m.profile.record(batch.size(), service, overhead, now);
         r.replica.profile.record(batch.size(), service, overhead, now);
+        transport.record(batch.size(), service, overhead, now);
         r.replica.busy(service, now);
         run(now);
     }
@@ -452,6 +455,10 @@ public final class MultiModelScheduler<P> {
             }
         }
         return false;
+    }
+
+    private ReplicaProfile newProfile() {
+        return new ReplicaProfile(config.profileWindow(), config.profileMaxAgeNanos(), config.maxBatchSize());
     }
 
     /** A removed replica is forgotten once nothing sent to it is outstanding. */

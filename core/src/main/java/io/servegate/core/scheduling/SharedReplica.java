@@ -20,6 +20,8 @@ final class SharedReplica {
 
     final Replica replica;
     final Lane lane;
+    /** Every replica's transport overheads: what this one is assumed to have until its own is measured. */
+    private final ReplicaProfile pooled;
     final long budgetBytes;
     long usedBytes;
     /** Left the scheduler; kept until what was sent to it has been reported back. */
@@ -29,8 +31,9 @@ final class SharedReplica {
     private final ArrayDeque<Sent> sent = new ArrayDeque<>();
     private int sentBatches;
 
-    SharedReplica(Replica replica, long budgetBytes) {
+    SharedReplica(Replica replica, long budgetBytes, ReplicaProfile pooled) {
         this.replica = replica;
+        this.pooled = pooled;
         this.lane = replica.lanes.get(0);
         this.budgetBytes = budgetBytes;
     }
@@ -48,7 +51,7 @@ final class SharedReplica {
     }
 
     long overheadNanos() {
-        return replica.profile.overheadNanos();
+        return replica.profile.overheadKnown() ? replica.profile.overheadNanos() : pooled.overheadNanos();
     }
 
     /** Batches sent that have not returned. */
@@ -56,6 +59,7 @@ final class SharedReplica {
         return sentBatches;
     }
 
+    /** Nothing sent is outstanding. */
     boolean idle() {
         return sent.isEmpty();
     }
