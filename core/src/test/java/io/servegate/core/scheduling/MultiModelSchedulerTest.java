@@ -106,6 +106,29 @@ class MultiModelSchedulerTest {
     }
 
     @Test
+    void aModelIsNotEvictedWhileABatchOfItIsOutstandingSoALargeModelWaitsForIt() {
+        VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).overhead(2 * MS).replica("r", 3 * UNIT)
+                .model("a", UNIT, 10 * MS, 50 * MS, 0)
+                .model("b", UNIT, 10 * MS, 5 * MS, 0)
+                .model("big", 3 * UNIT, 10 * MS, 5 * MS, 0);
+        c.submit("b", c.now + 100 * MS);
+        c.drain();
+        int a = c.submit("a", c.now + 500 * MS);
+        c.runUntil(c.now + 20 * MS);
+        c.submit("big", c.now + 500 * MS); // needs all three units: b can go at once, a only after its batch
+        long aAnswered = c.batches.get(1).predictedFinish() + MS;
+        c.runUntil(aAnswered - MS - 1);
+        assertThat(c.loads).as("not sent ahead while a's batch runs").extracting(Load::model).containsExactly("b", "a");
+        c.drain();
+
+        assertThat(c.loads).extracting(Load::model).containsExactly("b", "a", "big");
+        assertThat(c.loads.get(2).sentAt()).isGreaterThanOrEqualTo(c.answeredAt.get(a));
+        assertThat(c.unloads).containsExactly("b", "a");
+        assertThat(c.violations).isEmpty();
+        assertThat(c.good()).isEqualTo(3);
+    }
+
+    @Test
     void twoModelsSharingOneReplicaNeverOverlapAndEveryActionRunsWhenPredicted() {
         // a budget of two models, three models in use: loads and evictions all along
         VirtualMultiModelCluster c = new VirtualMultiModelCluster(3).replica("r", 2 * UNIT)

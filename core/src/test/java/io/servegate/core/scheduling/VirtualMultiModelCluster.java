@@ -10,10 +10,12 @@ import java.util.SplittableRandom;
 
 /**
  * A discrete-event test bed for one {@link MultiModelScheduler}: emulated multi-model containers
- * with no transport overhead that run what they are sent in order, one thing at a time, a load
- * taking exactly the model's load time and a batch of b exactly {@code β + α·b}. A container tracks
- * the models it holds and its memory itself, and records a violation when it is asked to run a
- * batch of a model it does not hold, to load past its budget or to unload what it does not hold.
+ * that run what they are sent in order, one thing at a time, a load taking exactly the model's
+ * load time and a batch of b exactly {@code β + α·b}, behind a transport that takes half the
+ * overhead each way (none unless {@link #overhead} says). A container tracks the models it holds
+ * and its memory itself, and records a violation when it is asked to run a batch of a model it
+ * does not hold, to load past its budget, or to unload a model it does not hold or still has a
+ * batch of to run.
  */
 final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
 
@@ -33,6 +35,7 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
     private static final class Container {
         final long budget;
         final Map<String, Long> held = new HashMap<>();
+        final Map<String, Integer> batchesToRun = new HashMap<>();
         long used;
         long freeAt;
         boolean alive = true;
@@ -50,6 +53,7 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
     private final Map<Object, String> inFlight = new java.util.IdentityHashMap<>();
     private final SplittableRandom random;
     private long seq;
+    private long oneWay;
     long now;
 
     final List<Long> deadlines = new ArrayList<>();
@@ -68,12 +72,18 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
         this.random = new SplittableRandom(seed);
     }
 
+    /** A round-trip transport overhead, half each way, for the models added after. */
+    VirtualMultiModelCluster overhead(long nanos) {
+        oneWay = nanos / 2;
+        return this;
+    }
+
     /** A model of {@code size} bytes loading in {@code load}, whose batch of b takes β + α·b, profiled for sizes 1..16. */
     VirtualMultiModelCluster model(String id, long size, long load, long beta, long alpha) {
         models.put(id, new Footprint(size, load, beta, alpha));
         scheduler.addModel(id, size, load);
         for (int b = 1; b <= 16; b++) {
-            scheduler.profileSample(id, b, beta + alpha * b, beta + alpha * b, now);
+            scheduler.profileSample(id, b, beta + alpha * b, beta + alpha * b + 2 * oneWay, now);
         }
         return this;
     }
@@ -184,12 +194,12 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
         if (c.used > c.budget) {
             violations.add(load + " past the budget: " + c.used + " > " + c.budget);
         }
-        long start = Math.max(now, c.freeAt);
+        long start = Math.max(now + oneWay, c.freeAt);
         long end = start + f.load;
         c.freeAt = end;
         runs.add(new Run(load.replica(), load.model(), true, start, end, load.predictedStart(), load.predictedFinish()));
         inFlight.put(load, load.replica());
-        at(end, () -> {
+        at(end + oneWay, () -> {
             if (c.alive && inFlight.remove(load) != null) {
                 scheduler.loadCompleted(load, end - start, now);
             }
@@ -200,6 +210,9 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
     public void unload(String replica, String model) {
         Container c = containers.get(replica);
         Long size = c.held.remove(model);
+        if (c.batchesToRun.getOrDefault(model, 0) > 0) {
+            violations.add("unloaded " + model + " from " + replica + " with a batch of it still to run");
+        }
         if (size == null) {
             violations.add("unloaded " + model + " from " + replica + ", which did not hold it");
         } else {
@@ -216,13 +229,15 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
         if (!c.held.containsKey(batch.model())) {
             violations.add("batch of " + batch.model() + " on " + batch.replica() + ", which does not hold it");
         }
-        long start = Math.max(now, c.freeAt);
+        long start = Math.max(now + oneWay, c.freeAt);
         long end = start + f.beta + f.alpha * batch.size();
         c.freeAt = end;
         runs.add(new Run(batch.replica(), batch.model(), false, start, end, batch.predictedStart(),
                 batch.predictedFinish()));
         inFlight.put(batch, batch.replica());
-        at(end, () -> {
+        c.batchesToRun.merge(batch.model(), 1, Integer::sum);
+        at(end, () -> c.batchesToRun.merge(batch.model(), -1, Integer::sum));
+        at(end + oneWay, () -> {
             if (!c.alive || inFlight.remove(batch) == null) {
                 return;
             }
