@@ -12,7 +12,7 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * The scheduler of many model versions that share multi-model replicas (Clockwork, OSDI'20, §4–5):
+ * The scheduler of many model versions that share multi-model replicas (Clockwork, OSDI'20, §4.5, §5.3):
  * each replica holds the models that fit its memory budget and runs one thing at a time, a LOAD
  * of a model or an INFER batch of a model it holds, so a replica busy with model A is busy for
  * model B. The scheduler owns every model's queue, decides which models each replica holds, and
@@ -489,7 +489,7 @@ public final class MultiModelScheduler<P> {
     }
 
     /**
-     * Queries that arrived when no replica held their model (Clockwork §6's cold starts), whatever
+     * Queries that arrived when no replica held their model (Clockwork §6.5's cold starts), whatever
      * became of them.
      */
     public long coldStarts() {
