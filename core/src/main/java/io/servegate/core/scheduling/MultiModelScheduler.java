@@ -18,9 +18,10 @@ import java.util.Set;
  * model B. The scheduler owns every model's queue, decides which models each replica holds, and
  * binds queries to a replica only when it sends their batch.
  *
- * <p><b>Planning</b> is Clockwork's, across models: for the replica free earliest, the model whose
- * earliest deadline comes first among those that replica can answer in time gets the largest batch
- * of its earliest deadlines predicted to answer before the first of them. A model the replica does
+ * <p><b>Planning</b> is Clockwork's, across models: replicas are considered free earliest first
+ * (one that can answer no waiting model in time is passed over); of the models a replica can
+ * answer in time, the one whose earliest deadline comes first gets the largest batch of its
+ * earliest deadlines predicted to answer before the first of them. A model the replica does
  * not hold is loaded first, and the batch is predicted to start when the load ends (load time from
  * the model's footprint, then service time from its profile). Queries that no replica could answer
  * in time even alone, counting the load where their model is not held, are answered with the
@@ -46,7 +47,7 @@ public final class MultiModelScheduler<P> {
     private final SchedulerActions<P> actions;
     private final Map<String, ServedModel<P>> models = new LinkedHashMap<>();
     private final Map<String, SharedReplica> replicas = new LinkedHashMap<>();
-    /** Every replica with something outstanding, removed ones included, by the lane its batches name. */
+    /** Every replica by the lane its batches name; a removed one until what was sent to it has returned. */
     private final Map<Lane, SharedReplica> byLane = new IdentityHashMap<>();
     /** Every replica's and model's transport overheads together; only {@link ReplicaProfile#overheadNanos} is read. */
     private final ReplicaProfile transport;
