@@ -197,6 +197,25 @@ class MultiModelSchedulerTest {
     }
 
     @Test
+    void nothingIsLostOrAnsweredTwiceWhenLoadsAndBatchesFail() {
+        VirtualMultiModelCluster c = new VirtualMultiModelCluster(9).overhead(MS).failing(0.1)
+                .replica("r1", 2 * UNIT).replica("r2", 2 * UNIT);
+        double[] zipf = new double[6];
+        for (int i = 0; i < zipf.length; i++) {
+            c.model("m" + i, UNIT, 10 * MS, 3 * MS, MS / 4);
+            zipf[i] = 1.0 / (i + 1);
+        }
+        c.poisson(150, 8_000 * MS, 100 * MS, zipf).drain();
+
+        assertThat(c.outcomes).allSatisfy(n -> assertThat(n).as("times a query left").isEqualTo(1));
+        assertThat(c.violations).isEmpty();
+        assertThat(c.failedLoads).as("failed loads").isGreaterThan(5);
+        assertThat(c.failedBatches).as("failed or refused batches").isGreaterThan(20);
+        assertThat(c.scheduler.queued()).isZero();
+        assertThat(c.good()).isGreaterThan((int) (0.8 * c.deadlines.size()));
+    }
+
+    @Test
     void aModelLargerThanEveryBudgetIsRejectedAsHavingNoReplicaAndAnUnknownModelIsAnError() {
         VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).replica("r", UNIT)
                 .model("huge", 2 * UNIT, 10 * MS, 5 * MS, 0);

@@ -15,7 +15,8 @@ import java.util.SplittableRandom;
  * overhead each way (none unless {@link #overhead} says). A container tracks the models it holds
  * and its memory itself, and records a violation when it is asked to run a batch of a model it
  * does not hold, to load past its budget, or to unload a model it does not hold or still has a
- * batch of to run.
+ * batch of to run. With {@link #failing} loads and batches fail at random: a failed load leaves the
+ * model unloaded, and the container refuses the batches of it that follow.
  */
 final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
 
@@ -36,6 +37,7 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
         final long budget;
         final Map<String, Long> held = new HashMap<>();
         final Map<String, Integer> batchesToRun = new HashMap<>();
+        final java.util.Set<String> failedLoads = new java.util.HashSet<>();
         long used;
         long freeAt;
         boolean alive = true;
@@ -54,6 +56,7 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
     private final SplittableRandom random;
     private long seq;
     private long oneWay;
+    private double failureProbability;
     long now;
 
     final List<Long> deadlines = new ArrayList<>();
@@ -66,6 +69,8 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
     final List<Run> runs = new ArrayList<>();
     final List<String> violations = new ArrayList<>();
     int failed;
+    int failedLoads;
+    int failedBatches;
 
     VirtualMultiModelCluster(long seed) {
         this.scheduler = new MultiModelScheduler<>(SchedulerConfig.of(PolicyKind.CLOCKWORK, 100 * MS), this);
@@ -75,6 +80,12 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
     /** A round-trip transport overhead, half each way, for the models added after. */
     VirtualMultiModelCluster overhead(long nanos) {
         oneWay = nanos / 2;
+        return this;
+    }
+
+    /** Each load and batch fails with this probability. */
+    VirtualMultiModelCluster failing(double probability) {
+        failureProbability = probability;
         return this;
     }
 
@@ -187,12 +198,18 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
         loads.add(load);
         Container c = containers.get(load.replica());
         Footprint f = models.get(load.model());
-        if (c.held.putIfAbsent(load.model(), f.size) != null) {
-            violations.add("loaded " + load + " twice");
-        }
-        c.used += f.size;
-        if (c.used > c.budget) {
-            violations.add(load + " past the budget: " + c.used + " > " + c.budget);
+        boolean fails = failureProbability > 0 && random.nextDouble() < failureProbability;
+        if (fails) {
+            c.failedLoads.add(load.model());
+        } else {
+            c.failedLoads.remove(load.model());
+            if (c.held.putIfAbsent(load.model(), f.size) != null) {
+                violations.add("loaded " + load + " twice");
+            }
+            c.used += f.size;
+            if (c.used > c.budget) {
+                violations.add(load + " past the budget: " + c.used + " > " + c.budget);
+            }
         }
         long start = Math.max(now + oneWay, c.freeAt);
         long end = start + f.load;
@@ -200,7 +217,13 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
         runs.add(new Run(load.replica(), load.model(), true, start, end, load.predictedStart(), load.predictedFinish()));
         inFlight.put(load, load.replica());
         at(end + oneWay, () -> {
-            if (c.alive && inFlight.remove(load) != null) {
+            if (!c.alive || inFlight.remove(load) == null) {
+                return;
+            }
+            if (fails) {
+                failedLoads++;
+                scheduler.loadFailed(load, now);
+            } else {
                 scheduler.loadCompleted(load, end - start, now);
             }
         });
@@ -227,8 +250,19 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
         Container c = containers.get(batch.replica());
         Footprint f = models.get(batch.model());
         if (!c.held.containsKey(batch.model())) {
+            if (c.failedLoads.contains(batch.model())) { // refused at once
+                inFlight.put(batch, batch.replica());
+                at(now + 2 * oneWay, () -> {
+                    if (c.alive && inFlight.remove(batch) != null) {
+                        failedBatches++;
+                        gaveUp(scheduler.batchFailed(batch, batch.queries(), now));
+                    }
+                });
+                return;
+            }
             violations.add("batch of " + batch.model() + " on " + batch.replica() + ", which does not hold it");
         }
+        boolean fails = failureProbability > 0 && random.nextDouble() < failureProbability;
         long start = Math.max(now + oneWay, c.freeAt);
         long end = start + f.beta + f.alpha * batch.size();
         c.freeAt = end;
@@ -239,6 +273,11 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
         at(end, () -> c.batchesToRun.merge(batch.model(), -1, Integer::sum));
         at(end + oneWay, () -> {
             if (!c.alive || inFlight.remove(batch) == null) {
+                return;
+            }
+            if (fails) {
+                failedBatches++;
+                gaveUp(scheduler.batchFailed(batch, batch.queries(), now));
                 return;
             }
             for (Query<Integer> q : batch.queries()) {
