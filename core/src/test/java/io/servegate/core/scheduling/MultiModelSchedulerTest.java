@@ -216,6 +216,36 @@ class MultiModelSchedulerTest {
     }
 
     @Test
+    void withItsModelHeldItSchedulesExactlyAsTheClockworkModelSchedulerDoes() {
+        // the same arrivals to a ModelScheduler (clockwork) and to a MultiModelScheduler whose one model is held
+        VirtualCluster single = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLOCKWORK, 20 * MS), 1)
+                .replica("r", 5 * MS, MS / 2, MS).profiled("r", 16);
+        VirtualMultiModelCluster multi = new VirtualMultiModelCluster(1).overhead(MS)
+                .model("a", UNIT, 30 * MS, 5 * MS, MS / 2).replica("r", UNIT).preloaded("r", "a");
+        java.util.SplittableRandom random = new java.util.SplittableRandom(4);
+        long t = 0;
+        for (int i = 0; i < 3_000; i++) {
+            t += (long) (-Math.log(1 - random.nextDouble()) / 1_500 * 1e9); // 1,500/s: past capacity
+            long at = t;
+            single.at(at, () -> single.submit(at + 20 * MS));
+            multi.at(at, () -> multi.submit("a", at + 20 * MS));
+        }
+        single.drain();
+        multi.drain();
+
+        assertThat(multi.loads).isEmpty();
+        assertThat(multi.batches).hasSize(single.batches.size());
+        for (int i = 0; i < single.batches.size(); i++) {
+            Batch<Integer> s = single.batches.get(i);
+            Batch<Integer> m = multi.batches.get(i);
+            assertThat(List.of(m.size(), m.sentAt(), m.predictedStart(), m.predictedFinish())).as("batch %d", i)
+                    .isEqualTo(List.of(s.size(), s.sentAt(), s.predictedStart(), s.predictedFinish()));
+        }
+        assertThat(multi.rejected).isEqualTo(single.rejected).containsKey(RejectReason.INFEASIBLE);
+        assertThat(multi.good()).isEqualTo(single.good());
+    }
+
+    @Test
     void aModelLargerThanEveryBudgetIsRejectedAsHavingNoReplicaAndAnUnknownModelIsAnError() {
         VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).replica("r", UNIT)
                 .model("huge", 2 * UNIT, 10 * MS, 5 * MS, 0);
