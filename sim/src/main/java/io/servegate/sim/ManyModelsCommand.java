@@ -76,8 +76,7 @@ final class ManyModelsCommand implements Callable<Integer> {
         }
         ManyModelScenario base = new ManyModelScenario(ModelPlacement.LRU, models, zipf, replicas, budgetModels,
                 sizeMb[0], sizeMb[1], loadGbPerS, betaMs, alphaMs, overheadMs, sloMs, rates.get(0), durationS, seed);
-        List<ModelPlacement> ps = placements.stream()
-                .map(p -> ModelPlacement.valueOf(p.trim().toUpperCase(Locale.ROOT))).toList();
+        List<ModelPlacement> ps = placements.stream().map(ModelPlacement::of).toList();
         List<Map<String, Object>> runs = new ArrayList<>();
         List<List<Object>> rows = new ArrayList<>();
         Map<ModelPlacement, Charts.Series> goodput = new LinkedHashMap<>();

@@ -19,4 +19,18 @@ public enum ModelPlacement {
     public String id() {
         return name().toLowerCase(Locale.ROOT);
     }
+
+    /**
+     * The placement spelled {@code id} (case-insensitive).
+     *
+     * @throws IllegalArgumentException naming the known placements when {@code id} is none of them
+     */
+    public static ModelPlacement of(String id) {
+        for (ModelPlacement p : values()) {
+            if (p.id().equalsIgnoreCase(id.trim())) {
+                return p;
+            }
+        }
+        throw new IllegalArgumentException("unknown placement '" + id + "': expected lru or static");
+    }
 }
