@@ -11,15 +11,17 @@ import java.util.List;
 public final class Batch<P> {
 
     private final Lane lane;
+    private final String model;
     private final List<Query<P>> queries;
     private final long sentAt;
     private final long predictedStart;
     private final long predictedFinish;
     private final boolean sentToIdle;
 
-    Batch(Lane lane, List<Query<P>> queries, long sentAt, long predictedStart, long predictedFinish,
+    Batch(Lane lane, String model, List<Query<P>> queries, long sentAt, long predictedStart, long predictedFinish,
             boolean sentToIdle) {
         this.lane = lane;
+        this.model = model;
         this.queries = List.copyOf(queries);
         this.sentAt = sentAt;
         this.predictedStart = predictedStart;
@@ -30,6 +32,14 @@ public final class Batch<P> {
     /** The replica it goes to. */
     public String replica() {
         return lane.replica.id;
+    }
+
+    /**
+     * The model version it runs, on a replica holding several ({@link MultiModelScheduler}); null
+     * from a {@link ModelScheduler}, whose replicas serve its one model.
+     */
+    public String model() {
+        return model;
     }
 
     /** The queries, earliest deadline first. */

@@ -282,7 +282,7 @@ public final class ModelScheduler<P> {
             q.attempts++;
             items.add(q);
         }
-        Batch<P> batch = new Batch<>(lane, items, now, predictedStart, predictedFinish, lane.outstanding.isEmpty());
+        Batch<P> batch = new Batch<>(lane, null, items, now, predictedStart, predictedFinish, lane.outstanding.isEmpty());
         lane.outstanding.addLast(batch);
         lane.freeAt = Math.max(predictedFinish, now);
         sentBatches++;

@@ -117,6 +117,11 @@ final class ReplicaProfile {
         return overhead;
     }
 
+    /** Whether a batch that found its replica idle has been measured: {@link #overheadNanos} is 0 until then. */
+    boolean overheadKnown() {
+        return overheadCount > 0;
+    }
+
     /** Largest size in [1, cap] whose estimate is at most {@code budget}; 0 if none (estimates never decrease). */
     int largestWithin(long budget, int cap) {
         long[] e = estimates();
