@@ -62,6 +62,11 @@ public final class Autoscaler {
             return change(now, n, config.maxReplicas(), ScalingReason.MAX_REPLICAS, "above max_replicas");
         }
         CapacityModel model = config.policy() == AutoscalingPolicy.ENVELOPE ? s.capacity() : null;
+        if (model != null && model.capacity(config.maxReplicas()) <= 0) {
+            // a profile on which no replica count meets the SLO (a cold or starved container)
+            // says nothing about how many are needed: the signals decide
+            model = null;
+        }
         if (model != null) {
             int need = model.replicasFor(s.recentRate(), config.utilisation(), config.maxReplicas());
             if (need > n && n < config.maxReplicas()) {

@@ -119,6 +119,14 @@ class AutoscalerTest {
     }
 
     @Test
+    void aProfileThatMeetsTheSloWithNoReplicaCountIsIgnored() {
+        CapacityModel hopeless = new CapacityModel(b -> 30_000_000L, 20_000_000L, 8);
+        Autoscaler a = new Autoscaler(CONFIG);
+        assertThat(a.decide(new ScalingSignals(0, 1, 1, 0, 0, 0.5, 0, 500, S, 500, hopeless))).isNull();
+        assertThat(a.decide(new ScalingSignals(S, 1, 1, 100, 0, 0.5, 0, 500, S, 500, hopeless))).isNull();
+    }
+
+    @Test
     void withoutAProfileTheEnvelopePolicyFallsBackToTheSignals() {
         Autoscaler a = new Autoscaler(CONFIG);
         a.decide(new ScalingSignals(0, 2, 2, 0, 0, 0, 0, 1e6, S, 1e6, null));
