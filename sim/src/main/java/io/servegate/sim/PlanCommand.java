@@ -11,8 +11,11 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code bin/sim plan}: InferLine's planner for a pipeline ({@link PipelinePlanner}) on a sample
@@ -78,25 +81,37 @@ final class PlanCommand implements Callable<Integer> {
     @Mixin
     OutputOptions output;
 
+    @Spec
+    CommandSpec commandSpec;
+
     @Override
     public Integer call() throws Exception {
-        PipelineSpec spec = PipelineSpec.read(pipeline);
-        ModelProfiles models = ModelProfiles.read(profiles);
-        HardwareCosts table = HardwareCosts.read(costs);
-        double minLatencyMs = minimumLatencyMs(spec, models, table);
-        if (sloMultiple != null) {
-            spec = spec.withSloMs(sloMultiple * minLatencyMs);
-        } else if (sloMs != null) {
-            spec = spec.withSloMs(sloMs);
+        PipelineSpec spec;
+        ModelProfiles models;
+        HardwareCosts table;
+        double minLatencyMs;
+        PipelinePlanner planner;
+        PipelineEstimator check;
+        try { // bad input: the reason and the usage, not a stack trace
+            spec = PipelineSpec.read(pipeline);
+            models = ModelProfiles.read(profiles);
+            table = HardwareCosts.read(costs);
+            minLatencyMs = minimumLatencyMs(spec, models, table);
+            if (sloMultiple != null) {
+                spec = spec.withSloMs(sloMultiple * minLatencyMs);
+            } else if (sloMs != null) {
+                spec = spec.withSloMs(sloMs);
+            }
+            if (Double.isNaN(spec.sloMs())) {
+                throw new IllegalArgumentException("the pipeline has no slo_ms: give --slo-ms or --slo-min-multiple");
+            }
+            long overhead = Math.round(overheadMs * 1e6);
+            planner = new PipelinePlanner(new PipelineEstimator(spec, models, sample(seed), overhead), table, maxBatch,
+                    maxReplicas);
+            check = new PipelineEstimator(spec, models, sample(checkSeed != null ? checkSeed : seed + 1), overhead);
+        } catch (IOException | IllegalArgumentException e) {
+            throw new ParameterException(commandSpec.commandLine(), e.getMessage(), e);
         }
-        if (Double.isNaN(spec.sloMs())) {
-            throw new IllegalArgumentException("the pipeline has no slo_ms: give --slo-ms or --slo-min-multiple");
-        }
-        long overhead = Math.round(overheadMs * 1e6);
-        PipelinePlanner planner = new PipelinePlanner(
-                new PipelineEstimator(spec, models, sample(seed), overhead), table, maxBatch, maxReplicas);
-        PipelineEstimator check = new PipelineEstimator(spec, models, sample(checkSeed != null ? checkSeed : seed + 1),
-                overhead);
         List<PlanStrategy> strategies = baselines ? List.of(PlanStrategy.values()) : List.of(PlanStrategy.INFERLINE);
         System.out.printf(Locale.ROOT, "pipeline %s: %d stages, SLO %.2f ms (minimum latency %.2f ms), %s arrivals at %.1f/s for %.0f s%n",
                 spec.name(), spec.stages().size(), spec.sloMs(), minLatencyMs, arrivals, rate, durationS);
