@@ -56,6 +56,7 @@ public final class PipelinePlanner {
 
     /** The plan of {@code strategy}, or empty when it finds no configuration within the SLO. */
     public Optional<PipelinePlan> plan(PlanStrategy strategy) {
+        seen.clear(); // each plan counts its own estimates
         int before = estimator.runs();
         Optional<PipelineConfig> config = switch (strategy) {
             case INFERLINE -> initialise().map(c -> minimiseCost(c, true));
@@ -66,7 +67,7 @@ public final class PipelinePlanner {
                 estimator.runs() - before));
     }
 
-    /** The estimate of {@code config}, remembered. */
+    /** The estimate of {@code config}, remembered for the plan in progress. */
     PipelineEstimate estimate(PipelineConfig config) {
         return seen.computeIfAbsent(config, estimator::estimate);
     }
