@@ -26,8 +26,10 @@ public record PipelineEstimate(long arrived, long withinSlo, long failed, double
      * @param scaleFactor queries it ran per query that entered the pipeline (InferLine's s)
      * @param meanBatch its mean batch size
      * @param utilisation its replicas' busy share of the run
+     * @param p99Ms 99th percentile of its own latency, from a query reaching it to its answer
+     *              (queueing and service); NaN when no query reached it
      */
-    public record StageEstimate(double scaleFactor, double meanBatch, double utilisation) {
+    public record StageEstimate(double scaleFactor, double meanBatch, double utilisation, double p99Ms) {
     }
 
     /** The share of queries that finished within the SLO (failed ones did not). */

@@ -85,7 +85,7 @@ public final class PipelineEstimator {
                     .mapToDouble(r -> 1 - r.idleFraction()).average().orElse(0);
             stages.add(new PipelineEstimate.StageEstimate(
                     router.arrived == 0 ? 0 : (double) router.visits[i] / router.arrived,
-                    result.models().get(i).stats().meanBatchSize(), busy));
+                    result.models().get(i).stats().meanBatchSize(), busy, result.models().get(i).stats().latencyMs(99)));
         }
         var h = router.latency;
         boolean any = h.getTotalCount() > 0;

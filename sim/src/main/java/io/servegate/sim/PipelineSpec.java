@@ -6,8 +6,12 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -23,6 +27,11 @@ import java.util.function.ToDoubleFunction;
  * <p><b>JSON</b> ({@link #read}): {@code {"name": …, "slo_ms": …, "stages": [{"name": …,
  * "model": …}, …], "edges": [{"from": …, "to": …, "probability": …}, …]}}. {@code slo_ms} is
  * optional (a planner may be given one), {@code probability} defaults to 1, {@code edges} to none.
+ * A gateway pipeline definition ({@code add_pipeline}) reads the same: its
+ * {@code latency_slo_micros} is the SLO, and each edge with a {@code when} condition needs the
+ * {@code probability} that it holds. Fields that do not change timing ({@code input_type},
+ * {@code default_output}, a stage's {@code input}, {@code output}, {@code deadline_micros}) are
+ * accepted; combine stages are refused, and any other field too.
  *
  * @param name the pipeline's name
  * @param sloMs the end-to-end latency objective, or NaN when the file gives none
@@ -32,6 +41,12 @@ import java.util.function.ToDoubleFunction;
 public record PipelineSpec(String name, double sloMs, List<PipelineStage> stages, List<PipelineEdge> edges) {
 
     private static final ObjectMapper JSON = new ObjectMapper();
+    // a gateway add_pipeline body is read as it is: the fields that do not change timing are accepted
+    private static final Set<String> TOP_FIELDS = Set.of("name", "slo_ms", "latency_slo_micros", "stages", "edges",
+            "input_type", "default_output");
+    private static final Set<String> STAGE_FIELDS = Set.of("name", "model", "input", "output", "deadline_micros",
+            "combine");
+    private static final Set<String> EDGE_FIELDS = Set.of("from", "to", "probability", "when");
 
     public PipelineSpec {
         stages = List.copyOf(stages);
@@ -48,7 +63,7 @@ public record PipelineSpec(String name, double sloMs, List<PipelineStage> stages
                 throw new IllegalArgumentException("two stages are named '" + stages.get(i).name() + "'");
             }
         }
-        java.util.Set<String> seen = new java.util.HashSet<>();
+        Set<String> seen = new HashSet<>();
         for (PipelineEdge e : edges) {
             for (String end : List.of(e.from(), e.to())) {
                 if (!index.containsKey(end)) {
@@ -76,27 +91,63 @@ public record PipelineSpec(String name, double sloMs, List<PipelineStage> stages
         if (root == null || !root.isObject()) {
             throw new IllegalArgumentException("a pipeline is a JSON object");
         }
+        known(root, "pipeline", TOP_FIELDS);
         List<PipelineStage> stages = new ArrayList<>();
         for (JsonNode s : array(root, "stages")) {
+            known(s, "stage", STAGE_FIELDS);
+            if (s.has("combine")) {
+                throw new IllegalArgumentException("stage '" + s.path("name").asText() + "' is a combine step, which "
+                        + "takes no time: give its successors edges from its predecessors instead (a stage waits for "
+                        + "all its inputs, as the combine step does)");
+            }
             stages.add(new PipelineStage(text(s, "name"), text(s, "model")));
         }
         List<PipelineEdge> edges = new ArrayList<>();
         if (root.has("edges")) {
             for (JsonNode e : array(root, "edges")) {
+                known(e, "edge", EDGE_FIELDS);
                 JsonNode p = e.get("probability");
                 if (p != null && !p.isNumber()) {
                     throw new IllegalArgumentException("edge probability must be a number, got " + p);
                 }
+                if (p == null && e.has("when")) {
+                    throw new IllegalArgumentException("edge " + e.path("from").asText() + " -> " + e.path("to").asText()
+                            + " has a condition: give the probability that it holds (measured on sample traffic)");
+                }
                 edges.add(new PipelineEdge(text(e, "from"), text(e, "to"), p == null ? 1 : p.asDouble()));
             }
         }
-        JsonNode slo = root.get("slo_ms");
-        if (slo != null && !slo.isNumber()) {
-            throw new IllegalArgumentException("slo_ms must be a number, got " + slo);
-        }
         JsonNode name = root.get("name");
-        return new PipelineSpec(name == null ? "pipeline" : name.asText(), slo == null ? Double.NaN : slo.asDouble(),
-                stages, edges);
+        return new PipelineSpec(name == null ? "pipeline" : name.asText(), slo(root), stages, edges);
+    }
+
+    /** {@code slo_ms}, or the gateway's {@code latency_slo_micros}; NaN for neither. */
+    private static double slo(JsonNode root) {
+        JsonNode ms = root.get("slo_ms");
+        JsonNode micros = root.get("latency_slo_micros");
+        if (ms != null && micros != null) {
+            throw new IllegalArgumentException("give slo_ms or latency_slo_micros, not both");
+        }
+        JsonNode v = ms != null ? ms : micros;
+        if (v == null) {
+            return Double.NaN;
+        }
+        if (!v.isNumber()) {
+            throw new IllegalArgumentException((ms != null ? "slo_ms" : "latency_slo_micros") + " must be a number, got " + v);
+        }
+        return ms != null ? v.asDouble() : v.asDouble() / 1000;
+    }
+
+    private static void known(JsonNode node, String what, Set<String> fields) {
+        if (!node.isObject()) {
+            throw new IllegalArgumentException("a " + what + " is a JSON object, got " + node);
+        }
+        for (Iterator<String> it = node.fieldNames(); it.hasNext();) {
+            String f = it.next();
+            if (!fields.contains(f)) {
+                throw new IllegalArgumentException("unknown " + what + " field '" + f + "'; known: " + new TreeSet<>(fields));
+            }
+        }
     }
 
     /** This pipeline under another SLO. */

@@ -127,8 +127,8 @@ final class PlanCommand implements Callable<Integer> {
             }
             PipelinePlan p = plan.get();
             PipelineEstimate fresh = check.estimate(p.config());
-            System.out.print(PlanTable.text(spec, p, fresh, seconds));
-            plans.add(PlanTable.json(spec, p, fresh, seconds));
+            System.out.print(PlanTable.text(spec, models, p, fresh, seconds));
+            plans.add(PlanTable.json(spec, models, p, fresh, seconds));
         }
         Map<String, Object> summary = new LinkedHashMap<>();
         summary.put("pipeline", spec.name());

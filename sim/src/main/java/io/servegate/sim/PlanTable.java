@@ -15,7 +15,7 @@ final class PlanTable {
     }
 
     /** The plan as a readable table: the totals, then one line per stage. */
-    static String text(PipelineSpec spec, PipelinePlan p, PipelineEstimate fresh, double seconds) {
+    static String text(PipelineSpec spec, ModelProfiles profiles, PipelinePlan p, PipelineEstimate fresh, double seconds) {
         StringBuilder b = new StringBuilder();
         PipelineEstimate e = p.estimate();
         b.append(String.format(Locale.ROOT,
@@ -23,20 +23,22 @@ final class PlanTable {
                         + " (%d configurations estimated in %.1f s)%n",
                 p.strategy().id(), p.costPerHour(), e.p99Ms(), e.attainment(), fresh.p99Ms(), fresh.attainment(),
                 p.estimates(), seconds));
-        b.append(String.format(Locale.ROOT, "  %-14s %-14s %-10s %8s %9s %10s %7s %6s%n", "stage", "model", "hardware",
-                "replicas", "max batch", "mean batch", "scale", "busy"));
+        b.append(String.format(Locale.ROOT, "  %-14s %-14s %-10s %8s %9s %10s %7s %6s %8s %10s%n", "stage", "model",
+                "hardware", "replicas", "max batch", "mean batch", "scale", "busy", "p99 ms", "budget ms"));
+        long[] budgets = p.stageBudgetsMicros(spec, profiles);
         for (int i = 0; i < spec.stages().size(); i++) {
             StageConfig c = p.config().stage(i);
             PipelineEstimate.StageEstimate s = e.stages().get(i);
-            b.append(String.format(Locale.ROOT, "  %-14s %-14s %-10s %8d %9d %10.2f %7.3f %6.3f%n",
+            b.append(String.format(Locale.ROOT, "  %-14s %-14s %-10s %8d %9d %10.2f %7.3f %6.3f %8.2f %10.3f%n",
                     spec.stages().get(i).name(), spec.stages().get(i).model(), c.hardware(), c.replicas(), c.maxBatch(),
-                    s.meanBatch(), s.scaleFactor(), s.utilisation()));
+                    s.meanBatch(), s.scaleFactor(), s.utilisation(), s.p99Ms(), budgets[i] / 1000.0));
         }
         return b.toString();
     }
 
-    /** The plan as JSON: totals, both estimates, and each stage's configuration. */
-    static Map<String, Object> json(PipelineSpec spec, PipelinePlan p, PipelineEstimate fresh, double seconds) {
+    /** The plan as JSON: totals, both estimates, and each stage's configuration and latency budget. */
+    static Map<String, Object> json(PipelineSpec spec, ModelProfiles profiles, PipelinePlan p, PipelineEstimate fresh,
+            double seconds) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("strategy", p.strategy().id());
         m.put("feasible", true);
@@ -46,6 +48,7 @@ final class PlanTable {
         m.put("configurations_estimated", p.estimates());
         m.put("planning_s", Summary.round(seconds));
         List<Map<String, Object>> stages = new ArrayList<>();
+        long[] budgets = p.stageBudgetsMicros(spec, profiles);
         for (int i = 0; i < spec.stages().size(); i++) {
             StageConfig c = p.config().stage(i);
             PipelineEstimate.StageEstimate s = p.estimate().stages().get(i);
@@ -58,6 +61,8 @@ final class PlanTable {
             x.put("mean_batch", Summary.round(s.meanBatch()));
             x.put("scale_factor", Summary.round(s.scaleFactor()));
             x.put("utilisation", Summary.round(s.utilisation()));
+            x.put("p99_ms", Summary.round(s.p99Ms()));
+            x.put("deadline_micros", budgets[i]);
             stages.add(x);
         }
         m.put("stages", stages);
@@ -109,7 +114,7 @@ final class PlanTable {
                     st.add(new ArrayList<>(((Map<?, ?>) o).values()));
                 }
                 page.table(List.of("stage", "model", "hardware", "replicas", "max batch", "mean batch", "scale factor",
-                        "utilisation"), st);
+                        "utilisation", "stage p99 ms", "deadline µs"), st);
             }
         }
         page.heading("Settings").keyValues((Map<?, ?>) summary.get("settings"));

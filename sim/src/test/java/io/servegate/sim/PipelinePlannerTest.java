@@ -99,4 +99,27 @@ class PipelinePlannerTest {
                 0).estimate(plan.config());
         assertThat(fresh.attainment()).isGreaterThanOrEqualTo(0.98);
     }
+
+    /** A gateway's stage deadlines from a plan: the stages' p99s scaled so the longest path uses the whole SLO. */
+    @Test
+    void stageBudgetsSplitTheSloInProportionToTheStagesP99() {
+        PipelineSpec spec = new PipelineSpec("fan", 30,
+                List.of(new PipelineStage("a", "a"), new PipelineStage("b", "b"), new PipelineStage("c", "c")),
+                List.of(new PipelineEdge("a", "b", 1), new PipelineEdge("a", "c", 1)));
+        ModelProfiles p = new ModelProfiles(Map.of("a", Map.of("k", linear(1, 1)), "b", Map.of("k", linear(3, 1)),
+                "c", Map.of("k", linear(1, 1))));
+        PipelineConfig c = PipelineEstimatorTest.everywhere(spec, 1);
+        PipelineEstimate e = new PipelineEstimator(spec, p, uniform(50, 4), 0).estimate(c);
+        // exact latencies at low load: 2, 4 and 2 ms, up to the histogram's precision
+        double[] p99 = e.stages().stream().mapToDouble(PipelineEstimate.StageEstimate::p99Ms).toArray();
+        assertThat(p99[0]).isCloseTo(2, org.assertj.core.data.Percentage.withPercentage(0.1));
+        assertThat(p99[1]).isCloseTo(4, org.assertj.core.data.Percentage.withPercentage(0.1));
+        assertThat(p99[2]).isCloseTo(2, org.assertj.core.data.Percentage.withPercentage(0.1));
+        long[] budgets = new PipelinePlan(PlanStrategy.INFERLINE, c, 3, e, 1).stageBudgetsMicros(spec, p);
+        // longest path a -> b: 2 + 4 ms takes the 30 ms SLO, so every p99 is scaled by 5
+        assertThat(budgets[0]).isBetween(9_990L, 10_000L);
+        assertThat(budgets[1]).isBetween(19_990L, 20_000L);
+        assertThat(budgets[2]).isEqualTo(budgets[0]);
+        assertThat(budgets[0] + budgets[1]).isLessThanOrEqualTo(30_000L);
+    }
 }

@@ -35,6 +35,32 @@ class PipelineSpecTest {
         assertThat(parse("{\"stages\": [{\"name\": \"x\", \"model\": \"m\"}]}").sloMs()).isNaN();
     }
 
+    /** A gateway add_pipeline body, with the probability of its condition, is a pipeline file. */
+    @Test
+    void aGatewayDefinitionReadsAsItIs() throws Exception {
+        PipelineSpec s = parse("""
+                {"name": "fashion-cascade", "input_type": "floats", "default_output": "-1", "latency_slo_micros": 100000,
+                 "stages": [{"name": "fast", "model": "fmnist-logreg", "output": "logits", "deadline_micros": 20000},
+                            {"name": "accurate", "model": "fmnist-cnn", "input": "query"}],
+                 "edges": [{"from": "fast", "to": "accurate", "when": {"confidence_below": 0.95}, "probability": 0.3}]}
+                """);
+        assertThat(s.sloMs()).isEqualTo(100);
+        assertThat(s.edges()).containsExactly(new PipelineEdge("fast", "accurate", 0.3));
+        assertThatThrownBy(() -> parse("""
+                {"stages": [{"name": "a", "model": "m"}, {"name": "b", "model": "m"}],
+                 "edges": [{"from": "a", "to": "b", "when": {"confidence_below": 0.9}}]}"""))
+                .hasMessageContaining("has a condition: give the probability");
+        assertThatThrownBy(() -> parse("""
+                {"stages": [{"name": "a", "model": "m"}, {"name": "v", "combine": "majority"}]}"""))
+                .hasMessageContaining("combine step");
+        assertThatThrownBy(() -> parse("""
+                {"stages": [{"name": "a", "model": "m"}], "edges": [], "slo_ms": 5, "latency_slo_micros": 5000}"""))
+                .hasMessageContaining("not both");
+        assertThatThrownBy(() -> parse("""
+                {"stages": [{"name": "a", "model": "m"}], "edges": [{"from": "a", "to": "a", "if": 1}]}"""))
+                .hasMessageContaining("unknown edge field 'if'");
+    }
+
     @Test
     void badPipelinesAreRejectedWithTheReason() {
         assertThatThrownBy(() -> parse("{\"stages\": []}")).hasMessageContaining("at least one stage");
