@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,7 +22,7 @@ import java.util.Map;
 public record HardwareCosts(Map<String, Double> perHour) {
 
     public HardwareCosts {
-        perHour = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(perHour));
+        perHour = Collections.unmodifiableMap(new LinkedHashMap<>(perHour));
         if (perHour.isEmpty()) {
             throw new IllegalArgumentException("the cost table names no hardware kind");
         }
@@ -65,7 +67,7 @@ public record HardwareCosts(Map<String, Double> perHour) {
     }
 
     /** The priced kinds among {@code kinds}, most expensive first. */
-    public List<String> byPriceDescending(java.util.Collection<String> kinds) {
+    public List<String> byPriceDescending(Collection<String> kinds) {
         return kinds.stream().filter(this::has)
                 .sorted(Comparator.comparingDouble(this::perReplicaHour).reversed()).toList();
     }

@@ -8,6 +8,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -68,7 +69,7 @@ public record ModelProfiles(Map<String, Map<String, LatencyModel>> models) {
     }
 
     /** The hardware kinds {@code model} was profiled on. */
-    public java.util.Set<String> kinds(String model) {
+    public Set<String> kinds(String model) {
         return of(model).keySet();
     }
 

@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.IntStream;
 
 /**
  * InferLine's planner (SoCC'20, §4.3): the cheapest configuration whose estimated p99 end-to-end
@@ -256,6 +257,6 @@ public final class PipelinePlanner {
     }
 
     private int[] allStages() {
-        return java.util.stream.IntStream.range(0, stages()).toArray();
+        return IntStream.range(0, stages()).toArray();
     }
 }

@@ -4,6 +4,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.stream.IntStream;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -41,7 +42,7 @@ final class PipelineRouter implements QueryRouter {
         for (PipelineEdge e : spec.edges()) {
             inDegree[spec.indexOf(e.to())]++;
         }
-        sources = java.util.stream.IntStream.range(0, stages).filter(i -> inDegree[i] == 0).toArray();
+        sources = IntStream.range(0, stages).filter(i -> inDegree[i] == 0).toArray();
     }
 
     /** One query's progress through the graph. */

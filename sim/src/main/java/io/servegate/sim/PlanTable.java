@@ -3,6 +3,7 @@ package io.servegate.sim;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -90,7 +91,7 @@ final class PlanTable {
                 + "is within the SLO; each plan is checked on a fresh trace.");
         for (Map<String, Object> p : plans) {
             if (!Boolean.TRUE.equals(p.get("feasible"))) {
-                rows.add(java.util.Arrays.asList(p.get("strategy"), "infeasible", null, null, null, null));
+                rows.add(Arrays.asList(p.get("strategy"), "infeasible", null, null, null, null));
                 continue;
             }
             Map<?, ?> sample = (Map<?, ?>) p.get("sample");
