@@ -25,7 +25,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * Records a model container's service time per batch size, for the simulator's measured latency
- * ({@code bin/sim --profile FILE}). Sends batches of 1, 2, 4, … up to a limit, one at a time (so
+ * ({@code bin/sim --profile FILE}) and, one file per hardware kind, the pipeline planner's model
+ * profiles ({@code bin/sim plan}). Sends batches of 1, 2, 4, … up to a limit, one at a time (so
  * none waits behind another), several times each after a warm-up, and writes the container's own
  * reported time ({@code servegate_service_time_ns}; the client's round trip where it reports
  * none) in the simulator's profile format: a header {@code batch_size,service_ns} and one sample

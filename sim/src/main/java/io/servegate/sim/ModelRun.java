@@ -14,23 +14,26 @@ import java.util.Map;
  * driver side of it. It carries the scheduler's actions out in virtual time (a batch goes to its
  * emulated replica, a timer becomes an event) and tallies what happens to each query.
  */
-final class ModelRun implements SchedulerActions<Void> {
+final class ModelRun implements SchedulerActions<Object> {
 
     final ModelSpec spec;
-    final ModelScheduler<Void> scheduler;
+    final ModelScheduler<Object> scheduler;
     final Map<String, SimReplica> replicas = new LinkedHashMap<>();
     final ModelStats stats = new ModelStats();
     private final Simulation sim;
+    private final QueryRouter router;
 
-    ModelRun(ModelSpec spec, Simulation sim) {
+    ModelRun(ModelSpec spec, Simulation sim, QueryRouter router) {
         this.spec = spec;
         this.sim = sim;
+        this.router = router;
         this.scheduler = new ModelScheduler<>(spec.config(), this);
     }
 
-    void submit(long deadline, long now) {
+    /** A query arrives carrying {@code payload}, which the router gets back when it leaves. */
+    void submit(Object payload, long deadline, long now) {
         stats.arrived++;
-        scheduler.submit(null, deadline, now);
+        scheduler.submit(payload, deadline, now);
     }
 
     /**
@@ -77,29 +80,36 @@ final class ModelRun implements SchedulerActions<Void> {
 
     /** A replica dies: the scheduler loses it and its outstanding batches fail, as in the gateway. */
     void fail(SimReplica r, long now) {
-        List<Batch<Void>> lost = r.die(now);
+        List<Batch<Object>> lost = r.die(now);
         scheduler.removeReplica(r.spec.id(), now);
-        for (Batch<Void> b : lost) {
-            stats.failed += scheduler.batchFailed(b, b.queries(), now).size();
+        for (Batch<Object> b : lost) {
+            for (Query<Object> q : scheduler.batchFailed(b, b.queries(), now)) {
+                stats.failed++;
+                router.dropped(this, q.payload(), now);
+            }
         }
     }
 
-    void completed(Batch<Void> batch, long serviceNanos, long now) {
-        for (Query<Void> q : batch.queries()) {
+    void completed(Batch<Object> batch, long serviceNanos, long now) {
+        for (Query<Object> q : batch.queries()) {
             stats.answered(now - q.arrival(), now <= q.deadline());
         }
         scheduler.batchCompleted(batch, serviceNanos, now);
+        for (Query<Object> q : batch.queries()) {
+            router.answered(this, q.payload(), now);
+        }
     }
 
     @Override
-    public void send(Batch<Void> batch) {
+    public void send(Batch<Object> batch) {
         stats.batch(batch.size());
         replicas.get(batch.replica()).accept(batch, sim.now(), sim.events());
     }
 
     @Override
-    public void reject(Query<Void> query, RejectReason reason) {
+    public void reject(Query<Object> query, RejectReason reason) {
         stats.defaults[reason.ordinal()]++;
+        router.dropped(this, query.payload(), sim.now());
     }
 
     @Override

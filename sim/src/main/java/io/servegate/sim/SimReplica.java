@@ -18,7 +18,7 @@ final class SimReplica {
     private final long[] slotFreeAt;
     private final long out;  // transport, gateway to container
     private final long back; // and back
-    final List<Batch<Void>> inFlight = new ArrayList<>();
+    final List<Batch<Object>> inFlight = new ArrayList<>();
     boolean alive = true;
     /** Scaled down: takes no new batch, and leaves once the last one has answered. */
     boolean retiring;
@@ -42,7 +42,7 @@ final class SimReplica {
     }
 
     /** Takes {@code batch}, sent at {@code now}, and schedules its answer. */
-    void accept(Batch<Void> batch, long now, EventQueue events) {
+    void accept(Batch<Object> batch, long now, EventQueue events) {
         int slot = 0;
         for (int i = 1; i < slotFreeAt.length; i++) {
             if (slotFreeAt[i] < slotFreeAt[slot]) {
@@ -57,21 +57,21 @@ final class SimReplica {
     }
 
     /** The replica dies: what it was running is lost, and the caller fails those batches. */
-    List<Batch<Void>> die(long now) {
+    List<Batch<Object>> die(long now) {
         alive = false;
         left = true;
         diedAt = now;
-        List<Batch<Void>> lost = List.copyOf(inFlight);
+        List<Batch<Object>> lost = List.copyOf(inFlight);
         inFlight.clear();
         return lost;
     }
 
     /** A batch's answer reaching the scheduler. */
     private final class Completion extends Event {
-        private final Batch<Void> batch;
+        private final Batch<Object> batch;
         private final long service;
 
-        Completion(Batch<Void> batch, long service) {
+        Completion(Batch<Object> batch, long service) {
             this.batch = batch;
             this.service = service;
         }

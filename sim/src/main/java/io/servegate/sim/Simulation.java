@@ -10,24 +10,31 @@ import java.util.SplittableRandom;
  * left. Each model's scheduler is the core's {@link io.servegate.core.scheduling.ModelScheduler},
  * driven exactly as the gateway drives it. Deterministic: one seed gives one result, whatever the
  * machine; randomness comes from streams split off the seed in a fixed order (arrivals first,
- * then each replica's latency noise), so adding noise does not change the arrivals.
+ * then each replica's latency noise, then the router's), so adding noise does not change the arrivals.
  */
 public final class Simulation {
 
     private final Scenario scenario;
+    private final QueryRouter router;
     private final EventQueue events = new EventQueue();
     private final List<ModelRun> models = new ArrayList<>();
     private final List<SimReplica> replicas = new ArrayList<>();
     private long now;
     private long fired;
 
-    private Simulation(Scenario scenario) {
+    private Simulation(Scenario scenario, QueryRouter router) {
         this.scenario = scenario;
+        this.router = router;
     }
 
     /** Runs {@code scenario} to the end: arrivals stop, then every query leaves. */
     public static SimResult run(Scenario scenario) {
-        return new Simulation(scenario).execute();
+        return run(scenario, QueryRouter.direct());
+    }
+
+    /** Runs {@code scenario} with {@code router} deciding where arrivals and answered queries go. */
+    static SimResult run(Scenario scenario, QueryRouter router) {
+        return new Simulation(scenario, router).execute();
     }
 
     long now() {
@@ -45,7 +52,7 @@ public final class Simulation {
         SplittableRandom root = new SplittableRandom(scenario.seed());
         SplittableRandom arrivalRandom = root.split();
         for (ModelSpec spec : scenario.models()) {
-            ModelRun model = new ModelRun(spec, this);
+            ModelRun model = new ModelRun(spec, this, router);
             models.add(model);
             List<SimReplica> initial = new ArrayList<>();
             for (ReplicaSpec rs : spec.replicas()) {
@@ -56,6 +63,7 @@ public final class Simulation {
                 events.add(new AutoscaleDriver(model, this, initial, root.split(), scenario.durationNanos()), 0);
             }
         }
+        router.attach(models, root.split());
         Workload.Stream stream = scenario.workload().open(arrivalRandom);
         Workload.Arrival first = new Workload.Arrival();
         if (stream.next(first)) {
@@ -106,7 +114,7 @@ public final class Simulation {
 
         @Override
         void fire(long now) {
-            models.get(arrival.model).submit(arrival.deadline, now);
+            router.arrived(arrival, now);
             if (stream.next(arrival)) {
                 events.add(this, arrival.at);
             }

@@ -1,0 +1,127 @@
+package io.servegate.sim;
+
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Carries each query of a run through a pipeline's graph (see {@link PipelineSpec} for the rules):
+ * model {@code i} of the run is stage {@code i}. Records every finished query's end-to-end
+ * latency; a query that a stage dropped counts as failed.
+ */
+final class PipelineRouter implements QueryRouter {
+
+    private final int stages;
+    private final int[][] out;        // per stage: outgoing edge targets
+    private final double[][] outProb; // and their probabilities
+    private final int[] inDegree;
+    private final int[] sources;
+    private List<ModelRun> models;
+    private final Map<ModelRun, Integer> stageOf = new IdentityHashMap<>();
+    private SplittableRandom random;
+    final Histogram latency = new Histogram(3);
+    final long[] visits;
+    long arrived;
+    long failed;
+
+    PipelineRouter(PipelineSpec spec) {
+        stages = spec.stages().size();
+        out = new int[stages][];
+        outProb = new double[stages][];
+        inDegree = new int[stages];
+        visits = new long[stages];
+        for (int i = 0; i < stages; i++) {
+            String name = spec.stages().get(i).name();
+            List<PipelineEdge> edges = spec.edges().stream().filter(e -> e.from().equals(name)).toList();
+            out[i] = edges.stream().mapToInt(e -> spec.indexOf(e.to())).toArray();
+            outProb[i] = edges.stream().mapToDouble(PipelineEdge::probability).toArray();
+        }
+        for (PipelineEdge e : spec.edges()) {
+            inDegree[spec.indexOf(e.to())]++;
+        }
+        sources = IntStream.range(0, stages).filter(i -> inDegree[i] == 0).toArray();
+    }
+
+    /** One query's progress through the graph. */
+    private final class Flow {
+        final long arrival;
+        final int[] undecided = inDegree.clone(); // incoming edges not decided yet, per stage
+        final boolean[] fed = new boolean[stages];  // some incoming edge was taken
+        int open = stages;                          // stages neither run nor skipped
+        boolean failed;
+
+        Flow(long arrival) {
+            this.arrival = arrival;
+        }
+    }
+
+    /** A query at one stage: what the stage's scheduler carries. */
+    private record Visit(Flow flow, int stage) {
+    }
+
+    @Override
+    public void attach(List<ModelRun> runs, SplittableRandom r) {
+        if (runs.size() != stages) {
+            throw new IllegalArgumentException("a pipeline of " + stages + " stages needs as many models, got " + runs.size());
+        }
+        models = runs;
+        for (int i = 0; i < runs.size(); i++) {
+            stageOf.put(runs.get(i), i);
+        }
+        random = r;
+    }
+
+    @Override
+    public void arrived(Workload.Arrival arrival, long now) {
+        arrived++;
+        Flow f = new Flow(now);
+        for (int s : sources) {
+            run(f, s, now);
+        }
+    }
+
+    @Override
+    public void answered(ModelRun model, Object payload, long now) {
+        Visit v = (Visit) payload;
+        if (!v.flow().failed) {
+            decide(v.flow(), v.stage(), true, now);
+        }
+    }
+
+    @Override
+    public void dropped(ModelRun model, Object payload, long now) {
+        Flow f = ((Visit) payload).flow();
+        if (!f.failed) {
+            f.failed = true;
+            failed++;
+        }
+    }
+
+    private void run(Flow f, int stage, long now) {
+        visits[stage]++;
+        models.get(stage).submit(new Visit(f, stage), Long.MAX_VALUE, now); // no deadline: every query is measured
+    }
+
+    /** Stage {@code stage} has run ({@code ran}) or been skipped: its outgoing edges are decided. */
+    private void decide(Flow f, int stage, boolean ran, long now) {
+        for (int k = 0; k < out[stage].length; k++) {
+            int next = out[stage][k];
+            if (ran && (outProb[stage][k] >= 1 || random.nextDouble() < outProb[stage][k])) {
+                f.fed[next] = true;
+            }
+            if (--f.undecided[next] == 0) {
+                if (f.fed[next]) {
+                    run(f, next, now);
+                } else {
+                    decide(f, next, false, now);
+                }
+            }
+        }
+        if (--f.open == 0) {
+            latency.recordValue(now - f.arrival);
+        }
+    }
+}

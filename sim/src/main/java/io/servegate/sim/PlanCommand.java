@@ -1,0 +1,173 @@
+package io.servegate.sim;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code bin/sim plan}: InferLine's planner for a pipeline ({@link PipelinePlanner}) on a sample
+ * trace, optionally beside the coarse-grained and batch-size-1 baselines. Prints each plan as a
+ * table and writes them as JSON; every plan is also estimated on a fresh trace of the same
+ * process (another seed), which is the attainment to expect of it.
+ */
+@Command(name = "plan", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Plans a pipeline's per-stage batch size, replicas and hardware (InferLine's greedy planner).")
+final class PlanCommand implements Callable<Integer> {
+
+    @Parameters(index = "0", paramLabel = "PIPELINE", description = "the pipeline (JSON: stages, edges, slo_ms)")
+    Path pipeline;
+
+    @Option(names = "--profiles", required = true, split = ",", description = "model profile files (JSON, one per model)")
+    List<Path> profiles;
+
+    @Option(names = "--costs", required = true, description = "cost table (JSON: per_replica_hour by hardware kind)")
+    Path costs;
+
+    @Option(names = "--slo-ms", description = "end-to-end SLO (default: the pipeline's slo_ms)")
+    Double sloMs;
+
+    @Option(names = "--slo-min-multiple", description = "SLO = this × the pipeline's minimum latency (longest path at batch size 1 on the fastest hardware)")
+    Double sloMultiple;
+
+    @Option(names = "--rate", defaultValue = "100", description = "mean arrival rate of the sample trace, queries/s (default: ${DEFAULT-VALUE})")
+    double rate;
+
+    @Option(names = "--arrivals", defaultValue = "poisson", description = "poisson, gamma, uniform, onoff or trace (default: ${DEFAULT-VALUE})")
+    String arrivals;
+
+    @Option(names = "--cv2", defaultValue = "4", description = "squared coefficient of variation of Gamma gaps (default: ${DEFAULT-VALUE})")
+    double cv2;
+
+    @Option(names = "--trace", description = "rate trace (see bin/sim --help), scaled to --rate")
+    Path trace;
+
+    @Option(names = "--trace-bin-s", defaultValue = "1", description = "interval of a counts-per-interval trace, s (default: ${DEFAULT-VALUE})")
+    double traceBinS;
+
+    @Option(names = "--duration-s", defaultValue = "30", description = "seconds of the sample trace (default: ${DEFAULT-VALUE})")
+    double durationS;
+
+    @Option(names = "--seed", defaultValue = "1", description = "seed of the sample trace (default: ${DEFAULT-VALUE})")
+    long seed;
+
+    @Option(names = "--check-seed", description = "seed of the fresh trace each plan is checked on (default: --seed + 1)")
+    Long checkSeed;
+
+    @Option(names = "--overhead-ms", defaultValue = "0", description = "round-trip transport overhead per batch and stage (default: ${DEFAULT-VALUE})")
+    double overheadMs;
+
+    @Option(names = "--max-batch", defaultValue = "64", description = "largest batch size a stage may get (default: ${DEFAULT-VALUE})")
+    int maxBatch;
+
+    @Option(names = "--max-replicas", defaultValue = "256", description = "most replicas a stage may get (default: ${DEFAULT-VALUE})")
+    int maxReplicas;
+
+    @Option(names = "--baselines", description = "also plan the coarse-grained and batch-size-1 baselines")
+    boolean baselines;
+
+    @Mixin
+    OutputOptions output;
+
+    @Spec
+    CommandSpec commandSpec;
+
+    @Override
+    public Integer call() throws Exception {
+        PipelineSpec spec;
+        ModelProfiles models;
+        HardwareCosts table;
+        double minLatencyMs;
+        PipelinePlanner planner;
+        PipelineEstimator check;
+        try { // bad input: the reason and the usage, not a stack trace
+            spec = PipelineSpec.read(pipeline);
+            models = ModelProfiles.read(profiles);
+            table = HardwareCosts.read(costs);
+            minLatencyMs = minimumLatencyMs(spec, models, table);
+            if (sloMultiple != null) {
+                spec = spec.withSloMs(sloMultiple * minLatencyMs);
+            } else if (sloMs != null) {
+                spec = spec.withSloMs(sloMs);
+            }
+            if (Double.isNaN(spec.sloMs())) {
+                throw new IllegalArgumentException("the pipeline has no slo_ms: give --slo-ms or --slo-min-multiple");
+            }
+            long overhead = Math.round(overheadMs * 1e6);
+            planner = new PipelinePlanner(new PipelineEstimator(spec, models, sample(seed), overhead), table, maxBatch,
+                    maxReplicas);
+            check = new PipelineEstimator(spec, models, sample(checkSeed != null ? checkSeed : seed + 1), overhead);
+        } catch (IOException | IllegalArgumentException e) {
+            throw new ParameterException(commandSpec.commandLine(), e.getMessage(), e);
+        }
+        List<PlanStrategy> strategies = baselines ? List.of(PlanStrategy.values()) : List.of(PlanStrategy.INFERLINE);
+        System.out.printf(Locale.ROOT, "pipeline %s: %d stages, SLO %.2f ms (minimum latency %.2f ms), %s arrivals at %.1f/s for %.0f s%n",
+                spec.name(), spec.stages().size(), spec.sloMs(), minLatencyMs, arrivals, rate, durationS);
+        List<Map<String, Object>> plans = new ArrayList<>();
+        for (PlanStrategy s : strategies) {
+            long start = System.nanoTime();
+            Optional<PipelinePlan> plan = planner.plan(s);
+            double seconds = (System.nanoTime() - start) / 1e9;
+            if (plan.isEmpty()) {
+                System.out.printf(Locale.ROOT, "%n%s: no configuration meets the SLO%n", s.id());
+                plans.add(Map.of("strategy", s.id(), "feasible", false));
+                continue;
+            }
+            PipelinePlan p = plan.get();
+            PipelineEstimate fresh = check.estimate(p.config());
+            System.out.print(PlanTable.text(spec, models, p, fresh, seconds));
+            plans.add(PlanTable.json(spec, models, p, fresh, seconds));
+        }
+        Map<String, Object> summary = new LinkedHashMap<>();
+        summary.put("pipeline", spec.name());
+        summary.put("slo_ms", Summary.round(spec.sloMs()));
+        summary.put("minimum_latency_ms", Summary.round(minLatencyMs));
+        summary.put("costs_per_replica_hour", table.perHour());
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("arrivals", arrivals);
+        settings.put("rate", rate);
+        settings.put("duration_s", durationS);
+        settings.put("seed", seed);
+        settings.put("check_seed", checkSeed != null ? checkSeed : seed + 1);
+        settings.put("overhead_ms", overheadMs);
+        settings.put("max_batch", maxBatch);
+        settings.put("max_replicas", maxReplicas);
+        summary.put("settings", settings);
+        summary.put("plans", plans);
+        Path dir = output.write("plan", summary);
+        if (dir != null) {
+            PlanTable.page(dir, summary, plans);
+        }
+        return 0;
+    }
+
+    /** The pipeline's latency with no queueing: the longest path at batch size 1, each stage on its fastest priced kind. */
+    private static double minimumLatencyMs(PipelineSpec spec, ModelProfiles models, HardwareCosts table) {
+        return spec.longestPath(i -> models.kinds(spec.stages().get(i).model()).stream().filter(table::has)
+                .mapToDouble(k -> models.latency(spec.stages().get(i).model(), k).meanNanos(1) / 1e6).min()
+                .orElseThrow(() -> new IllegalArgumentException("model '" + spec.stages().get(i).model()
+                        + "' has no profile on a hardware kind of the cost table")));
+    }
+
+    /** The arrivals: a one-model scenario of the chosen process, whose workload the estimator replays. */
+    private Scenario sample(long s) throws IOException {
+        ScenarioBuilder b = new ScenarioBuilder().rate(rate).cv2(cv2).seed(s).durationS(durationS)
+                .arrivals(ScenarioBuilder.Arrivals.valueOf(arrivals.trim().toUpperCase(Locale.ROOT)));
+        if (trace != null) {
+            b.trace(RateTrace.read(trace, traceBinS, null));
+        }
+        return b.build();
+    }
+}

@@ -1,0 +1,43 @@
+package io.servegate.sim;
+
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * Where a run's queries go: the workload's arrivals into models, and what follows when a model
+ * answers or drops one. A plain run submits each arrival to the model it names and stops there;
+ * a pipeline ({@link PipelineRouter}) sends a query on to the next stages of its graph.
+ */
+interface QueryRouter {
+
+    /** A router for one run that sends each arrival to the model it names, with its deadline; nothing follows an answer. */
+    static QueryRouter direct() {
+        return new QueryRouter() {
+            private List<ModelRun> models;
+
+            @Override
+            public void attach(List<ModelRun> runs, SplittableRandom random) {
+                models = runs;
+            }
+
+            @Override
+            public void arrived(Workload.Arrival arrival, long now) {
+                models.get(arrival.model).submit(null, arrival.deadline, now);
+            }
+        };
+    }
+
+    /** Called once before the first event with the run's models, in the scenario's order, and a random stream of its own. */
+    void attach(List<ModelRun> models, SplittableRandom random);
+
+    /** A query of the workload arrives. */
+    void arrived(Workload.Arrival arrival, long now);
+
+    /** {@code model} answered the query that carried {@code payload}. */
+    default void answered(ModelRun model, Object payload, long now) {
+    }
+
+    /** {@code model} gave the query that carried {@code payload} a default, or lost it with its replica. */
+    default void dropped(ModelRun model, Object payload, long now) {
+    }
+}
