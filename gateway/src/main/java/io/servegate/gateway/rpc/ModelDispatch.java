@@ -54,6 +54,7 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
     private final String recordedName;
     private final List<Meter> ownMeters = new ArrayList<>();
     private final Timer queueDelay;
+    private final Timer latency;
     private final DistributionSummary batchSizes;
     /** Actions the scheduler took during the current event; guarded by {@code this}. */
     private List<Runnable> actions = new ArrayList<>();
@@ -76,10 +77,14 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
         Tags tags = tags();
         queueDelay = Timer.builder("servegate.scheduler.queue.delay").tags(tags).publishPercentileHistogram()
                 .description("Time from a query's arrival to the dispatch of its batch").register(meters);
+        latency = Timer.builder("servegate.scheduler.latency").tags(tags).publishPercentileHistogram()
+                .description("Time from a query's arrival at the scheduler to its batch's answer, as the capacity model predicts it")
+                .register(meters);
         batchSizes = DistributionSummary.builder("servegate.scheduler.batch.size").tags(tags)
                 .publishPercentileHistogram().maximumExpectedValue((double) config.maxBatchSize())
                 .description("Queries per batch the model's scheduler sent").register(meters);
         ownMeters.add(queueDelay);
+        ownMeters.add(latency);
         ownMeters.add(batchSizes);
         ownMeters.add(Gauge.builder("servegate.scheduler.queue.length", this, d -> d.read(ModelScheduler::queued))
                 .tags(tags).description("Queries waiting in the model's queue").register(meters));
@@ -183,6 +188,11 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
 
     void completed(Batch<PendingPrediction> batch, long serviceNanos) {
         event(now -> {
+            actions.add(() -> {
+                for (Query<PendingPrediction> q : batch.queries()) {
+                    latency.record(Math.max(0, now - q.arrival()), TimeUnit.NANOSECONDS);
+                }
+            });
             scheduler.batchCompleted(batch, serviceNanos, now);
             if (recorder != null) {
                 actions.add(() -> recorder.batch(recordedName, batch.replica(), batch.sentAt(), batch.size(),
