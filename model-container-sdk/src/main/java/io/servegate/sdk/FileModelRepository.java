@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -54,7 +55,7 @@ public final class FileModelRepository<X, Y> implements ModelRepository<X, Y> {
      * @throws IllegalArgumentException when two files have the same name
      */
     public static <X, Y> FileModelRepository<X, Y> ofFiles(List<Path> paths, ModelFileLoader<X, Y> loader) {
-        Map<ModelKey, Path> byKey = new TreeMap<>(ModelKey.ORDER);
+        TreeMap<ModelKey, Path> byKey = new TreeMap<>(ModelKey.ORDER);
         for (Path p : paths) {
             ModelKey key = new ModelKey(stem(p.getFileName().toString()), DEFAULT_VERSION);
             Path previous = byKey.put(key, p);
@@ -63,8 +64,8 @@ public final class FileModelRepository<X, Y> implements ModelRepository<X, Y> {
                         + " and " + p);
             }
         }
-        Map<ModelKey, Path> fixed = Map.copyOf(byKey);
-        return new FileModelRepository<>(() -> new TreeMap<>(fixed), loader);
+        Map<ModelKey, Path> fixed = Collections.unmodifiableSortedMap(byKey);
+        return new FileModelRepository<>(() -> fixed, loader);
     }
 
     @Override

@@ -156,8 +156,15 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
 
     @Override
     public void repositoryIndex(RepositoryIndexRequest request, StreamObserver<RepositoryIndexResponse> out) {
+        List<ResidentModels.IndexEntry> entries;
+        try {
+            entries = models.index(request.getReady());
+        } catch (RuntimeException e) {
+            out.onError(statusOf(e));
+            return;
+        }
         RepositoryIndexResponse.Builder response = RepositoryIndexResponse.newBuilder();
-        for (ResidentModels.IndexEntry entry : models.index(request.getReady())) {
+        for (ResidentModels.IndexEntry entry : entries) {
             response.addModels(RepositoryIndexResponse.ModelIndex.newBuilder()
                     .setName(entry.model().name())
                     .setVersion(entry.model().version())
@@ -174,8 +181,8 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
         ModelKey key;
         try {
             key = resolve(requireName(request.getModelName()), versionParameter(request.getParametersMap()));
-        } catch (StatusRuntimeException e) {
-            out.onError(e);
+        } catch (RuntimeException e) {
+            out.onError(statusOf(e));
             return;
         }
         models.load(key).whenComplete((done, failure) -> {
@@ -206,8 +213,8 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
                             .asRuntimeException();
                 }
             }
-        } catch (StatusRuntimeException e) {
-            out.onError(e);
+        } catch (RuntimeException e) {
+            out.onError(statusOf(e));
             return;
         }
         CompletableFuture.allOf(keys.stream().map(models::unload).toArray(CompletableFuture[]::new))
@@ -301,7 +308,7 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
     private ModelKey resolve(String name, String version) {
         try {
             return models.resolve(name, version);
-        } catch (ModelLoadException e) {
+        } catch (ModelLoadException | RuntimeException e) {
             throw statusOf(e);
         }
     }
@@ -353,7 +360,7 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
         if (cause instanceof IllegalStateException e) {
             return Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException();
         }
-        return Status.INTERNAL.withDescription("unexpected failure: " + cause).asRuntimeException();
+        return Status.INTERNAL.withDescription("model repository failed: " + cause).asRuntimeException();
     }
 
     private static InferParameter int64(long value) {
