@@ -50,6 +50,11 @@ public final class ContainerOptions {
         return name;
     }
 
+    /** The model version given (default 1). */
+    public String version() {
+        return version;
+    }
+
     /** Applies these options to a builder; a missing name keeps the builder's (none for one predictor). */
     public <X, Y> ModelContainer.Builder<X, Y> applyTo(ModelContainer.Builder<X, Y> builder) {
         if (name != null) {
