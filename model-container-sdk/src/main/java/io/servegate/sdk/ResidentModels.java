@@ -87,7 +87,7 @@ final class ResidentModels<X, Y> implements AutoCloseable {
      * @throws ModelLoadException NOT_FOUND when the repository has no such model
      */
     ModelKey resolve(String name, String version) throws ModelLoadException {
-        if (!name.isBlank() && !version.isEmpty()) {
+        if (!name.isBlank() && !version.isBlank()) {
             ModelKey key = new ModelKey(name, version);
             synchronized (this) {
                 if (resident.containsKey(key) || loading.containsKey(key)) {
