@@ -8,7 +8,6 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
-import io.servegate.oip.InferParameter;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;
 import io.servegate.oip.RepositoryIndexResponse;
