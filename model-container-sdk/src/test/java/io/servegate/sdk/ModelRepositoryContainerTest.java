@@ -27,6 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -48,6 +49,8 @@ class ModelRepositoryContainerTest {
     private final List<AutoCloseable> closeables = new ArrayList<>();
     /** Closes of loaded models, per file name. */
     private final Map<String, Integer> closes = new ConcurrentHashMap<>();
+    private final AtomicInteger loads = new AtomicInteger();
+    private volatile long loadDelayMs;
     private CountDownLatch blockedPredict = new CountDownLatch(0);
     private ContainerClient client;
     private GRPCInferenceServiceGrpc.GRPCInferenceServiceBlockingStub stub;
@@ -60,7 +63,9 @@ class ModelRepositoryContainerTest {
     }
 
     /** Parses a model file; anything but a leading integer is a corrupt model. */
-    private LoadedModel<float[], String> loadShiftModel(Path file) throws IOException {
+    private LoadedModel<float[], String> loadShiftModel(Path file) throws IOException, InterruptedException {
+        loads.incrementAndGet();
+        Thread.sleep(loadDelayMs);
         String text = Files.readString(file, StandardCharsets.UTF_8).trim();
         int shift = Integer.parseInt(text.split("\\s+")[0]);
         String fileName = file.getParent().getFileName() + "/" + file.getFileName();
@@ -164,6 +169,21 @@ class ModelRepositoryContainerTest {
         assertThat(client.repositoryIndex(true, TIMEOUT).get().getModelsCount()).isEqualTo(2);
         assertThat(stub.serverMetadata(ServerMetadataRequest.getDefaultInstance()).getExtensionsList())
                 .contains("model_repository");
+    }
+
+    @Test
+    void concurrentRequestsForAColdModelShareOneLoad() throws Exception {
+        writeModel(dir.resolve("a.model"), 1, SIZE);
+        start(10 * SIZE);
+        loadDelayMs = 300;
+        List<CompletableFuture<InferResult<String>>> calls = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            calls.add(client.inferAsText("a", "", TensorType.FLOATS, List.of(oneHot(i)), TIMEOUT));
+        }
+        for (int i = 0; i < 8; i++) {
+            assertThat(calls.get(i).get().outputs()).containsExactly(Integer.toString((i + 1) % 10));
+        }
+        assertThat(loads).hasValue(1);
     }
 
     @Test
