@@ -63,10 +63,6 @@ final class ResidentModels<X, Y> implements AutoCloseable {
         });
     }
 
-    long budgetBytes() {
-        return budgetBytes;
-    }
-
     boolean isPinned(ModelKey key) {
         return pinned.contains(key);
     }
