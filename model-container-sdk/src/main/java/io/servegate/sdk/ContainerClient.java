@@ -13,6 +13,11 @@ import io.servegate.oip.ModelInferResponse;
 import io.servegate.oip.ModelMetadataRequest;
 import io.servegate.oip.ModelMetadataResponse;
 import io.servegate.oip.ModelReadyRequest;
+import io.servegate.oip.ModelRepositoryParameter;
+import io.servegate.oip.RepositoryIndexRequest;
+import io.servegate.oip.RepositoryIndexResponse;
+import io.servegate.oip.RepositoryModelLoadRequest;
+import io.servegate.oip.RepositoryModelUnloadRequest;
 import io.servegate.oip.ServerLiveRequest;
 import io.servegate.oip.ServerReadyRequest;
 import java.time.Duration;
@@ -112,6 +117,40 @@ public final class ContainerClient implements AutoCloseable {
     public CompletableFuture<ModelMetadataResponse> modelMetadata(String model, String version, Duration timeout) {
         return toCompletable(stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
                 .modelMetadata(ModelMetadataRequest.newBuilder().setName(model).setVersion(version).build()));
+    }
+
+    /** The model repository's index (RepositoryIndex): every model, or with {@code readyOnly} the loaded ones. */
+    public CompletableFuture<RepositoryIndexResponse> repositoryIndex(boolean readyOnly, Duration timeout) {
+        return toCompletable(stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .repositoryIndex(RepositoryIndexRequest.newBuilder().setReady(readyOnly).build()));
+    }
+
+    /**
+     * Loads a model (RepositoryModelLoad); completes when it is loaded.
+     *
+     * @param version the version, passed as the {@code version} parameter; empty for the server's choice
+     */
+    public CompletableFuture<Void> loadModel(String model, String version, Duration timeout) {
+        RepositoryModelLoadRequest.Builder request = RepositoryModelLoadRequest.newBuilder().setModelName(model);
+        if (!version.isEmpty()) {
+            request.putParameters(OipInferenceService.VERSION_PARAMETER, ModelRepositoryParameter.newBuilder().setStringParam(version).build());
+        }
+        return toCompletable(stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .repositoryModelLoad(request.build())).thenApply(r -> null);
+    }
+
+    /**
+     * Unloads a model (RepositoryModelUnload).
+     *
+     * @param version the version, passed as the {@code version} parameter; empty for every version
+     */
+    public CompletableFuture<Void> unloadModel(String model, String version, Duration timeout) {
+        RepositoryModelUnloadRequest.Builder request = RepositoryModelUnloadRequest.newBuilder().setModelName(model);
+        if (!version.isEmpty()) {
+            request.putParameters(OipInferenceService.VERSION_PARAMETER, ModelRepositoryParameter.newBuilder().setStringParam(version).build());
+        }
+        return toCompletable(stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS)
+                .repositoryModelUnload(request.build())).thenApply(r -> null);
     }
 
     @Override

@@ -12,8 +12,8 @@ public final class ContainerOptions {
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
     boolean help;
 
-    @Option(names = "--name", defaultValue = "${env:MODEL_NAME}", description = "Model name (env MODEL_NAME).",
-            required = true)
+    @Option(names = "--name", defaultValue = "${env:MODEL_NAME}",
+            description = "Model name (env MODEL_NAME); required unless the container serves a model repository.")
     String name;
 
     @Option(names = "--version", defaultValue = "${env:MODEL_VERSION:-1}",
@@ -40,9 +40,27 @@ public final class ContainerOptions {
             description = "On SIGTERM, how long in-flight batches may take to finish (default ${DEFAULT-VALUE}).")
     int drainSeconds;
 
-    /** Applies these options to a builder. */
+    @Option(names = "--memory-budget-bytes", defaultValue = "${env:MEMORY_BUDGET_BYTES:-9223372036854775807}",
+            description = "Bytes the loaded models of a model repository may take together; the least recently used "
+                    + "are unloaded to stay within it (env MEMORY_BUDGET_BYTES, default unbounded).")
+    long memoryBudgetBytes;
+
+    /** The model name given, or null. */
+    public String name() {
+        return name;
+    }
+
+    /** The model version given (default 1). */
+    public String version() {
+        return version;
+    }
+
+    /** Applies these options to a builder; a missing name keeps the builder's (none for one predictor). */
     public <X, Y> ModelContainer.Builder<X, Y> applyTo(ModelContainer.Builder<X, Y> builder) {
-        return builder.name(name).version(version).host(host).port(port)
+        if (name != null) {
+            builder.name(name);
+        }
+        return builder.version(version).host(host).port(port).memoryBudgetBytes(memoryBudgetBytes)
                 .maxMessageBytes(maxMessageBytes).concurrency(concurrency)
                 .drainTimeout(java.time.Duration.ofSeconds(drainSeconds));
     }

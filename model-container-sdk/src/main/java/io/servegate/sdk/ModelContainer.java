@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -21,8 +22,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves one {@link Predictor} as an Open Inference Protocol (KServe v2) gRPC server, so that
- * the gateway, Triton's and KServe's clients, or any other OIP client can call it.
+ * Serves one {@link Predictor}, or the models of a {@link ModelRepository}, as an Open Inference
+ * Protocol (KServe v2) gRPC server, so that the gateway, Triton's and KServe's clients, or any
+ * other OIP client can call it.
+ *
+ * <p>A repository's models are loaded on first use or on RepositoryModelLoad, unloaded on
+ * RepositoryModelUnload, and the least recently used are unloaded when a load would exceed the
+ * memory budget (see {@link Builder#memoryBudgetBytes}). A container of one predictor answers the
+ * repository RPCs too: its model is always loaded and cannot be unloaded.
  *
  * <p>Every request is validated before the predictor sees it. Batches run on a fixed pool of
  * {@code concurrency} threads (one by default, as Clipper's containers do) behind a bounded
@@ -45,6 +52,7 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
     private final Server server;
     private final ThreadPoolExecutor predictPool;
     private final OipInferenceService<X, Y> service;
+    private final ResidentModels<X, Y> models;
     private final HealthStatusManager health = new HealthStatusManager();
     private final Duration drainTimeout;
     private final String name;
@@ -59,8 +67,15 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
                     t.setDaemon(true);
                     return t;
                 });
-        this.service = new OipInferenceService<>(b.name, b.version, b.inputType, b.inputLength, b.outputType,
-                b.predictor, predictPool);
+        if (b.predictor != null) {
+            SingleModelRepository<X, Y> single = new SingleModelRepository<>(new ModelKey(b.name, b.version),
+                    b.predictor, b.inputLength);
+            this.models = new ResidentModels<>(single, Long.MAX_VALUE, Set.of(single.key()), b.name);
+            models.load(single.key()).join();
+        } else {
+            this.models = new ResidentModels<>(b.repository, b.memoryBudgetBytes, Set.of(), b.name);
+        }
+        this.service = new OipInferenceService<>(b.inputType, b.outputType, models, predictPool);
         this.server = NettyServerBuilder.forAddress(new InetSocketAddress(b.host, b.port))
                 .maxInboundMessageSize(b.maxMessageBytes)
                 .addService(ServerInterceptors.intercept(service, b.interceptors))
@@ -68,10 +83,20 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
                 .build();
     }
 
-    /** A builder for a container serving {@code predictor}. */
+    /** A builder for a container serving {@code predictor}; it needs a name (and a version, default 1). */
     public static <X, Y> Builder<X, Y> builder(TensorType<X> inputType, TensorType<Y> outputType,
             Predictor<X, Y> predictor) {
-        return new Builder<>(inputType, outputType, predictor);
+        return new Builder<>(inputType, outputType, Objects.requireNonNull(predictor, "predictor"), null);
+    }
+
+    /**
+     * A builder for a container serving the models of {@code repository} within
+     * {@link Builder#memoryBudgetBytes}; the name only labels its threads and logs.
+     */
+    public static <X, Y> Builder<X, Y> builder(TensorType<X> inputType, TensorType<Y> outputType,
+            ModelRepository<X, Y> repository) {
+        return new Builder<>(inputType, outputType, null, Objects.requireNonNull(repository, "repository"))
+                .name("models");
     }
 
     /** Binds the port and starts serving; the model is ready when this returns. */
@@ -79,7 +104,7 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
         server.start();
         service.markReady();
         setHealth(ServingStatus.SERVING);
-        LOG.info("model '{}' serving Open Inference Protocol on port {}", name, port());
+        LOG.info("'{}' serving Open Inference Protocol on port {}", name, port());
         return this;
     }
 
@@ -119,6 +144,7 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         predictPool.shutdownNow();
+        models.close();
     }
 
     private void setHealth(ServingStatus status) {
@@ -131,6 +157,8 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
         private final TensorType<X> inputType;
         private final TensorType<Y> outputType;
         private final Predictor<X, Y> predictor;
+        private final ModelRepository<X, Y> repository;
+        private long memoryBudgetBytes = Long.MAX_VALUE;
         private String name;
         private String version = "1";
         private String host = "0.0.0.0";
@@ -142,10 +170,21 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
         private Duration drainTimeout = Duration.ofSeconds(30);
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
-        private Builder(TensorType<X> inputType, TensorType<Y> outputType, Predictor<X, Y> predictor) {
+        private Builder(TensorType<X> inputType, TensorType<Y> outputType, Predictor<X, Y> predictor,
+                ModelRepository<X, Y> repository) {
             this.inputType = Objects.requireNonNull(inputType, "inputType");
             this.outputType = Objects.requireNonNull(outputType, "outputType");
-            this.predictor = Objects.requireNonNull(predictor, "predictor");
+            this.predictor = predictor;
+            this.repository = repository;
+        }
+
+        /**
+         * The bytes a repository's loaded models may take together, as the repository measures
+         * them ({@link ModelRepository#sizeBytes}); unbounded by default. Ignored for one predictor.
+         */
+        public Builder<X, Y> memoryBudgetBytes(long memoryBudgetBytes) {
+            this.memoryBudgetBytes = memoryBudgetBytes;
+            return this;
         }
 
         public Builder<X, Y> name(String name) {
@@ -210,6 +249,9 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
                 throw new IllegalArgumentException("a model version is required (--version or MODEL_VERSION)");
             }
             requirePositive("concurrency", concurrency);
+            if (memoryBudgetBytes <= 0) {
+                throw new IllegalArgumentException("memoryBudgetBytes must be positive, got " + memoryBudgetBytes);
+            }
             requirePositive("maxMessageBytes", maxMessageBytes);
             requirePositive("maxQueuedBatches", maxQueuedBatches);
             if (port < 0 || port > 65535) {

@@ -11,6 +11,13 @@ import io.servegate.oip.ModelMetadataRequest;
 import io.servegate.oip.ModelMetadataResponse;
 import io.servegate.oip.ModelReadyRequest;
 import io.servegate.oip.ModelReadyResponse;
+import io.servegate.oip.ModelRepositoryParameter;
+import io.servegate.oip.RepositoryIndexRequest;
+import io.servegate.oip.RepositoryIndexResponse;
+import io.servegate.oip.RepositoryModelLoadRequest;
+import io.servegate.oip.RepositoryModelLoadResponse;
+import io.servegate.oip.RepositoryModelUnloadRequest;
+import io.servegate.oip.RepositoryModelUnloadResponse;
 import io.servegate.oip.ServerLiveRequest;
 import io.servegate.oip.ServerLiveResponse;
 import io.servegate.oip.ServerMetadataRequest;
@@ -18,36 +25,40 @@ import io.servegate.oip.ServerMetadataResponse;
 import io.servegate.oip.ServerReadyRequest;
 import io.servegate.oip.ServerReadyResponse;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The OIP gRPC service of one {@link ModelContainer}: validation, dispatch to the predictor, encoding. */
+/**
+ * The OIP gRPC service of one {@link ModelContainer}: validation, loading on first use, dispatch
+ * to the model's predictor, encoding, and the model repository extension.
+ */
 final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInferenceServiceImplBase {
 
     static final String PLATFORM = "servegate-java";
     static final String OUTPUT_NAME = "output";
+    /** ServerMetadata's extension name for the repository RPCs, as Triton and KServe name it. */
+    static final String REPOSITORY_EXTENSION = "model_repository";
+    /** RepositoryModelLoad/Unload parameter naming one version; without it, load the highest, unload all. */
+    static final String VERSION_PARAMETER = "version";
 
     private static final Logger LOG = LoggerFactory.getLogger(OipInferenceService.class);
 
-    private final String name;
-    private final String version;
     private final TensorType<X> inputType;
-    private final int inputLength;
     private final TensorType<Y> outputType;
-    private final Predictor<X, Y> predictor;
+    private final ResidentModels<X, Y> models;
     private final Executor predictPool;
     private volatile boolean ready;
 
-    OipInferenceService(String name, String version, TensorType<X> inputType, int inputLength,
-            TensorType<Y> outputType, Predictor<X, Y> predictor, Executor predictPool) {
-        this.name = name;
-        this.version = version;
+    OipInferenceService(TensorType<X> inputType, TensorType<Y> outputType, ResidentModels<X, Y> models,
+            Executor predictPool) {
         this.inputType = inputType;
-        this.inputLength = inputLength;
         this.outputType = outputType;
-        this.predictor = predictor;
+        this.models = models;
         this.predictPool = predictPool;
     }
 
@@ -69,11 +80,12 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
         reply(out, ServerReadyResponse.newBuilder().setReady(ready).build());
     }
 
+    /** Ready while the server is and the model is loaded (an unloaded model is not ready, as in Triton). */
     @Override
     public void modelReady(ModelReadyRequest request, StreamObserver<ModelReadyResponse> out) {
         try {
-            requireModel(request.getName(), request.getVersion());
-            reply(out, ModelReadyResponse.newBuilder().setReady(ready).build());
+            ModelKey key = resolve(request.getName(), request.getVersion());
+            reply(out, ModelReadyResponse.newBuilder().setReady(ready && models.isLoaded(key)).build());
         } catch (StatusRuntimeException e) {
             out.onError(e);
         }
@@ -81,16 +93,19 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
 
     @Override
     public void serverMetadata(ServerMetadataRequest request, StreamObserver<ServerMetadataResponse> out) {
-        reply(out, ServerMetadataResponse.newBuilder().setName(PLATFORM).setVersion(sdkVersion()).build());
+        reply(out, ServerMetadataResponse.newBuilder().setName(PLATFORM).setVersion(sdkVersion())
+                .addExtensions(REPOSITORY_EXTENSION).build());
     }
 
+    /** The input length of a model that is not loaded is not known yet, and reported as -1. */
     @Override
     public void modelMetadata(ModelMetadataRequest request, StreamObserver<ModelMetadataResponse> out) {
         try {
-            requireModel(request.getName(), request.getVersion());
+            ModelKey key = resolve(request.getName(), request.getVersion());
+            int inputLength = models.inputLengthIfLoaded(key);
             reply(out, ModelMetadataResponse.newBuilder()
-                    .setName(name)
-                    .addVersions(version)
+                    .setName(key.name())
+                    .addVersions(key.version())
                     .setPlatform(PLATFORM)
                     .addInputs(tensorMetadata("input", inputType, inputLength))
                     .addOutputs(tensorMetadata(OUTPUT_NAME, outputType, -1))
@@ -102,36 +117,132 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
 
     @Override
     public void modelInfer(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
-        List<X> batch;
+        ModelKey key;
         try {
-            batch = decode(request);
+            key = resolve(request.getModelName(), request.getModelVersion());
         } catch (StatusRuntimeException e) {
             out.onError(e);
             return;
         }
-        try {
-            predictPool.execute(() -> predict(request, batch, out));
-        } catch (RejectedExecutionException e) {
-            out.onError(Status.RESOURCE_EXHAUSTED
-                    .withDescription("model '" + name + "' has too many batches queued; retry later")
-                    .asRuntimeException());
-        }
+        models.acquire(key).whenComplete((lease, failure) -> {
+            if (failure != null) {
+                out.onError(statusOf(failure));
+                return;
+            }
+            boolean handedOver = false;
+            try {
+                List<X> batch = decode(request, lease.key(), lease.model().inputLength());
+                predictPool.execute(() -> {
+                    try {
+                        predict(request, lease, batch, out);
+                    } finally {
+                        lease.release();
+                    }
+                });
+                handedOver = true;
+            } catch (StatusRuntimeException e) {
+                out.onError(e);
+            } catch (RejectedExecutionException e) {
+                out.onError(Status.RESOURCE_EXHAUSTED
+                        .withDescription("model " + key + " has too many batches queued; retry later")
+                        .asRuntimeException());
+            } finally {
+                if (!handedOver) {
+                    lease.release();
+                }
+            }
+        });
     }
 
-    private void predict(ModelInferRequest request, List<X> batch, StreamObserver<ModelInferResponse> out) {
+    @Override
+    public void repositoryIndex(RepositoryIndexRequest request, StreamObserver<RepositoryIndexResponse> out) {
+        List<ResidentModels.IndexEntry> entries;
+        try {
+            entries = models.index(request.getReady());
+        } catch (RuntimeException e) {
+            out.onError(statusOf(e));
+            return;
+        }
+        RepositoryIndexResponse.Builder response = RepositoryIndexResponse.newBuilder();
+        for (ResidentModels.IndexEntry entry : entries) {
+            response.addModels(RepositoryIndexResponse.ModelIndex.newBuilder()
+                    .setName(entry.model().name())
+                    .setVersion(entry.model().version())
+                    .setState(entry.state().name())
+                    .setReason(entry.reason()));
+        }
+        reply(out, response.build());
+    }
+
+    /** Loads the named model (the version in the {@code version} parameter, else the highest); a loaded one stays. */
+    @Override
+    public void repositoryModelLoad(RepositoryModelLoadRequest request,
+            StreamObserver<RepositoryModelLoadResponse> out) {
+        ModelKey key;
+        try {
+            key = resolve(requireName(request.getModelName()), versionParameter(request.getParametersMap()));
+        } catch (RuntimeException e) {
+            out.onError(statusOf(e));
+            return;
+        }
+        models.load(key).whenComplete((done, failure) -> {
+            if (failure != null) {
+                out.onError(statusOf(failure));
+            } else {
+                reply(out, RepositoryModelLoadResponse.getDefaultInstance());
+            }
+        });
+    }
+
+    /** Unloads the named model: the version in the {@code version} parameter, else every loaded version. */
+    @Override
+    public void repositoryModelUnload(RepositoryModelUnloadRequest request,
+            StreamObserver<RepositoryModelUnloadResponse> out) {
+        List<ModelKey> keys;
+        try {
+            String name = requireName(request.getModelName());
+            String version = versionParameter(request.getParametersMap());
+            keys = version.isEmpty() ? models.versionsOf(name) : List.of(resolve(name, version));
+            if (keys.isEmpty()) {
+                throw resolveFailure(name, version);
+            }
+            for (ModelKey key : keys) {
+                if (models.isPinned(key)) {
+                    throw Status.FAILED_PRECONDITION.withDescription("model " + key
+                            + " is the one model this container was started with and cannot be unloaded")
+                            .asRuntimeException();
+                }
+            }
+        } catch (RuntimeException e) {
+            out.onError(statusOf(e));
+            return;
+        }
+        CompletableFuture.allOf(keys.stream().map(models::unload).toArray(CompletableFuture[]::new))
+                .whenComplete((done, failure) -> {
+                    if (failure != null) {
+                        out.onError(statusOf(failure));
+                    } else {
+                        reply(out, RepositoryModelUnloadResponse.getDefaultInstance());
+                    }
+                });
+    }
+
+    private void predict(ModelInferRequest request, ResidentModels.Lease<X, Y> lease, List<X> batch,
+            StreamObserver<ModelInferResponse> out) {
+        ModelKey key = lease.key();
         long start = System.nanoTime();
         List<Y> outputs;
         try {
-            outputs = predictor.predictBatch(batch);
+            outputs = lease.model().predictor().predictBatch(batch);
         } catch (Exception | LinkageError e) {
-            LOG.warn("predictor of '{}' failed on a batch of {}", name, batch.size(), e);
-            out.onError(Status.INTERNAL.withDescription("predictor of model '" + name + "' failed: " + e)
+            LOG.warn("predictor of {} failed on a batch of {}", key, batch.size(), e);
+            out.onError(Status.INTERNAL.withDescription("predictor of model '" + key.name() + "' failed: " + e)
                     .asRuntimeException());
             return;
         }
         long serviceNanos = System.nanoTime() - start;
         if (outputs == null || outputs.size() != batch.size()) {
-            out.onError(Status.INTERNAL.withDescription("predictor of model '" + name + "' returned "
+            out.onError(Status.INTERNAL.withDescription("predictor of model '" + key.name() + "' returned "
                     + (outputs == null ? "null" : outputs.size() + " outputs") + " for a batch of " + batch.size()
                     + "; it must return exactly one output per input").asRuntimeException());
             return;
@@ -140,16 +251,20 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
         try {
             encoded = outputType.encode(outputs);
         } catch (RuntimeException e) {
-            out.onError(Status.INTERNAL.withDescription("outputs of model '" + name + "' cannot be encoded as "
+            out.onError(Status.INTERNAL.withDescription("outputs of model '" + key.name() + "' cannot be encoded as "
                     + outputType.datatype() + ": " + e.getMessage()).asRuntimeException());
             return;
         }
-        reply(out, ModelInferResponse.newBuilder()
-                .setModelName(name)
-                .setModelVersion(version)
+        ModelInferResponse.Builder response = ModelInferResponse.newBuilder()
+                .setModelName(key.name())
+                .setModelVersion(key.version())
                 .setId(request.getId())
-                .putParameters(ServiceTime.SERVICE_TIME_NS, InferParameter.newBuilder().setInt64Param(serviceNanos).build())
-                .putParameters(ServiceTime.BATCH_SIZE, InferParameter.newBuilder().setInt64Param(batch.size()).build())
+                .putParameters(ServiceTime.SERVICE_TIME_NS, int64(serviceNanos))
+                .putParameters(ServiceTime.BATCH_SIZE, int64(batch.size()));
+        if (lease.loadNanos() > 0) {
+            response.putParameters(ServiceTime.LOAD_TIME_NS, int64(lease.loadNanos()));
+        }
+        reply(out, response
                 .addOutputs(ModelInferResponse.InferOutputTensor.newBuilder()
                         .setName(OUTPUT_NAME)
                         .setDatatype(encoded.datatype())
@@ -158,8 +273,8 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
                 .build());
     }
 
-    private List<X> decode(ModelInferRequest request) {
-        requireModel(request.getModelName(), request.getModelVersion());
+    private List<X> decode(ModelInferRequest request, ModelKey key, int inputLength) {
+        String name = key.name();
         if (request.getInputsCount() != 1) {
             throw invalid("model '" + name + "' takes exactly 1 input tensor, the request has "
                     + request.getInputsCount());
@@ -190,15 +305,66 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
         return batch;
     }
 
-    private void requireModel(String requestedName, String requestedVersion) {
-        if (!name.equals(requestedName)) {
-            throw Status.NOT_FOUND.withDescription("unknown model '" + requestedName + "': this container serves '"
-                    + name + "'").asRuntimeException();
+    private ModelKey resolve(String name, String version) {
+        try {
+            return models.resolve(name, version);
+        } catch (ModelLoadException | RuntimeException e) {
+            throw statusOf(e);
         }
-        if (!requestedVersion.isEmpty() && !version.equals(requestedVersion)) {
-            throw Status.NOT_FOUND.withDescription("unknown version '" + requestedVersion + "' of model '" + name
-                    + "': this container serves version '" + version + "'").asRuntimeException();
+    }
+
+    private StatusRuntimeException resolveFailure(String name, String version) {
+        try {
+            models.resolve(name, version);
+            return Status.NOT_FOUND.withDescription("model '" + name + "' has no version to unload").asRuntimeException();
+        } catch (ModelLoadException e) {
+            return statusOf(e);
         }
+    }
+
+    private static String requireName(String name) {
+        if (name.isBlank()) {
+            throw invalid("model_name is required");
+        }
+        return name;
+    }
+
+    private static String versionParameter(Map<String, ModelRepositoryParameter> parameters) {
+        ModelRepositoryParameter p = parameters.get(VERSION_PARAMETER);
+        if (p == null) {
+            return "";
+        }
+        return switch (p.getParameterChoiceCase()) {
+            case STRING_PARAM -> p.getStringParam();
+            case INT64_PARAM -> Long.toString(p.getInt64Param());
+            default -> throw invalid("parameter '" + VERSION_PARAMETER + "' must be a string or an int64, got "
+                    + p.getParameterChoiceCase());
+        };
+    }
+
+    /** The status a caller gets for a failed load (or any other failure on the way to the predictor). */
+    static StatusRuntimeException statusOf(Throwable failure) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        if (cause instanceof StatusRuntimeException e) {
+            return e;
+        }
+        if (cause instanceof ModelLoadException e) {
+            Status status = switch (e.reason()) {
+                case NOT_FOUND -> Status.NOT_FOUND;
+                case INVALID_MODEL -> Status.INVALID_ARGUMENT;
+                case TOO_LARGE -> Status.RESOURCE_EXHAUSTED;
+            };
+            return status.withDescription(e.getMessage()).asRuntimeException();
+        }
+        if (cause instanceof IllegalStateException e) {
+            return Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException();
+        }
+        return Status.INTERNAL.withDescription("model repository failed: " + cause).asRuntimeException();
+    }
+
+    private static InferParameter int64(long value) {
+        return InferParameter.newBuilder().setInt64Param(value).build();
     }
 
     private static ModelMetadataResponse.TensorMetadata tensorMetadata(String tensorName, TensorType<?> type,

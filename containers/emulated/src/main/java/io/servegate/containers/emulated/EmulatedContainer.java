@@ -11,9 +11,14 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** Serves an {@link EmulatedPredictor}: a model whose batches take β + α·b milliseconds. */
+/**
+ * Serves an {@link EmulatedPredictor}: a model whose batches take β + α·b milliseconds; with
+ * {@code --models N}, N of them loaded on demand, each load taking {@code --load-ms} and each
+ * model {@code --model-size-bytes} of the memory budget ({@link EmulatedModelRepository}).
+ */
 @Command(name = "emulated-container",
-        description = "Emulates a GPU model: a batch of b takes beta + alpha*b ms, then gets deterministic labels.")
+        description = "Emulates a GPU model: a batch of b takes beta + alpha*b ms, then gets deterministic labels; "
+                + "with --models N, N such models loaded on demand within --memory-budget-bytes.")
 public final class EmulatedContainer implements Callable<Integer> {
 
     @Spec
@@ -39,6 +44,20 @@ public final class EmulatedContainer implements Callable<Integer> {
             description = "Clipper input type: ints, floats, doubles, bytes or strings (env INPUT_TYPE, "
                     + "default ${DEFAULT-VALUE}).")
     String inputType;
+
+    @Option(names = "--models", defaultValue = "${env:MODELS:-0}",
+            description = "Serve this many models, <name>-0 … <name>-(N-1), loaded on first use or on request; "
+                    + "0 serves the one model --name (env MODELS, default ${DEFAULT-VALUE}).")
+    int models;
+
+    @Option(names = "--load-ms", defaultValue = "${env:LOAD_MS:-100}",
+            description = "With --models: how long loading a model takes, in ms (env LOAD_MS, default ${DEFAULT-VALUE}).")
+    double loadMs;
+
+    @Option(names = "--model-size-bytes", defaultValue = "${env:MODEL_SIZE_BYTES:-104857600}",
+            description = "With --models: the size of each loaded model against --memory-budget-bytes "
+                    + "(env MODEL_SIZE_BYTES, default ${DEFAULT-VALUE}).")
+    long modelSizeBytes;
 
     @Option(names = "--fault", defaultValue = "none",
             description = "Fault injected on the wire while the fault window is open: none, garbage (undecodable "
@@ -95,15 +114,27 @@ public final class EmulatedContainer implements Callable<Integer> {
 
     private <X> void serve(TensorType<X> type) throws Exception {
         long start = System.nanoTime();
-        EmulatedPredictor<X> predictor;
         ModelContainer.Builder<X, String> builder;
+        ModelContainer<X, String> container;
         try {
             FaultWindow slow = new FaultWindow(start, slowAfterMs, slowForMs, 1, slowFile);
             if (!(slowFactor > 0) || Double.isInfinite(slowFactor)) {
                 throw new IllegalArgumentException("--slow-factor must be positive, got " + slowFactor);
             }
-            predictor = new EmulatedPredictor<>(betaMs, alphaMs, classes, () -> slow.hits() ? slowFactor : 1);
-            builder = options.applyTo(ModelContainer.builder(type, TensorType.STRINGS, predictor));
+            java.util.function.DoubleSupplier slowdown = () -> slow.hits() ? slowFactor : 1;
+            if (models < 0) {
+                throw new IllegalArgumentException("--models must be 0 or more, got " + models);
+            } else if (models == 0) {
+                builder = options.applyTo(ModelContainer.builder(type, TensorType.STRINGS,
+                        new EmulatedPredictor<>(betaMs, alphaMs, classes, slowdown)));
+            } else {
+                String prefix = options.name() == null ? "emulated" : options.name();
+                builder = options.applyTo(ModelContainer.builder(type, TensorType.STRINGS,
+                        new EmulatedModelRepository<>(
+                                EmulatedModelRepository.numbered(prefix, models, options.version()),
+                                modelSizeBytes, loadMs,
+                                () -> new EmulatedPredictor<>(betaMs, alphaMs, classes, slowdown))));
+            }
             if (!"none".equals(fault)) {
                 WireFaults.Kind kind = switch (fault) {
                     case "garbage" -> WireFaults.Kind.GARBAGE;
@@ -114,9 +145,10 @@ public final class EmulatedContainer implements Callable<Integer> {
                 builder.interceptor(new WireFaults(kind, new FaultWindow(start, faultAfterMs, faultForMs,
                         faultProbability, faultFile)));
             }
+            container = builder.build();
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
-        builder.build().runUntilShutdown();
+        container.runUntilShutdown();
     }
 }

@@ -123,7 +123,7 @@ public final class EmulatedPredictor<X> implements Predictor<X, String> {
     }
 
     /** Parks until {@code deadline} (a {@link System#nanoTime()} value), spinning the last few microseconds. */
-    private static void sleepUntil(long deadline) {
+    static void sleepUntil(long deadline) {
         long remaining;
         while ((remaining = deadline - System.nanoTime()) > 0) {
             if (remaining > SPIN_NANOS) {

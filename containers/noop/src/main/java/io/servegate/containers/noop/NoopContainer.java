@@ -45,13 +45,13 @@ public final class NoopContainer implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        TensorType<?> type;
+        ModelContainer<?, String> container;
         try {
-            type = TensorType.forName(inputType);
+            container = options.applyTo(builder(TensorType.forName(inputType))).build();
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
-        options.applyTo(builder(type)).build().runUntilShutdown();
+        container.runUntilShutdown();
         return 0;
     }
 }

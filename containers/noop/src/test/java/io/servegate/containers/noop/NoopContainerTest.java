@@ -36,5 +36,10 @@ class NoopContainerTest {
         int code = cli.execute("--name", "noop", "--port", "0", "--input-type", "tensors");
         assertThat(code).isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(err.toString()).contains("unknown input type 'tensors'");
+
+        StringWriter noName = new StringWriter();
+        assertThat(new CommandLine(new NoopContainer()).setErr(new PrintWriter(noName)).execute("--port", "0"))
+                .isEqualTo(CommandLine.ExitCode.USAGE);
+        assertThat(noName.toString()).contains("a model name is required (--name or MODEL_NAME)");
     }
 }

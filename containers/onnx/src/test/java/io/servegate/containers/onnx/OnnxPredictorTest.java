@@ -88,6 +88,10 @@ class OnnxPredictorTest {
     @Test
     void commandRejectsBadOptionsAsUsageErrors() {
         assertThat(runCommand("--name", "m", "--model", "no/such/file.onnx")).contains("is not a file");
+        assertThat(runCommand("--model", MODEL.toString())).contains("--model needs a model name");
+        assertThat(runCommand("--model", MODEL.toString(), "--model-dir", ".")).contains("exactly one of --model");
+        assertThat(runCommand("--models", MODEL + ",no/such/file.onnx")).contains("no/such/file.onnx is not a file");
+        assertThat(runCommand("--model-dir", MODEL.toString())).contains("is not a directory");
         assertThat(runCommand("--name", "m", "--model", MODEL.toString(), "--input-type", "strings"))
                 .contains("floats, doubles or ints");
         assertThat(runCommand("--name", "m", "--model", MODEL.toString(), "--device", "tpu"))
