@@ -50,6 +50,7 @@ final class Charts {
         chart.getStyler().setMarkerSize(0);
         chart.setYAxisGroupTitle(0, "queries/s");
         chart.setYAxisGroupTitle(1, "replicas");
+        chart.getStyler().setYAxisGroupPosition(1, Styler.YAxisPosition.Right);
         List<Double> t = samples.stream().map(ScalingTrace.Sample::atS).toList();
         chart.addSeries("offered", t, samples.stream().map(ScalingTrace.Sample::offeredRps).toList());
         chart.addSeries("goodput", t, samples.stream().map(ScalingTrace.Sample::goodRps).toList());
