@@ -138,7 +138,7 @@ public final class CapacityCheckCommand implements Callable<Integer> {
                 "command", List.of("java", "-jar", containerJar, "--beta-ms", Double.toString(serviceMs),
                         "--alpha-ms", "0", "--input-type", "floats"), "num_replicas", c));
         admin.addModelLinks(name, List.of(name));
-        awaitAvailable(admin, name, c);
+        admin.awaitAvailableReplicas(name, c, Duration.ofSeconds(120));
         Duration timeout = Duration.ofSeconds(15);
         List<Point> out = new ArrayList<>();
         try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), name,
@@ -181,23 +181,6 @@ public final class CapacityCheckCommand implements Callable<Integer> {
                 .findFirst().orElseThrow(() -> new IllegalStateException("no profile estimate for " + model));
         double overhead = metrics.sum("servegate_profile_overhead_seconds", "model", model);
         return 1000 * (service + overhead);
-    }
-
-    private static void awaitAvailable(AdminClient admin, String model, int n) throws Exception {
-        long until = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-        while (System.nanoTime() < until) {
-            long available = 0;
-            for (var c : admin.allContainers()) {
-                if (c.get("model_name").asText().equals(model) && c.get("available").booleanValue()) {
-                    available++;
-                }
-            }
-            if (available >= n) {
-                return;
-            }
-            Thread.sleep(200);
-        }
-        throw new IllegalStateException(n + " replicas of " + model + " did not become available");
     }
 
     private void write(Path dir, List<Point> points, Map<String, Object> gatewayInfo, RunConditions atStart,
