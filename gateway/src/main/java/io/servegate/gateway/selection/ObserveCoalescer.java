@@ -25,6 +25,15 @@ import reactor.core.publisher.MonoSink;
 final class ObserveCoalescer<K> {
 
     private final ConcurrentHashMap<K, List<Waiting>> queued = new ConcurrentHashMap<>();
+    private final int maxBatch;
+
+    /** @param maxBatch the most steps one write takes (the rest wait for the next), at least 1 */
+    ObserveCoalescer(int maxBatch) {
+        if (maxBatch < 1) {
+            throw new IllegalArgumentException("maxBatch must be >= 1, got " + maxBatch);
+        }
+        this.maxBatch = maxBatch;
+    }
 
     private record Waiting(WeightedStep step, MonoSink<byte[]> sink) {
     }
@@ -54,12 +63,13 @@ final class ObserveCoalescer<K> {
         });
     }
 
-    /** Writes every step waiting for {@code key}, then the next batch; removes the key when none waits. */
+    /** Writes the steps waiting for {@code key} (up to the batch limit), then the next; removes the key when none waits. */
     private void writeNext(K key, Function<List<WeightedStep>, Flux<byte[]>> write) {
         List<Waiting> batch = new ArrayList<>();
         queued.compute(key, (k, waiting) -> {
-            batch.addAll(waiting);
-            waiting.clear();
+            List<Waiting> next = waiting.subList(0, Math.min(maxBatch, waiting.size()));
+            batch.addAll(next);
+            next.clear();
             return batch.isEmpty() ? null : waiting;
         });
         if (batch.isEmpty()) {

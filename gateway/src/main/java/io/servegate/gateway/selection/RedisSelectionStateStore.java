@@ -166,7 +166,8 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
     private final RedisReactiveCommands<String, byte[]> redis;
     private final String casSha;
     private final String observeSha;
-    private final ObserveCoalescer<StateWrite> coalescer = new ObserveCoalescer<>();
+    /** At most 256 steps a script call: a few ms of Redis time at most, however many clients wait. */
+    private final ObserveCoalescer<StateWrite> coalescer = new ObserveCoalescer<>(256);
 
     /**
      * Opens a connection (blocking; meant for startup).

@@ -699,9 +699,15 @@ public final class FeedbackThroughputBenchmark {
         };
     }
 
+    /** The period of the (image, user) pairs the per-user bodies cycle through. */
     private static int lcm(int a, int b) {
-        return Math.toIntExact((long) a / java.math.BigInteger.valueOf(a).gcd(java.math.BigInteger.valueOf(b))
-                .intValueExact() * b);
+        int gcd = a;
+        for (int r = b; r != 0; ) {
+            int t = gcd % r;
+            gcd = r;
+            r = t;
+        }
+        return Math.toIntExact((long) a / gcd * b);
     }
 
     /** The gateway's feedback so far (servegate_selection_feedback_total, both kinds of join). */

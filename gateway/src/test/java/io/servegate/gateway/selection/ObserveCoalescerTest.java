@@ -24,7 +24,7 @@ class ObserveCoalescerTest {
 
     private static final Duration BLOCK = Duration.ofSeconds(30);
 
-    private final ObserveCoalescer<String> coalescer = new ObserveCoalescer<>();
+    private final ObserveCoalescer<String> coalescer = new ObserveCoalescer<>(64);
     private final List<List<Double>> batches = new CopyOnWriteArrayList<>();
 
     private static WeightedStep step(double id) {
@@ -76,6 +76,24 @@ class ObserveCoalescerTest {
 
         assertThat(answers).containsExactly(0.0, 1.0, 2.0, 3.0, 4.0);
         assertThat(batches).containsExactly(List.of(0.0), List.of(9.0), List.of(1.0, 2.0, 3.0, 4.0));
+    }
+
+    @Test
+    void aBatchTakesAtMostTheLimitAndTheRestGoInTheNextWrite() {
+        ObserveCoalescer<String> small = new ObserveCoalescer<>(2);
+        Sinks.One<byte[]> first = Sinks.one();
+        AtomicInteger writes = new AtomicInteger();
+        Function<List<WeightedStep>, Flux<byte[]>> write = steps -> writes.incrementAndGet() == 1
+                ? record(steps).take(0).concatWith(first.asMono())
+                : record(steps);
+        List<Double> answers = new CopyOnWriteArrayList<>();
+        for (int i = 0; i <= 5; i++) {
+            small.observe("k", step(i), write).subscribe(s -> answers.add(id(s)));
+        }
+        first.tryEmitValue(state(0));
+
+        assertThat(answers).containsExactly(0.0, 1.0, 2.0, 3.0, 4.0, 5.0);
+        assertThat(batches).containsExactly(List.of(0.0), List.of(1.0, 2.0), List.of(3.0, 4.0), List.of(5.0));
     }
 
     /** A write that fails after storing some steps (the optimistic path goes one step at a time). */
