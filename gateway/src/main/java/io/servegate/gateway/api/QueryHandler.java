@@ -98,14 +98,22 @@ public final class QueryHandler {
      */
     public Mono<ServerResponse> update(ServerRequest request) {
         String appName = request.pathVariable("app");
-        return bodies.object(request).flatMap(body -> {
+        return bodies.bytes(request).flatMap(json -> {
+            // the input's numbers straight to an array; any other body is read as a tree, which
+            // words what is wrong with it
+            NumericFieldBody numeric = bodies.numericField(json, "input");
+            JsonNode body = numeric != null ? numeric.others() : bodies.parseObject(json);
             RegistrySnapshot snapshot = registry.snapshot();
             Application app = app(snapshot, appName);
             TensorType<?> type = TensorType.forName(app.inputType());
             String model = app.linkedModels().isEmpty() ? null : app.linkedModels().get(0);
             String version = model == null ? null : snapshot.currentVersion(model).orElse(null);
-            Object input = inputs.parse(type, body.get("input"), "input",
-                    version == null ? -1 : pool.inputLength(model, version));
+            int expectedLength = version == null ? -1 : pool.inputLength(model, version);
+            Object input = numeric == null ? null : inputs.fromNumbers(type, numeric, expectedLength);
+            if (input == null) {
+                JsonNode tree = numeric == null ? body : bodies.parseObject(json);
+                input = inputs.parse(type, tree.get("input"), "input", expectedLength);
+            }
             JsonNode labelNode = body.get("label");
             if (labelNode == null || !(labelNode.isNumber() || labelNode.isString())) {
                 throw ApiException.badRequest("'label' must be a number or a string");
