@@ -10,6 +10,7 @@ import io.servegate.gateway.api.InputParser;
 import io.servegate.gateway.api.JsonBodies;
 import io.servegate.gateway.api.MetricsHandler;
 import io.servegate.gateway.api.OipRestHandler;
+import io.servegate.gateway.api.PipelineAdminHandler;
 import io.servegate.gateway.api.QueryHandler;
 import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.containers.Backoff;
@@ -23,6 +24,7 @@ import io.servegate.gateway.containers.ReadinessProbe;
 import io.servegate.gateway.containers.RestartPolicy;
 import io.servegate.gateway.demo.DemoRunner;
 import io.servegate.gateway.metrics.ClipperMetrics;
+import io.servegate.gateway.query.PipelineService;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.query.SelectionService;
 import io.servegate.gateway.selection.InMemorySelectionStateStore;
@@ -33,6 +35,7 @@ import io.servegate.gateway.registry.RedisRegistry;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.rpc.ReplicaPool;
 import io.servegate.core.trace.RunRecorder;
+import io.servegate.sdk.TensorType;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,6 +53,8 @@ import io.servegate.gateway.api.JsonErrorWebExceptionHandler;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.codec.ServerCodecConfigurer;
 import org.springframework.web.reactive.config.WebFluxConfigurer;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.JsonNodeFactory;
 import org.springframework.web.reactive.function.server.HandlerStrategies;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
@@ -193,11 +198,25 @@ public class GatewayConfiguration {
     }
 
     @Bean
+    PipelineService pipelineService(PredictionService predictions, ReplicaPool pool, JsonBodies bodies,
+            InputParser inputs) {
+        // a model's output is JSON for numbers (and base64 bytes); a string output is its own text
+        return new PipelineService(predictions, pool, (type, output) -> {
+            JsonNode node = type == TensorType.STRINGS ? JsonNodeFactory.instance.stringNode(output)
+                    : bodies.tryParse(output);
+            if (node == null) {
+                throw new IllegalArgumentException("not JSON");
+            }
+            return inputs.parse(type, node, "stage output");
+        });
+    }
+
+    @Bean
     RouterFunction<ServerResponse> queryRoutes(Registry registry, ReplicaPool pool, PredictionService predictions,
-            SelectionService selection, JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
+            SelectionService selection, PipelineService pipelines, JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
             ClipperMetrics clipperMetrics,
             ObjectProvider<io.prometheus.metrics.model.registry.PrometheusRegistry> prometheus) {
-        QueryHandler query = new QueryHandler(registry, pool, predictions, selection,
+        QueryHandler query = new QueryHandler(registry, pool, predictions, selection, pipelines,
                 props.selection().feedbackTimeout(), bodies, inputs, props.limits().maxBatchInputs(),
                 clock);
         OipRestHandler oip = new OipRestHandler(registry, pool, predictions, bodies, inputs, props.oip().timeout(),
@@ -219,7 +238,7 @@ public class GatewayConfiguration {
 
     @Bean
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
-            JsonBodies bodies, ServegateProperties props, ContainerManager containers) {
+            PipelineService pipelines, JsonBodies bodies, ServegateProperties props, ContainerManager containers) {
         String token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
         ServegateProperties.ProcessManager process = props.containers().process();
@@ -227,6 +246,7 @@ public class GatewayConfiguration {
                 new ProcessCommandPolicy(process.allowedCommands(), process.allowedEnv(), !token.isEmpty(),
                         process.requireAdminToken()),
                 props.containers().maxReplicas());
+        PipelineAdminHandler pipelineAdmin = new PipelineAdminHandler(registry, pipelines, bodies);
         RouterFunction<ServerResponse> routes = RouterFunctions.route()
                 .GET("/admin/ping", admin::ping)
                 .POST("/admin/add_app", admin::addApp)
@@ -247,6 +267,10 @@ public class GatewayConfiguration {
                 .POST("/admin/deploy_model", admin::deployModel)
                 .POST("/admin/set_num_replicas", admin::setNumReplicas)
                 .GET("/admin/get_deployments", admin::getDeployments)
+                .POST("/admin/add_pipeline", pipelineAdmin::addPipeline)
+                .POST("/admin/delete_pipeline", pipelineAdmin::deletePipeline)
+                .POST("/admin/get_pipeline", pipelineAdmin::getPipeline)
+                .POST("/admin/get_all_pipelines", pipelineAdmin::getAllPipelines)
                 .route(request -> true, request -> Errors.json(org.springframework.http.HttpStatus.NOT_FOUND,
                         "not found", "no admin endpoint " + request.method() + " " + request.path()))
                 .filter(Errors.filter())

@@ -38,6 +38,18 @@ public interface Registry extends AutoCloseable {
     Mono<Void> deleteApp(String name);
 
     /**
+     * Adds a pipeline app. {@code INVALID} if its graph breaks a rule of {@link PipelineGraph#of} or
+     * a stage's model takes another input type than the stage gives it; {@code NOT_FOUND} if a
+     * stage's model does not exist; {@code CONFLICT} if a pipeline or an app has its name. Like an
+     * app's links, a pipeline stays when its models' versions are deleted (its queries then get
+     * the default, naming the stage).
+     */
+    Mono<Void> addPipeline(Pipeline pipeline);
+
+    /** Deletes a pipeline; {@code NOT_FOUND} if absent. */
+    Mono<Void> deletePipeline(String name);
+
+    /**
      * Adds a model version and makes it the model's current version (as Clipper does).
      * {@code CONFLICT} if that version exists; {@code INVALID} if its input type differs from the
      * model's other versions (or, for a model with no versions left, from an app still linked to it).
