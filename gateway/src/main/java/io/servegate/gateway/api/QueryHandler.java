@@ -65,6 +65,10 @@ public final class QueryHandler {
             RegistrySnapshot snapshot = registry.snapshot();
             PipelineGraph pipeline = snapshot.pipeline(appName).orElse(null);
             if (pipeline != null) {
+                if (body.has("version")) {
+                    throw ApiException.badRequest("'version' applies to apps with a single model; '" + appName
+                            + "' is a pipeline, whose stages use their models' current versions");
+                }
                 return answer(body, TensorType.forName(pipeline.pipeline().inputType()), inputLength(pipeline, snapshot),
                         input -> pipelines.predict(pipeline, snapshot, input, arrival));
             }

@@ -28,7 +28,7 @@ public interface Registry extends AutoCloseable {
     RegistrySnapshot snapshot();
 
     /**
-     * Adds an application. {@code CONFLICT} if it exists; every linked model must exist
+     * Adds an application. {@code CONFLICT} if it or a pipeline of that name exists; every linked model must exist
      * ({@code NOT_FOUND}) and take the app's input type ({@code INVALID}). Duplicate links are
      * collapsed.
      */

@@ -73,7 +73,11 @@ class OpenApiDocumentTest {
             new Route("POST", "/admin/get_all_containers"),
             new Route("POST", "/admin/deploy_model"),
             new Route("POST", "/admin/set_num_replicas"),
-            new Route("GET", "/admin/get_deployments"));
+            new Route("GET", "/admin/get_deployments"),
+            new Route("POST", "/admin/add_pipeline"),
+            new Route("POST", "/admin/delete_pipeline"),
+            new Route("POST", "/admin/get_pipeline"),
+            new Route("POST", "/admin/get_all_pipelines"));
 
     /**
      * Error statuses whose body is deliberately not an {@code Error}: the OIP model-ready call

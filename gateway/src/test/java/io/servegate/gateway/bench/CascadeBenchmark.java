@@ -36,9 +36,9 @@ import java.util.regex.Pattern;
  * arm computes every answer), each ONNX model in its own container process
  * ({@code OnnxContainer}, one intra-op thread): {@code fmnist-cnn} answering labels, the first
  * models ({@code --first-models}, default {@code fmnist-logreg,fmnist-tiny}) answering raw
- * logits. Arms, one after the other, each over the first {@code --images} (10,000) test images
- * in file order, after {@code --warmup} (1,000) unmeasured queries, by {@code --clients} (1)
- * closed-loop clients:
+ * logits. Every arm first gets {@code --warmup} (1,000) unmeasured queries; then the arms run one
+ * after the other, each over the first {@code --images} (10,000) test images in file order, by
+ * {@code --clients} (1) closed-loop clients, and the baseline runs once more at the end:
  * <ul>
  *   <li>{@code fmnist-cnn alone}: an app linked to the CNN (the baseline);</li>
  *   <li>{@code M alone}: a one-stage pipeline of first model M (its label is the argmax);</li>
@@ -116,13 +116,14 @@ public final class CascadeBenchmark {
             bench.admin("add_app", """
                     {"name": "cnn-alone", "input_type": "floats", "default_output": "-1", "latency_slo_micros": %d,
                      "candidate_model_names": ["%s"]}""".formatted(sloMicros, CNN));
-            arms.add(bench.run(CNN + " alone", "cnn-alone", images, warmup, clients));
+            Map<String, String> endpoints = new LinkedHashMap<>();
+            endpoints.put(CNN + " alone", "cnn-alone");
             for (String m : firstModels) {
                 bench.admin("add_pipeline", """
                         {"name": "%s-alone", "input_type": "floats", "default_output": "-1", "latency_slo_micros": %d,
                          "stages": [{"name": "first", "model": "%s", "output": "logits"}]}"""
                         .formatted(m, sloMicros, m));
-                arms.add(bench.run(m + " alone", m + "-alone", images, warmup, clients));
+                endpoints.put(m + " alone", m + "-alone");
                 for (double t : thresholds) {
                     String name = String.format(Locale.ROOT, "%s-cascade-%03d", m, Math.round(t * 1000));
                     bench.admin("add_pipeline", """
@@ -131,10 +132,16 @@ public final class CascadeBenchmark {
                                         {"name": "cnn", "model": "%s"}],
                              "edges": [{"from": "first", "to": "cnn", "when": {"confidence_below": %s}}]}"""
                             .formatted(name, sloMicros, m, CNN, t));
-                    arms.add(bench.run(String.format(Locale.ROOT, "%s → %s below %.2f", m, CNN, t), name, images,
-                            warmup, clients));
+                    endpoints.put(String.format(Locale.ROOT, "%s → %s below %.2f", m, CNN, t), name);
                 }
             }
+            // every arm warms up before any is measured, and the baseline runs again last, so that the
+            // JIT's warm-up and drifting machine load do not favour the arms measured later
+            for (String endpoint : endpoints.values()) {
+                bench.warm(endpoint, warmup, clients);
+            }
+            endpoints.forEach((name, endpoint) -> arms.add(bench.run(name, endpoint, images, clients)));
+            arms.add(bench.run(CNN + " alone, again last", "cnn-alone", images, clients));
         } finally {
             for (int i = closing.size() - 1; i >= 0; i--) {
                 closing.get(i).close();
@@ -206,11 +213,21 @@ public final class CascadeBenchmark {
         return c;
     }
 
-    private Arm run(String name, String endpoint, int images, int warmup, int clients) throws Exception {
-        String url = gateway.url() + "/" + endpoint + "/predict";
-        for (int i = 0; i < Math.min(warmup, images); i++) {
-            post(url, bodies[i]);
+    /** Sends the first {@code warmup} images to an arm, unmeasured. */
+    private void warm(String endpoint, int warmup, int clients) throws Exception {
+        run(endpoint + " (warm-up)", endpoint, Math.min(warmup, bodies.length), clients);
+    }
+
+    private Arm run(String name, String endpoint, int images, int clients) {
+        try {
+            return measure(name, endpoint, images, clients);
+        } catch (Exception e) {
+            throw new IllegalStateException(name + ": " + e.getMessage(), e);
         }
+    }
+
+    private Arm measure(String name, String endpoint, int images, int clients) throws Exception {
+        String url = gateway.url() + "/" + endpoint + "/predict";
         long cnnBefore = cnnQueries();
         long[] latencies = new long[images];
         AtomicInteger next = new AtomicInteger();
