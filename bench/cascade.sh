@@ -3,7 +3,8 @@
 # accuracy, CNN queries and latency of fmnist-cnn alone, of each first model alone, and of the
 # pipelines "first model, then fmnist-cnn when its confidence is below θ" (docs/pipelines.md).
 # Usage: bench/cascade.sh [CascadeBenchmark options, e.g. --images 10000 --warmup 1000 --clients 1
-#        --thresholds 0.9,0.95,0.99 --first-models fmnist-logreg,fmnist-tiny --slo-ms 100]
+#        --thresholds 0.9,0.95,0.99 --first-models fmnist-logreg,fmnist-tiny --slo-ms 100
+#        --plan-us 50000,49000 (the two stages' deadline_micros; none by default)]
 # Results: bench/results/cascade.json and cascade.md (a table, also on standard output).
 # Needs Debian's dataset-fashion-mnist. SKIP_BUILD=1 skips the (incremental) Maven build.
 set -euo pipefail

@@ -45,8 +45,9 @@ import java.util.regex.Pattern;
  *   <li>{@code M → fmnist-cnn below θ}: a two-stage pipeline, the CNN asked when M's softmax
  *       confidence is below θ, for each θ of {@code --thresholds} (0.9, 0.95, 0.99).</li>
  * </ul>
- * Apps and pipelines have an SLO of {@code --slo-ms} (100 ms) and no plan (the SLO is split by
- * the profiled latencies). Accuracy counts answers equal to the test label (a default counts as
+ * Apps and pipelines have an SLO of {@code --slo-ms} (100 ms); the cascades have no plan (the SLO
+ * is split by the profiled latencies) unless {@code --plan-us first,cnn} gives the two stages'
+ * {@code deadline_micros}. Accuracy counts answers equal to the test label (a default counts as
  * wrong); CNN queries are the gateway's own count of queries its scheduler sent to the CNN
  * ({@code servegate_scheduler_batch_size_sum}), read before and after each arm. Writes
  * {@code cascade.json} and {@code cascade.md} under {@code --out}; run from the {@code gateway}
@@ -88,20 +89,27 @@ public final class CascadeBenchmark {
     }
 
     public static void main(String[] argv) throws Exception {
-        Args args = new Args(argv, "out", "images", "warmup", "clients", "thresholds", "first-models", "slo-ms");
+        Args args = new Args(argv, "out", "images", "warmup", "clients", "thresholds", "first-models", "slo-ms",
+                "plan-us");
         Path out = Path.of(args.string("out", "../bench/results"));
-        int images = args.integer("images", 10_000);
+        int wanted = args.integer("images", 10_000);
         int warmup = args.integer("warmup", 1_000);
         int clients = args.integer("clients", 1);
         long sloMicros = args.number("slo-ms", 100) * 1_000;
         List<Double> thresholds = Arrays.stream(args.string("thresholds", "0.9,0.95,0.99").split(","))
                 .map(Double::parseDouble).toList();
         List<String> firstModels = List.of(args.string("first-models", "fmnist-logreg,fmnist-tiny").split(","));
+        String[] plan = args.string("plan-us", "").isEmpty() ? null : args.string("plan-us", "").split(",");
+        if (plan != null && plan.length != 2) {
+            throw new IllegalArgumentException("--plan-us takes two budgets, the first stage's and the CNN's");
+        }
+        String firstPlan = plan == null ? "" : ", \"deadline_micros\": " + Long.parseLong(plan[0]);
+        String cnnPlan = plan == null ? "" : ", \"deadline_micros\": " + Long.parseLong(plan[1]);
         if (!Files.isDirectory(MODELS_DIR)) {
             throw new IllegalStateException("no models at " + MODELS_DIR.toAbsolutePath() + ": run from the gateway directory");
         }
         FashionMnist data = FashionMnist.testSet();
-        images = Math.min(images, data.size());
+        int images = Math.min(wanted, data.size());
         String loadBefore = Files.readString(Path.of("/proc/loadavg")).trim();
         Instant started = Instant.now();
         Path tmp = Files.createTempDirectory("servegate-cascade");
@@ -128,10 +136,10 @@ public final class CascadeBenchmark {
                     String name = String.format(Locale.ROOT, "%s-cascade-%03d", m, Math.round(t * 1000));
                     bench.admin("add_pipeline", """
                             {"name": "%s", "input_type": "floats", "default_output": "-1", "latency_slo_micros": %d,
-                             "stages": [{"name": "first", "model": "%s", "output": "logits"},
-                                        {"name": "cnn", "model": "%s"}],
+                             "stages": [{"name": "first", "model": "%s", "output": "logits"%s},
+                                        {"name": "cnn", "model": "%s"%s}],
                              "edges": [{"from": "first", "to": "cnn", "when": {"confidence_below": %s}}]}"""
-                            .formatted(name, sloMicros, m, CNN, t));
+                            .formatted(name, sloMicros, m, firstPlan, CNN, cnnPlan, t));
                     endpoints.put(String.format(Locale.ROOT, "%s → %s below %.2f", m, CNN, t), name);
                 }
             }
@@ -157,6 +165,7 @@ public final class CascadeBenchmark {
         report.put("warmup", warmup);
         report.put("clients", clients);
         report.put("slo_ms", sloMicros / 1_000);
+        report.put("plan_us", plan == null ? null : List.of(plan));
         List<Map<String, Object>> rows = new ArrayList<>();
         for (Arm a : arms) {
             Map<String, Object> r = new LinkedHashMap<>();
@@ -173,18 +182,19 @@ public final class CascadeBenchmark {
         report.put("arms", rows);
         Files.createDirectories(out);
         BenchOutput.write(out.resolve("cascade.json"), BenchOutput.json(report));
-        String table = table(arms, loadBefore, loadAfter, started, images, clients, sloMicros);
+        String table = table(arms, loadBefore, loadAfter, started, images, clients, sloMicros,
+                plan == null ? "no plan" : "plan " + plan[0] + " + " + plan[1] + " µs");
         BenchOutput.write(out.resolve("cascade.md"), table);
         System.out.print(table);
     }
 
     private static String table(List<Arm> arms, String loadBefore, String loadAfter, Instant started, int images,
-            int clients, long sloMicros) {
+            int clients, long sloMicros, String plan) {
         Arm base = arms.get(0);
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "Fashion-MNIST cascade, %d test images, %d closed-loop client(s), SLO %d ms,"
-                + " started %s, %d CPUs, load average %s before, %s after%n%n", images, clients, sloMicros / 1_000,
-                started, Runtime.getRuntime().availableProcessors(), loadBefore, loadAfter));
+        sb.append(String.format(Locale.ROOT, "Fashion-MNIST cascade, %d test images, %d closed-loop client(s), SLO %d ms"
+                + " (cascades: %s), started %s, %d CPUs, load average %s before, %s after%n%n", images, clients,
+                sloMicros / 1_000, plan, started, Runtime.getRuntime().availableProcessors(), loadBefore, loadAfter));
         sb.append("| arm | accuracy | vs CNN alone | CNN queries | mean latency | p50 | p99 | defaults |\n");
         sb.append("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
         for (Arm a : arms) {
