@@ -80,8 +80,8 @@ public final class CascadeBenchmark {
     }
 
     /** One arm's figures. */
-    record Arm(String name, String endpoint, int queries, int correct, int defaults, long cnnQueries,
-            double meanMs, double p50Ms, double p99Ms) {
+    record Arm(String name, String endpoint, int queries, int correct, int defaults, Map<String, Integer> missedBy,
+            long cnnQueries, double meanMs, double p50Ms, double p99Ms) {
 
         double accuracy() {
             return correct / (double) queries;
@@ -173,6 +173,7 @@ public final class CascadeBenchmark {
             r.put("queries", a.queries());
             r.put("accuracy", a.accuracy());
             r.put("defaults", a.defaults());
+            r.put("defaults_by_stage", new java.util.TreeMap<>(a.missedBy()));
             r.put("cnn_queries", a.cnnQueries());
             r.put("mean_ms", a.meanMs());
             r.put("p50_ms", a.p50Ms());
@@ -195,12 +196,13 @@ public final class CascadeBenchmark {
         sb.append(String.format(Locale.ROOT, "Fashion-MNIST cascade, %d test images, %d closed-loop client(s), SLO %d ms"
                 + " (cascades: %s), started %s, %d CPUs, load average %s before, %s after%n%n", images, clients,
                 sloMicros / 1_000, plan, started, Runtime.getRuntime().availableProcessors(), loadBefore, loadAfter));
-        sb.append("| arm | accuracy | vs CNN alone | CNN queries | mean latency | p50 | p99 | defaults |\n");
+        sb.append("| arm | accuracy | vs CNN alone | CNN queries | mean latency | p50 | p99 | defaults (by stage) |\n");
         sb.append("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
         for (Arm a : arms) {
-            sb.append(String.format(Locale.ROOT, "| %s | %.4f | %+.2f pt | %d (%.1f %%) | %.2f ms | %.2f ms | %.2f ms | %d |%n",
+            sb.append(String.format(Locale.ROOT, "| %s | %.4f | %+.2f pt | %d (%.1f %%) | %.2f ms | %.2f ms | %.2f ms | %d%s |%n",
                     a.name(), a.accuracy(), 100 * (a.accuracy() - base.accuracy()), a.cnnQueries(),
-                    100.0 * a.cnnQueries() / a.queries(), a.meanMs(), a.p50Ms(), a.p99Ms(), a.defaults()));
+                    100.0 * a.cnnQueries() / a.queries(), a.meanMs(), a.p50Ms(), a.p99Ms(), a.defaults(),
+                    a.missedBy().isEmpty() ? "" : " " + new java.util.TreeMap<>(a.missedBy())));
         }
         return sb.toString();
     }
@@ -243,6 +245,8 @@ public final class CascadeBenchmark {
         AtomicInteger next = new AtomicInteger();
         AtomicInteger correct = new AtomicInteger();
         AtomicInteger defaults = new AtomicInteger();
+        Map<String, Integer> missedBy = new java.util.concurrent.ConcurrentSkipListMap<>();
+        Pattern stage = Pattern.compile("stage '([^']+)'");
         Pattern output = Pattern.compile("\"output\":\"?(-?[0-9]+)\"?");
         ExecutorService pool = Executors.newFixedThreadPool(clients);
         try {
@@ -255,6 +259,8 @@ public final class CascadeBenchmark {
                         latencies[i] = System.nanoTime() - t0;
                         if (r.body().contains("\"default\":true")) {
                             defaults.incrementAndGet();
+                            Matcher missed = stage.matcher(r.body());
+                            missedBy.merge(missed.find() ? missed.group(1) : "(app)", 1, Integer::sum);
                             continue;
                         }
                         Matcher m = output.matcher(r.body());
@@ -274,7 +280,7 @@ public final class CascadeBenchmark {
         long cnn = cnnQueries() - cnnBefore;
         long[] sorted = latencies.clone();
         Arrays.sort(sorted);
-        Arm arm = new Arm(name, endpoint, images, correct.get(), defaults.get(), cnn,
+        Arm arm = new Arm(name, endpoint, images, correct.get(), defaults.get(), Map.copyOf(missedBy), cnn,
                 Arrays.stream(latencies).average().orElse(0) / 1e6, sorted[images / 2] / 1e6,
                 sorted[(int) Math.min(images - 1, Math.ceil(images * 0.99) - 1)] / 1e6);
         System.err.printf(Locale.ROOT, "%s: accuracy %.4f, CNN queries %d, mean %.2f ms%n", name, arm.accuracy(), cnn,
