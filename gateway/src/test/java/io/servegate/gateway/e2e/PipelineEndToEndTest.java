@@ -41,6 +41,10 @@ class PipelineEndToEndTest {
 
     private static final Path MODELS = Path.of("../containers/onnx/models");
     private static final double THRESHOLD = 0.9;
+    // names of their own: other test classes share this Spring context, and with it the registry
+    private static final String LOGREG = "pipe-logreg";
+    private static final String CNN = "pipe-cnn";
+    private static final String SLOW = "pipe-slow";
 
     @LocalServerPort
     int queryPort;
@@ -67,17 +71,17 @@ class PipelineEndToEndTest {
         images = FashionMnist.testSet().images().subList(0, 64);
         calls = new GatewayCalls(queryPort, adminServer.port(), json);
 
-        register("fmnist-logreg", ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS,
+        register(LOGREG, ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS,
                 (List<float[]> batch) -> logreg.predictBatch(batch)));
-        register("fmnist-cnn", ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS, (List<float[]> batch) -> {
+        register(CNN, ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS, (List<float[]> batch) -> {
             cnnInputs.addAndGet(batch.size());
             return cnn.predictBatch(batch);
         }));
-        register("slow", ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS, (List<float[]> batch) -> {
+        register(SLOW, ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS, (List<float[]> batch) -> {
             Thread.sleep(300);
             return batch.stream().map(x -> "late").toList();
         }));
-        calls.admin("add_app", Map.of("name", "plain", "input_type", "floats", "default_output", "-1",
+        calls.admin("add_app", Map.of("name", "pipe-plain", "input_type", "floats", "default_output", "-1",
                 "latency_slo_micros", 1_000_000));
     }
 
@@ -102,7 +106,7 @@ class PipelineEndToEndTest {
     private static String cascade(String name, long sloMicros, String second) {
         return """
                 {"name": "%s", "input_type": "floats", "default_output": "-1", "latency_slo_micros": %d,
-                 "stages": [{"name": "fast", "model": "fmnist-logreg", "output": "logits"},
+                 "stages": [{"name": "fast", "model": "pipe-logreg", "output": "logits"},
                             {"name": "accurate", "model": "%s"}],
                  "edges": [{"from": "fast", "to": "accurate", "when": {"confidence_below": %s}}]}
                 """.formatted(name, sloMicros, second, THRESHOLD);
@@ -114,7 +118,7 @@ class PipelineEndToEndTest {
 
     @Test
     void theCascadeAnswersTheConfidentModelsLabelAndAsksTheCnnOnlyWhenUnsure() throws Exception {
-        assertThat(calls.adminRaw("add_pipeline", cascade("cascade", 5_000_000, "fmnist-cnn")).statusCode())
+        assertThat(calls.adminRaw("add_pipeline", cascade("cascade", 5_000_000, CNN)).statusCode())
                 .isEqualTo(200);
         List<String> logits = logreg.predictBatch(images);
         List<String> labels = cnn.predictBatch(images);
@@ -156,8 +160,8 @@ class PipelineEndToEndTest {
     void aStageThatMissesTheDeadlineGivesTheDefaultNamingIt() throws Exception {
         String slow = """
                 {"name": "slowpipe", "input_type": "floats", "default_output": "-1", "latency_slo_micros": 100000,
-                 "stages": [{"name": "fast", "model": "fmnist-logreg", "output": "logits", "deadline_micros": 50000},
-                            {"name": "laggard", "model": "slow", "deadline_micros": 50000}],
+                 "stages": [{"name": "fast", "model": "pipe-logreg", "output": "logits", "deadline_micros": 50000},
+                            {"name": "laggard", "model": "pipe-slow", "deadline_micros": 50000}],
                  "edges": [{"from": "fast", "to": "laggard"}]}
                 """;
         assertThat(calls.adminRaw("add_pipeline", slow).statusCode()).isEqualTo(200);
@@ -167,7 +171,7 @@ class PipelineEndToEndTest {
         assertThat(answer.get("default").booleanValue()).isTrue();
         assertThat(answer.get("output").asInt()).isEqualTo(-1);
         assertThat(answer.get("default_explanation").asString())
-                .contains("stage 'laggard' (slow:1, due 99.0 ms after arrival)");
+                .contains("stage 'laggard' (pipe-slow:1, due 99.0 ms after arrival)");
         assertThat(tookMs).as("answered at the deadline, not after the 300 ms container").isLessThan(290);
     }
 
@@ -175,27 +179,27 @@ class PipelineEndToEndTest {
     void aBadGraphGetsA4xxNamingTheProblem() throws Exception {
         expect(calls.adminRaw("add_pipeline", """
                 {"name": "loop", "input_type": "floats", "default_output": "-1", "latency_slo_micros": 100000,
-                 "stages": [{"name": "a", "model": "fmnist-logreg"}, {"name": "b", "model": "fmnist-cnn"},
-                            {"name": "c", "model": "fmnist-cnn"}],
+                 "stages": [{"name": "a", "model": "pipe-logreg"}, {"name": "b", "model": "pipe-cnn"},
+                            {"name": "c", "model": "pipe-cnn"}],
                  "edges": [{"from": "a", "to": "b"}, {"from": "b", "to": "a"}, {"from": "b", "to": "c"}]}
                 """), 400, "the edges form a cycle: a -> b -> a");
         expect(calls.adminRaw("add_pipeline", cascade("ghostly", 100_000, "no-such-model")), 404,
                 "model 'no-such-model' not found");
-        expect(calls.adminRaw("add_pipeline", cascade("plain", 100_000, "fmnist-cnn")), 409,
-                "an app named 'plain' exists");
+        expect(calls.adminRaw("add_pipeline", cascade("pipe-plain", 100_000, CNN)), 409,
+                "an app named 'pipe-plain' exists");
         expect(calls.adminRaw("add_pipeline", """
                 {"name": "typed", "input_type": "floats", "default_output": "-1", "latency_slo_micros": 100000,
-                 "stages": [{"name": "a", "model": "fmnist-logreg"},
-                            {"name": "b", "model": "fmnist-cnn", "input": "previous"}],
+                 "stages": [{"name": "a", "model": "pipe-logreg"},
+                            {"name": "b", "model": "pipe-cnn", "input": "previous"}],
                  "edges": [{"from": "a", "to": "b"}]}
                 """), 400, "stage 'b' takes the output of 'a', which answers 'label' and can feed no model");
         expect(calls.adminRaw("add_pipeline", """
                 {"name": "ints", "input_type": "ints", "default_output": "-1", "latency_slo_micros": 100000,
-                 "stages": [{"name": "a", "model": "fmnist-logreg"}]}
-                """), 400, "model 'fmnist-logreg' takes 'floats' but pipeline 'ints' gives it 'ints'");
+                 "stages": [{"name": "a", "model": "pipe-logreg"}]}
+                """), 400, "model 'pipe-logreg' takes 'floats' but pipeline 'ints' gives it 'ints'");
         expect(calls.adminRaw("add_pipeline", """
                 {"name": "typo", "input_type": "floats", "default_output": "-1", "latency_slo_micros": 100000,
-                 "stages": [{"name": "a", "model": "fmnist-logreg", "outptu": "logits"}]}
+                 "stages": [{"name": "a", "model": "pipe-logreg", "outptu": "logits"}]}
                 """), 400, "unknown field 'stages[0].outptu'");
         expect(calls.adminRaw("get_pipeline", "{\"name\": \"loop\"}"), 404, "unknown pipeline 'loop'");
     }
