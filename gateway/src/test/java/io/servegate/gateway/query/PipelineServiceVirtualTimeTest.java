@@ -16,7 +16,6 @@ import io.servegate.gateway.registry.PipelineStage;
 import io.servegate.gateway.registry.StageInput;
 import io.servegate.gateway.registry.StageOutput;
 import io.servegate.gateway.rpc.DefaultReason;
-import io.servegate.sdk.TensorType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
