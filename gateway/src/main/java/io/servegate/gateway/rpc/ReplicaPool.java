@@ -31,7 +31,7 @@ import reactor.core.scheduler.Schedulers;
  * queue and binds batches to its replicas, whose {@link ReplicaWorker}s carry them out over
  * gRPC, each behind its own circuit breaker. It follows registry changes.
  */
-public final class ReplicaPool implements Dispatcher, AutoCloseable {
+public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoCloseable {
 
     private final ServegateProperties.Batching batching;
     private final ServegateProperties.Scheduling scheduling;
@@ -82,6 +82,15 @@ public final class ReplicaPool implements Dispatcher, AutoCloseable {
                     "model " + model + ":" + version));
         }
         return dispatch.submit(input, deadlineNanos);
+    }
+
+    @Override
+    public long singleQueryNanos(String model, String version) {
+        ModelDispatch dispatch = models.get(key(model, version));
+        if (dispatch == null) {
+            return -1;
+        }
+        return dispatch.read(s -> s.estimateNanos(1) < 0 ? -1 : s.estimateNanos(1) + s.overheadNanos());
     }
 
     /** Replicas of a model version, for the admin API and tests. */

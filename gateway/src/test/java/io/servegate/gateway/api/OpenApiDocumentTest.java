@@ -75,7 +75,11 @@ class OpenApiDocumentTest {
             new Route("POST", "/admin/set_num_replicas"),
             new Route("GET", "/admin/get_deployments"),
             new Route("POST", "/admin/set_autoscaling"),
-            new Route("POST", "/admin/get_autoscaling"));
+            new Route("POST", "/admin/get_autoscaling"),
+            new Route("POST", "/admin/add_pipeline"),
+            new Route("POST", "/admin/delete_pipeline"),
+            new Route("POST", "/admin/get_pipeline"),
+            new Route("POST", "/admin/get_all_pipelines"));
 
     /**
      * Error statuses whose body is deliberately not an {@code Error}: the OIP model-ready call
