@@ -30,7 +30,9 @@ class AutoscaleTest {
         ScalingDecision up = d.get(0);
         assertThat(up.reason()).isEqualTo(ScalingReason.ENVELOPE);
         assertThat(up.atNanos()).isBetween(30 * S, 32 * S); // the tick after the step
-        assertThat(up.to()).isEqualTo(3); // the capacity model: 3 replicas carry 3,780/s at 75 %
+        assertThat(up.to()).isEqualTo(2); // doubled...
+        assertThat(d.get(1).atNanos()).isBetween(31 * S, 33 * S);
+        assertThat(d.get(1).to()).isEqualTo(3); // ...to what the capacity model needs: 3 carry 3,780/s at 75 %
         ScalingDecision firstDown = d.stream().filter(x -> !x.up()).findFirst().orElseThrow();
         assertThat(firstDown.reason()).isEqualTo(ScalingReason.IDLE);
         assertThat(firstDown.atNanos()).isBetween(61 * S, 75 * S); // within the 15 s cooldown of the drop

@@ -5,7 +5,7 @@ import java.util.Objects;
 
 /**
  * Decides how many replicas one model version runs, from its {@link ScalingSignals}, called once
- * per tick (a second, say). Up is at once; down is slow: only after {@code cooldown} without a
+ * per tick (a second, say). Up is at once, at most doubling per tick; down is slow: only after {@code cooldown} without a
  * change, while the idle fraction has stayed above its threshold as long, and never below what
  * the busiest rate of that cooldown needs at 90 % of the planned utilisation. The number stays within {@code [min, max]}. Pure and
  * deterministic: time comes with the signals, so the same signals give the same decisions in
@@ -62,21 +62,27 @@ public final class Autoscaler {
             return change(now, n, config.maxReplicas(), ScalingReason.MAX_REPLICAS, "above max_replicas");
         }
         CapacityModel model = config.policy() == AutoscalingPolicy.ENVELOPE ? s.capacity() : null;
-        if (model != null && model.capacity(config.maxReplicas()) <= 0) {
-            // a profile on which no replica count meets the SLO (a cold or starved container)
-            // says nothing about how many are needed: the signals decide
+        if (model != null && model.capacity(Math.max(1, n)) <= 0) {
+            // a profile on which the current replicas cannot meet the SLO at any rate (a cold or
+            // starved container) says nothing about how many are needed: the signals decide
             model = null;
         }
         if (model != null) {
             int need = model.replicasFor(s.recentRate(), config.utilisation(), config.maxReplicas());
             if (need > n && n < config.maxReplicas()) {
-                return change(now, n, Math.min(need, config.maxReplicas()), ScalingReason.ENVELOPE, String.format(
+                // at most doubled per tick: a profile distorted by new replicas' cold starts can
+                // ask for many at once, and every start costs the machine CPU the others need
+                int to = Math.min(Math.min(need, 2 * Math.max(1, n)), config.maxReplicas());
+                return change(now, n, to, ScalingReason.ENVELOPE, String.format(
                         Locale.ROOT, "%.0f/s over %s exceeds %.0f/s planned for %d (%.0f %% of %.0f/s)",
                         s.recentRate(), seconds(s.recentWindow()), model.capacity(n) * config.utilisation(), n,
                         100 * config.utilisation(), model.capacity(n)));
             }
         }
-        if (badRate > config.badRateThreshold() && n < config.maxReplicas() && s.ready() >= n
+        // a bad rate while the replicas sit idle is lost elsewhere (a starved gateway, a cold JVM):
+        // more replicas would not serve it, so only busy replicas are added to
+        boolean busy = Double.isNaN(s.idleFraction()) || s.idleFraction() < config.idleThreshold();
+        if (badRate > config.badRateThreshold() && busy && n < config.maxReplicas() && s.ready() >= n
                 && (lastUpAt == Long.MIN_VALUE || now - lastUpAt >= config.settleNanos())) {
             double r = Math.min(badRate, 0.9); // N·r/(1−r) grows without bound as r nears 1
             int add = Math.max(1, (int) Math.ceil(n * r / (1 - r)));

@@ -24,6 +24,12 @@ public record ScalingSignals(long atNanos, int replicas, int ready, long arrived
     public static final int RECENT_SECONDS = 2;
     /** The longest window the rates are taken over (InferLine's 5 s). */
     static final long LONGEST_WINDOW_NANOS = 5_000_000_000L;
+    /**
+     * The shortest: bursts shorter than half a second are the queue's to absorb and the
+     * scheduler's to shed, and at the scheduler they show the gateway's own stalls (a GC pause,
+     * a starved event loop releasing a clump of requests) as much as the traffic.
+     */
+    static final long SHORTEST_WINDOW_NANOS = 500_000_000L;
 
     /**
      * Reads the signals of {@code scheduler}, which the caller serialises as it does its events.
@@ -55,7 +61,7 @@ public record ScalingSignals(long atNanos, int replicas, int ready, long arrived
     }
 
     /**
-     * The highest rate over windows up to 5 s ending within {@code lookback}, each window's
+     * The highest rate over windows of 0.5 s to 5 s ending within {@code lookback}, each window's
      * count taken as the expected maximum of Poisson counts over the look-back,
      * {@code rT + z·√(rT)} with {@code z = √(2 ln(1 + lookback/T))}, and solved for {@code r}:
      * steady Poisson traffic reads as its rate on every window, a burst or a rise reads higher
@@ -63,8 +69,11 @@ public record ScalingSignals(long atNanos, int replicas, int ready, long arrived
      */
     static long[] busiestRate(ArrivalEnvelope envelope, long lookback, long now) {
         double best = 0;
-        long window = ArrivalEnvelope.WINDOWS_NANOS[0];
+        long window = SHORTEST_WINDOW_NANOS;
         for (long t : ArrivalEnvelope.WINDOWS_NANOS) {
+            if (t < SHORTEST_WINDOW_NANOS) {
+                continue;
+            }
             if (t > LONGEST_WINDOW_NANOS) {
                 break;
             }

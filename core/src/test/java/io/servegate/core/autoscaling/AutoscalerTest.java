@@ -30,16 +30,24 @@ class AutoscalerTest {
     }
 
     @Test
-    void anEnvelopeAboveThePlanScalesUpAtOnceToWhatItNeeds() {
+    void anEnvelopeAboveThePlanScalesUpAtOnceDoublingEachTickToWhatItNeeds() {
         Autoscaler a = new Autoscaler(CONFIG);
-        double rate = MODEL.capacity(4) * 0.75 - 1; // needs 4 at 75 %
+        double rate = MODEL.capacity(3) * 0.75 - 1; // needs 3 at 75 %
         assertThat(a.decide(tick(0, 1, 0, 0, 0.5, 200, 200))).isNull();
         ScalingDecision d = a.decide(tick(S, 1, 200, 0, 0.1, rate, rate));
-        assertThat(d.to()).isEqualTo(4);
+        assertThat(d.to()).isEqualTo(2);
         assertThat(d.reason()).isEqualTo(ScalingReason.ENVELOPE);
         assertThat(d.detail()).contains("planned for 1");
+        assertThat(a.decide(tick(2 * S, 2, 400, 0, 0.1, rate, rate)).to()).isEqualTo(3);
+        assertThat(a.decide(tick(3 * S, 3, 600, 0, 0.1, rate, rate))).isNull();
         // never above max_replicas
-        assertThat(new Autoscaler(CONFIG).decide(tick(0, 1, 0, 0, 0, 1e9, 1e9)).to()).isEqualTo(10);
+        Autoscaler b = new Autoscaler(CONFIG);
+        int n = 1;
+        for (int t = 0; t < 6; t++) {
+            ScalingDecision up = b.decide(tick(t * S, n, 0, 0, 0, 1e9, 1e9));
+            n = up == null ? n : up.to();
+        }
+        assertThat(n).isEqualTo(10);
     }
 
     @Test
@@ -56,6 +64,15 @@ class AutoscalerTest {
         assertThat(a.decide(tick(6 * S, 5, 3_000, 600, 0, 0, 0)).to()).isEqualTo(7);
         // a tick with too few queries says nothing
         assertThat(a.decide(tick(12 * S, 7, 3_010, 610, 0, 0, 0))).isNull();
+    }
+
+    @Test
+    void aBadRateWhileTheReplicasSitIdleAddsNone() {
+        Autoscaler a = new Autoscaler(CONFIG.withPolicy(AutoscalingPolicy.SIGNALS));
+        a.decide(tick(0, 2, 0, 0, 0.9, 0, 0));
+        // half the queries bad, yet the replicas idle 90 % of the time: the loss is not theirs
+        assertThat(a.decide(tick(S, 2, 1_000, 500, 0.9, 0, 0))).isNull();
+        assertThat(a.decide(tick(2 * S, 2, 2_000, 1_000, 0.1, 0, 0)).reason()).isEqualTo(ScalingReason.BAD_RATE);
     }
 
     @Test
@@ -119,7 +136,7 @@ class AutoscalerTest {
     }
 
     @Test
-    void aProfileThatMeetsTheSloWithNoReplicaCountIsIgnored() {
+    void aProfileOnWhichTheReplicasCannotMeetTheSloIsIgnored() {
         CapacityModel hopeless = new CapacityModel(b -> 30_000_000L, 20_000_000L, 8);
         Autoscaler a = new Autoscaler(CONFIG);
         assertThat(a.decide(new ScalingSignals(0, 1, 1, 0, 0, 0.5, 0, 500, S, 500, hopeless))).isNull();
