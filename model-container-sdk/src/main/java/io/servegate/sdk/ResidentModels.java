@@ -268,8 +268,8 @@ final class ResidentModels<X, Y> implements AutoCloseable {
             resident.put(key, loaded);
             used = usedBytes;
         }
-        LOG.info("loaded model {} in {} ms: {} bytes; {} of {} bytes in use", key, loaded.loadNanos / 1_000_000,
-                loaded.sizeBytes, used, budgetBytes);
+        LOG.info("loaded model {} in {} ms: {} bytes; {} bytes in use{}", key, loaded.loadNanos / 1_000_000,
+                loaded.sizeBytes, used, budgetBytes == Long.MAX_VALUE ? "" : " of a budget of " + budgetBytes);
         done.complete(loaded);
     }
 
