@@ -5,9 +5,10 @@ import java.util.Objects;
 
 /**
  * Decides how many replicas one model version runs, from its {@link ScalingSignals}, called once
- * per tick (a second, say). Up is at once, at most doubling per tick; down is slow: only after {@code cooldown} without a
- * change, while the idle fraction has stayed above its threshold as long, and never below what
- * the busiest rate of that cooldown needs at 90 % of the planned utilisation. The number stays within {@code [min, max]}. Pure and
+ * per tick (a second, say). Up is at once, at most doubling per tick; down is slow: only after
+ * {@code cooldown} without a change, while the idle fraction has stayed above its threshold as
+ * long, and never below what the busiest rate of that cooldown needs at 90 % of the planned
+ * utilisation. The number stays within {@code [min, max]}. Pure and
  * deterministic: time comes with the signals, so the same signals give the same decisions in
  * the gateway and in the simulator. Not thread-safe.
  */
