@@ -82,6 +82,10 @@ public final class ManyModelsCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "1", description = "Arrival and popularity seed (default ${DEFAULT-VALUE}).")
     long seed;
 
+    @Option(names = "--placements", split = ",", defaultValue = "lru,static",
+            description = "Which placements to run, of lru and static (default ${DEFAULT-VALUE}).")
+    List<String> placements;
+
     @Option(names = "--out", defaultValue = "bench/results", description = "Results folder (default ${DEFAULT-VALUE}).")
     Path out;
 
@@ -95,9 +99,10 @@ public final class ManyModelsCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (count < 1 || resident < 1 || resident > count || replicas < 1 || !(rate > 0) || durationS < 1
-                || warmupS < 0 || sloMs < 1 || !(zipfS >= 0)) {
+                || warmupS < 0 || sloMs < 1 || !(zipfS >= 0)
+                || placements.isEmpty() || !List.of("lru", "static").containsAll(placements)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need 1 <= resident <= count, replicas >= 1, "
-                    + "positive rate, duration and SLO, zipf-s >= 0");
+                    + "positive rate, duration and SLO, zipf-s >= 0, placements of lru and static");
         }
         List<Version> versions = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -118,7 +123,7 @@ public final class ManyModelsCommand implements Callable<Integer> {
         List<float[]> images = FashionMnist.testSet().images().subList(0, 1000);
 
         List<Map<String, Object>> results = new ArrayList<>();
-        for (String placement : List.of("lru", "static")) {
+        for (String placement : placements) {
             err.printf(Locale.ROOT, "%s: %d versions, budget %d bytes per container, %d containers%n", placement,
                     count, budget, replicas);
             results.add(run(placement, versions, budget, images, dir));
@@ -157,7 +162,7 @@ public final class ManyModelsCommand implements Callable<Integer> {
                 "loads", "evictions", "p99 ms", "p99 predictions ms", "container RSS MiB");
         List<List<Object>> rows = new ArrayList<>();
         for (Map<String, Object> r : results) {
-            rows.add(List.of(r.get("placement"), r.get("goodputPerSec"), r.get("goodputPercent"), r.get("defaults"),
+            rows.add(java.util.Arrays.asList(r.get("placement"), r.get("goodputPerSec"), r.get("goodputPercent"), r.get("defaults"),
                     r.get("late"), r.get("coldStartPercent"), r.get("loads"), r.get("evictions"), r.get("p99Ms"),
                     r.get("p99PredictionsMs"), r.get("containerRssMiB")));
         }

@@ -179,16 +179,19 @@ final class SharedReplicaWorker implements AutoCloseable {
                     }
                 }
                 if (pending.decrementAndGet() == 0) {
-                    if (failures.isEmpty()) {
-                        pool.completed(batch, serviceTime.get());
-                    } else {
-                        Throwable first = failures.get(0);
-                        pool.failed(batch, List.copyOf(retry), new PredictionException(DefaultReason.CONTAINER_ERROR,
-                                "replica " + id + ": " + ReplicaWorker.describe(Status.fromThrowable(
-                                        ReplicaWorker.unwrap(first)))));
-                        transportFailure(first);
+                    try {
+                        if (failures.isEmpty()) {
+                            pool.completed(batch, serviceTime.get());
+                        } else {
+                            Throwable first = failures.get(0);
+                            pool.failed(batch, List.copyOf(retry), new PredictionException(
+                                    DefaultReason.CONTAINER_ERROR, "replica " + id + ": " + ReplicaWorker.describe(
+                                            Status.fromThrowable(ReplicaWorker.unwrap(first)))));
+                            transportFailure(first);
+                        }
+                    } finally {
+                        done.complete(null); // what follows on this replica must not wait on a failed report
                     }
-                    done.complete(null);
                 }
             });
         }
