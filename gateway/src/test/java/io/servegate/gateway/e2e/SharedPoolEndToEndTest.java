@@ -6,6 +6,9 @@ import io.servegate.gateway.api.AdminServer;
 import io.servegate.gateway.testsupport.ContainerProcess;
 import io.servegate.gateway.testsupport.GatewayCalls;
 import io.servegate.sdk.ContainerClient;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.HashMap;
@@ -97,7 +100,23 @@ class SharedPoolEndToEndTest {
             assertThat(pool.get("loads").longValue()).isEqualTo(3);
             assertThat(pool.get("evictions").longValue()).isEqualTo(1);
             assertThat(pool.get("replicas").get(0).get("used_bytes").longValue()).isEqualTo(200);
+            String metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                    + queryPort + "/metrics")).header("Accept", "text/plain").GET().build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            assertThat(sample(metrics, "servegate_pool_cold_starts_total")).isEqualTo(4);
+            assertThat(sample(metrics, "servegate_pool_loads_total")).isEqualTo(3);
+            assertThat(sample(metrics, "servegate_pool_evictions_total")).isEqualTo(1);
+            assertThat(sample(metrics, "servegate_pool_load_time_seconds_count")).isEqualTo(3);
+            assertThat(sample(metrics, "servegate_pool_load_time_seconds_sum")).as("three loads of 300 ms")
+                    .isGreaterThanOrEqualTo(0.9);
         }
+    }
+
+    /** The value of the pool's sample {@code name} in Prometheus text. */
+    private static double sample(String metrics, String name) {
+        return metrics.lines().filter(l -> l.startsWith(name + "{pool=\"shared\"")).findFirst()
+                .map(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
+                .orElseThrow(() -> new AssertionError(name + " is not exported"));
     }
 
     private static Map<String, Object> deployBody(String model, int slots, List<String> addresses) {
