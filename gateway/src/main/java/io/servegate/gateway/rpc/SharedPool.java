@@ -121,8 +121,7 @@ final class SharedPool implements SchedulerActions<PendingPrediction>, AutoClose
                 }
             }
             worker = new SharedReplicaWorker(id, address, budgetBytes, this,
-                    ContainerClient.connect(address, maxMessageBytes), clock, timers, minBatchTimeout,
-                    Duration.ofSeconds(60));
+                    ContainerClient.connect(address, maxMessageBytes), clock, timers, minBatchTimeout);
             Map<String, SharedReplicaWorker> next = new LinkedHashMap<>(workers);
             next.put(id, worker);
             workers = Map.copyOf(next);

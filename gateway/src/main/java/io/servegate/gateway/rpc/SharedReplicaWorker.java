@@ -35,6 +35,13 @@ import reactor.core.scheduler.Scheduler;
 final class SharedReplicaWorker implements AutoCloseable {
 
     private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
+    /**
+     * A load or unload may take this many times the model's profiled load time, and at least
+     * {@link #MIN_REPOSITORY_TIMEOUT}, before it is failed: the replica runs one thing at a time,
+     * so a load that hangs would otherwise hold everything sent after it.
+     */
+    private static final int REPOSITORY_TIMEOUT_FACTOR = 10;
+    private static final Duration MIN_REPOSITORY_TIMEOUT = Duration.ofSeconds(1);
 
     private final String id;
     private final String address;
@@ -44,7 +51,6 @@ final class SharedReplicaWorker implements AutoCloseable {
     private final LongSupplier clock;
     private final Scheduler timers;
     private final Duration minBatchTimeout;
-    private final Duration loadTimeout;
     /** The last load or unload sent; guarded by {@code this}. */
     private CompletableFuture<Void> barrier = DONE;
     /** Everything sent; guarded by {@code this}. */
@@ -54,7 +60,7 @@ final class SharedReplicaWorker implements AutoCloseable {
     private volatile boolean closed;
 
     SharedReplicaWorker(String id, String address, long budgetBytes, SharedPool pool, ContainerClient client,
-            LongSupplier clock, Scheduler timers, Duration minBatchTimeout, Duration loadTimeout) {
+            LongSupplier clock, Scheduler timers, Duration minBatchTimeout) {
         this.id = id;
         this.address = address;
         this.budgetBytes = budgetBytes;
@@ -63,7 +69,6 @@ final class SharedReplicaWorker implements AutoCloseable {
         this.clock = clock;
         this.timers = timers;
         this.minBatchTimeout = minBatchTimeout;
-        this.loadTimeout = loadTimeout;
     }
 
     String id() {
@@ -115,7 +120,7 @@ final class SharedReplicaWorker implements AutoCloseable {
     void load(Load load, PlacedModel model, CompletableFuture<Void> gate) {
         enqueue(true, gate, () -> {
             long start = clock.getAsLong();
-            return client.loadModel(model.name(), model.version(), loadTimeout)
+            return client.loadModel(model.name(), model.version(), repositoryTimeout(model))
                     .whenComplete((ignored, error) -> {
                         if (error == null) {
                             pool.loadCompleted(load, clock.getAsLong() - start);
@@ -129,7 +134,12 @@ final class SharedReplicaWorker implements AutoCloseable {
 
     /** Unloads a model the scheduler evicted; a failure leaves the container's own LRU to make room. */
     void unload(PlacedModel model, CompletableFuture<Void> gate) {
-        enqueue(true, gate, () -> client.unloadModel(model.name(), model.version(), loadTimeout));
+        enqueue(true, gate, () -> client.unloadModel(model.name(), model.version(), repositoryTimeout(model)));
+    }
+
+    private static Duration repositoryTimeout(PlacedModel model) {
+        return Duration.ofNanos(Math.max(MIN_REPOSITORY_TIMEOUT.toNanos(),
+                model.loadNanos() * REPOSITORY_TIMEOUT_FACTOR)); // at most 10 h: the admin API caps load times at 1 h
     }
 
     /** Sends a batch, as one ModelInfer call per input length. */
