@@ -103,10 +103,6 @@ final class SharedPool implements SchedulerActions<PendingPrediction>, AutoClose
         event(now -> scheduler.addModel(model.key(), model.sizeBytes(), model.loadNanos()));
     }
 
-    boolean holds(String model, String version) {
-        return models.containsKey(key(model, version));
-    }
-
     Collection<PlacedModel> models() {
         return models.values();
     }
