@@ -2,15 +2,16 @@
 # Feedback throughput (Clipper NSDI'17 4.2 reported ~6K feedback observations/s without, ~11K with
 # prediction cache hits): a real redis-server for the selection states, the gateway and the four
 # Fashion-MNIST ONNX models as in-process containers, one exp4 app; closed-loop POST /fb/update with
-# 16 clients: (a) inputs predicted beforehand (cache hits), (b) the same with a per-user state
+# 16 clients (wrk, a separate process, for the cache-hit phases; --client jvm for the benchmark's own
+# client in the gateway's JVM): (a) inputs predicted beforehand (cache hits), (b) the same with a per-user state
 # (uid = i % 1000), (c) inputs never seen (the gateway queries the four models for the join); then the
 # raw Redis floor: the observe script one feedback ran, captured with redis-cli MONITOR and replayed by
 # redis-benchmark with the same clients, and each phase's ratio to it.
 # Usage: bench/feedback-throughput.sh [FeedbackThroughputBenchmark options, e.g. --clients 16
 #        --duration-s 10 --warmup-s 3 --warm-images 2000 --users 1000 --phases cache-hits,cache-misses
-#        --floor-requests 100000]
+#        --floor-requests 100000 --client wrk|jvm]
 # Results: bench/results/feedback-throughput.json, and a table on standard output.
-# Needs redis-server, redis-cli and redis-benchmark on the PATH (or next to $REDIS_SERVER). SKIP_BUILD=1 skips the (incremental) Maven build.
+# Needs wrk (unless --client jvm), redis-server, redis-cli and redis-benchmark on the PATH (or next to $REDIS_SERVER). SKIP_BUILD=1 skips the (incremental) Maven build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/gateway-test-main.sh

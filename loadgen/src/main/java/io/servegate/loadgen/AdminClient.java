@@ -141,4 +141,25 @@ public final class AdminClient {
         throw new IOException("replica " + containerId + " was not available within " + within + "; last status: "
                 + last);
     }
+
+    /** Waits until the gateway lists at least {@code replicas} available replicas of {@code model}. */
+    public void awaitAvailableReplicas(String model, int replicas, Duration within)
+            throws IOException, InterruptedException {
+        long until = System.nanoTime() + within.toNanos();
+        long available = 0;
+        while (System.nanoTime() < until) {
+            available = 0;
+            for (JsonNode c : allContainers()) {
+                if (model.equals(c.path("model_name").asText()) && c.path("available").asBoolean(false)) {
+                    available++;
+                }
+            }
+            if (available >= replicas) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        throw new IOException(replicas + " replicas of " + model + " were not available within " + within + "; "
+                + available + " were");
+    }
 }

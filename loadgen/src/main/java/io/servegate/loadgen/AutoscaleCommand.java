@@ -145,7 +145,7 @@ public final class AutoscaleCommand implements Callable<Integer> {
                             "--alpha-ms", Double.toString(alphaMs), "--input-type", "floats"),
                     "num_replicas", minReplicas));
             admin.addModelLinks(APP, List.of(APP));
-            awaitReady(admin, minReplicas, Duration.ofSeconds(120));
+            admin.awaitAvailableReplicas(APP, minReplicas, Duration.ofSeconds(120));
             admin.post("set_autoscaling", Map.of("model_name", APP, "min_replicas", minReplicas, "max_replicas",
                     maxReplicas, "cooldown_s", cooldownS));
             Duration timeout = Duration.ofMillis(timeoutMs);
@@ -230,21 +230,6 @@ public final class AutoscaleCommand implements Callable<Integer> {
         } catch (Exception e) {
             throw new IllegalStateException("sampling the autoscaler failed", e);
         }
-    }
-
-    private static void awaitReady(AdminClient admin, int replicas, Duration within) throws Exception {
-        long until = System.nanoTime() + within.toNanos();
-        while (System.nanoTime() < until) {
-            long available = 0;
-            for (JsonNode c : admin.allContainers()) {
-                available += c.get("available").booleanValue() ? 1 : 0;
-            }
-            if (available >= replicas) {
-                return;
-            }
-            Thread.sleep(200);
-        }
-        throw new IllegalStateException(replicas + " replicas did not become available within " + within);
     }
 
     private void write(Path dir, RateTrace trace, List<Second> seconds, List<Phase> phases, JsonNode finalState,

@@ -23,9 +23,9 @@ import picocli.CommandLine.Spec;
  * The autoscaler's capacity model against measured latency: c emulated replicas deployed through
  * the gateway's process manager, sent one query at a time (Clipper's policy, batch size 1) in
  * arrival order, are the c servers of an M/D/c queue. For each c and load, the mean latency the
- * model predicts from the scheduler's own profile (service time of a batch of one plus its
- * transport overhead) is set against the scheduler's measured mean latency, arrival to answer
- * ({@code servegate_scheduler_latency_seconds}), over the same window. Reported, never asserted.
+ * model predicts from the window's arrival rate and service time (the mean time a lane is held
+ * per query, latency minus queue delay) is set against the scheduler's measured mean latency,
+ * arrival to answer ({@code servegate_scheduler_latency_seconds}). Reported, never asserted.
  */
 @Command(name = "capacity", mixinStandardHelpOptions = true,
         description = "M/D/c mean latency predicted from the scheduler's profile against the gateway's measured "
@@ -45,7 +45,7 @@ public final class CapacityCheckCommand implements Callable<Integer> {
     List<Integer> replicaCounts;
 
     @Option(names = "--loads", split = ",", defaultValue = "0.3,0.5,0.7,0.85",
-            description = "Offered load as a share of c/ℓ(1) (default ${DEFAULT-VALUE}).")
+            description = "Offered load as a share of c over the service time measured at 0.3 load (default ${DEFAULT-VALUE}).")
     List<Double> loads;
 
     @Option(names = "--service-ms", defaultValue = "5",
@@ -56,7 +56,7 @@ public final class CapacityCheckCommand implements Callable<Integer> {
     double durationS;
 
     @Option(names = "--warmup-s", defaultValue = "10",
-            description = "Unmeasured seconds at half load per replica count (default ${DEFAULT-VALUE}).")
+            description = "Seconds at 0.3 load per replica count that calibrate the service time (default ${DEFAULT-VALUE}).")
     double warmupS;
 
     @Option(names = "--container-jar", defaultValue = "containers/emulated/target/emulated-container.jar",
@@ -70,11 +70,40 @@ public final class CapacityCheckCommand implements Callable<Integer> {
             description = "Base directory; the run writes to <out>/" + SCENARIO + "-<UTC timestamp>/ (default ${DEFAULT-VALUE}).")
     Path out;
 
-    /** One measured point. */
-    record Point(int replicas, double load, double rate, double profileMs, double predictedMs, double measuredMs,
-            long queries) {
+    /**
+     * One measured point.
+     *
+     * @param profileMs          ℓ(1) as the scheduler plans with it (service estimate plus a low quantile of the overhead)
+     * @param lowLoadServiceMs   the mean time a lane was held per query at 0.3 load, the calibration
+     * @param serviceMs          the same in this window: mean latency minus mean queue delay
+     * @param predictedMs        M/D/c's mean latency at the window's rate with the window's service time
+     * @param predictedLowLoadMs the same with the low-load service time
+     */
+    record Point(int replicas, double load, double rate, double profileMs, double lowLoadServiceMs, double serviceMs,
+            double predictedMs, double predictedLowLoadMs, double measuredMs, long queries) {
         double error() {
             return (predictedMs - measuredMs) / measuredMs;
+        }
+    }
+
+    /** The scheduler's view of one model over a window, from two scrapes. */
+    record Window(double rate, double latencyMs, double queueDelayMs, long queries) {
+
+        static Window between(PrometheusText before, PrometheusText after, String model, double seconds) {
+            double count = delta(before, after, "servegate_scheduler_latency_seconds_count", model);
+            double latency = delta(before, after, "servegate_scheduler_latency_seconds_sum", model);
+            double queued = delta(before, after, "servegate_scheduler_queue_delay_seconds_sum", model);
+            double dispatched = delta(before, after, "servegate_scheduler_queue_delay_seconds_count", model);
+            return new Window(count / seconds, 1000 * latency / count, 1000 * queued / dispatched, (long) count);
+        }
+
+        /** The mean time a lane is held per query (batches of one): the M/D/c service time. */
+        double serviceMs() {
+            return latencyMs - queueDelayMs;
+        }
+
+        private static double delta(PrometheusText before, PrometheusText after, String metric, String model) {
+            return after.sum(metric, "model", model) - before.sum(metric, "model", model);
         }
     }
 
@@ -109,31 +138,35 @@ public final class CapacityCheckCommand implements Callable<Integer> {
                 "command", List.of("java", "-jar", containerJar, "--beta-ms", Double.toString(serviceMs),
                         "--alpha-ms", "0", "--input-type", "floats"), "num_replicas", c));
         admin.addModelLinks(name, List.of(name));
-        awaitAvailable(admin, name, c);
+        admin.awaitAvailableReplicas(name, c, Duration.ofSeconds(120));
         Duration timeout = Duration.ofSeconds(15);
         List<Point> out = new ArrayList<>();
         try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), name,
                 new RandomInputs(8), 512, timeout)) {
-            double nominal = c * 1000 / serviceMs;
-            new OpenLoop(0.5 * nominal, Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout, seed)
-                    .run(load);
+            // calibration: the service time per query as the scheduler's lanes are held, at low load
+            PrometheusText before = PrometheusText.parse(GatewayMetrics.scrapeText(gateway));
+            double profileMs = profileMs(before, name);
+            new OpenLoop(0.3 * c * 1000 / profileMs, Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout,
+                    seed).run(load);
+            Window calibration = Window.between(before, PrometheusText.parse(GatewayMetrics.scrapeText(gateway)), name,
+                    warmupS);
+            double lowLoadMs = calibration.serviceMs();
             for (double rho : loads) {
-                PrometheusText before = PrometheusText.parse(GatewayMetrics.scrapeText(gateway));
-                double profileMs = profileMs(before, name);
-                double rate = rho * c * 1000 / profileMs;
-                err.printf(Locale.ROOT, "%s: %d replica(s), load %.2f: %.0f/s (profile %.3f ms)...%n", SCENARIO, c,
-                        rho, rate, profileMs);
+                before = PrometheusText.parse(GatewayMetrics.scrapeText(gateway));
+                double rate = rho * c * 1000 / lowLoadMs;
+                err.printf(Locale.ROOT, "%s: %d replica(s), load %.2f: %.0f/s (service %.3f ms at low load)...%n",
+                        SCENARIO, c, rho, rate, lowLoadMs);
                 new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(durationS), timeout,
                         seed + Math.round(rho * 100)).run(load);
-                PrometheusText after = PrometheusText.parse(GatewayMetrics.scrapeText(gateway));
-                double sum = after.sum("servegate_scheduler_latency_seconds_sum", "model", name)
-                        - before.sum("servegate_scheduler_latency_seconds_sum", "model", name);
-                double count = after.sum("servegate_scheduler_latency_seconds_count", "model", name)
-                        - before.sum("servegate_scheduler_latency_seconds_count", "model", name);
-                double predicted = MdcQueue.meanLatency(rate, c, profileMs / 1000) * 1000;
-                Point p = new Point(c, rho, rate, profileMs, predicted, 1000 * sum / count, (long) count);
-                err.printf(Locale.ROOT, "%s:   predicted %.3f ms, measured %.3f ms (%+.1f %%)%n", SCENARIO,
-                        p.predictedMs(), p.measuredMs(), 100 * p.error());
+                Window w = Window.between(before, PrometheusText.parse(GatewayMetrics.scrapeText(gateway)), name,
+                        durationS);
+                double predicted = MdcQueue.meanLatency(w.rate(), c, w.serviceMs() / 1000) * 1000;
+                double predictedLowLoad = MdcQueue.meanLatency(w.rate(), c, lowLoadMs / 1000) * 1000;
+                Point p = new Point(c, rho, w.rate(), profileMs, lowLoadMs, w.serviceMs(), predicted,
+                        predictedLowLoad, w.latencyMs(), w.queries());
+                err.printf(Locale.ROOT, "%s:   service %.3f ms; predicted %.3f ms (%.3f with the low-load service), "
+                        + "measured %.3f ms (%+.1f %%)%n", SCENARIO, w.serviceMs(), p.predictedMs(),
+                        p.predictedLowLoadMs(), p.measuredMs(), 100 * p.error());
                 out.add(p);
             }
         }
@@ -150,36 +183,23 @@ public final class CapacityCheckCommand implements Callable<Integer> {
         return 1000 * (service + overhead);
     }
 
-    private static void awaitAvailable(AdminClient admin, String model, int n) throws Exception {
-        long until = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-        while (System.nanoTime() < until) {
-            long available = 0;
-            for (var c : admin.allContainers()) {
-                if (c.get("model_name").asText().equals(model) && c.get("available").booleanValue()) {
-                    available++;
-                }
-            }
-            if (available >= n) {
-                return;
-            }
-            Thread.sleep(200);
-        }
-        throw new IllegalStateException(n + " replicas of " + model + " did not become available");
-    }
-
     private void write(Path dir, List<Point> points, Map<String, Object> gatewayInfo, RunConditions atStart,
             Instant startedAt) throws Exception {
         List<List<Object>> rows = new ArrayList<>();
         List<Map<String, Object>> json = new ArrayList<>();
         double worst = 0;
         for (Point p : points) {
-            rows.add(List.of(p.replicas(), p.load(), p.rate(), p.profileMs(), p.predictedMs(), p.measuredMs(),
+            rows.add(List.of(p.replicas(), p.load(), p.rate(), p.profileMs(), p.lowLoadServiceMs(), p.serviceMs(),
+                    p.predictedMs(), p.predictedLowLoadMs(), p.measuredMs(),
                     String.format(Locale.ROOT, "%+.1f %%", 100 * p.error())));
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("replicas", p.replicas());
             m.put("load", p.load());
             m.put("rate", p.rate());
             m.put("profile_ms", p.profileMs());
+            m.put("low_load_service_ms", p.lowLoadServiceMs());
+            m.put("service_ms", p.serviceMs());
+            m.put("predicted_with_low_load_service_ms", p.predictedLowLoadMs());
             m.put("predicted_mean_ms", p.predictedMs());
             m.put("measured_mean_ms", p.measuredMs());
             m.put("error", p.error());
@@ -193,6 +213,7 @@ public final class CapacityCheckCommand implements Callable<Integer> {
         settings.put("containers", "emulated (process manager), " + serviceMs + " ms per query");
         settings.put("scheduling", "clipper, batch size 1 (FCFS, one query per replica at a time); SLO 10 s");
         settings.put("durationS", durationS);
+        settings.put("calibration", "the service time at 0.3 of c/ℓ(1) over the warm-up sets the loads' rates");
         settings.put("warmupS", warmupS);
         settings.put("seed", seed);
         Map<String, Object> all = new LinkedHashMap<>();
@@ -205,9 +226,13 @@ public final class CapacityCheckCommand implements Callable<Integer> {
         Path file = dir.resolve(SCENARIO + ".json");
         JSON.writeValue(file.toFile(), all);
         new HtmlReport("Capacity model against measured latency", "M/D/c (SERF's queueing estimate with "
-                + "Cosmetatos' correction) on the scheduler's own profile, against the scheduler's measured mean "
-                + "latency, arrival to answer, in the same window.")
-                .table(List.of("replicas", "load", "rate /s", "ℓ(1) ms", "predicted ms", "measured ms", "error"), rows)
+                + "Cosmetatos' correction), given the window's arrival rate and service time (the mean time a "
+                + "replica's lane is held per query: mean latency minus mean queue delay, as SERF profiles its "
+                + "service rates), against the scheduler's measured mean latency, arrival to answer. The load is "
+                + "set from the service time measured at 0.3 load; the predictions with that service time are "
+                + "shown too.")
+                .table(List.of("replicas", "load", "rate /s", "profile ℓ(1) ms", "service ms, low load",
+                        "service ms", "predicted ms", "predicted ms, low-load service", "measured ms", "error"), rows)
                 .paragraph(String.format(Locale.ROOT, "Largest error: %.1f %%.", 100 * worst))
                 .settings(settings)
                 .conditions(startedAt.toString(), ScenarioOptions.environment(atStart))

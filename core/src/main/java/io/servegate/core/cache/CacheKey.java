@@ -18,10 +18,15 @@ public final class CacheKey {
     private final int hash;
 
     public CacheKey(String model, String version, byte[] input) {
+        this(model, version, new EncodedInput(input));
+    }
+
+    /** The key of one model version's prediction of an input already hashed for other models' keys. */
+    public CacheKey(String model, String version, EncodedInput input) {
         this.model = model;
         this.version = version;
-        this.input = input;
-        this.hash = 31 * (31 * model.hashCode() + version.hashCode()) + Arrays.hashCode(input);
+        this.input = input.bytes();
+        this.hash = 31 * (31 * model.hashCode() + version.hashCode()) + input.hash();
     }
 
     public String model() {

@@ -30,6 +30,51 @@ public final class InputParser {
         return value;
     }
 
+    /**
+     * The input of a numeric type from the numbers of a {@link NumericFieldBody}, converted as
+     * {@link #parse(TensorType, JsonNode, String, int)} converts a tree's; null when that would
+     * reject them (or the type is not numeric), so that the caller parses the tree for the error.
+     */
+    public Object fromNumbers(TensorType<?> type, NumericFieldBody body, int expectedLength) {
+        double[] numbers = body.numbers();
+        if (numbers.length > maxLength || expectedLength > 0 && numbers.length != expectedLength) {
+            return null;
+        }
+        for (double d : numbers) {
+            if (!Double.isFinite(d)) {
+                return null;
+            }
+        }
+        switch (type.clipperName()) {
+            case "ints" -> {
+                if (!body.integral()) {
+                    return null;
+                }
+                int[] v = new int[numbers.length];
+                for (int i = 0; i < v.length; i++) {
+                    v[i] = (int) numbers[i];
+                }
+                return v;
+            }
+            case "floats" -> {
+                float[] v = new float[numbers.length];
+                for (int i = 0; i < v.length; i++) {
+                    if (Math.abs(numbers[i]) > Float.MAX_VALUE) {
+                        return null;
+                    }
+                    v[i] = (float) numbers[i];
+                }
+                return v;
+            }
+            case "doubles" -> {
+                return numbers.clone();
+            }
+            default -> {
+                return null;
+            }
+        }
+    }
+
     /** Parses {@code node}; {@code where} names it in errors, e.g. {@code input} or {@code input_batch[3]}. */
     public Object parse(TensorType<?> type, JsonNode node, String where) {
         if (node == null || node.isNull() || node.isMissingNode()) {

@@ -32,6 +32,28 @@ public final class JsonBodies {
                 .map(this::parseObject);
     }
 
+    /** The body's bytes (size-limited by the codec configuration), for {@link #numericField}. */
+    public Mono<byte[]> bytes(ServerRequest request) {
+        return request.bodyToMono(byte[].class)
+                .switchIfEmpty(Mono.error(() -> ApiException.badRequest("the request body is empty; send a JSON object")));
+    }
+
+    /** {@link NumericFieldBody#read} with this mapper: null when the body is not such an object. */
+    public NumericFieldBody numericField(byte[] body, String field) {
+        return NumericFieldBody.read(mapper, body, field);
+    }
+
+    /** The body as a JSON object, with the errors of {@link #object}. */
+    public JsonNode parseObject(byte[] body) {
+        JsonNode node;
+        try {
+            node = mapper.readTree(body);
+        } catch (JacksonException e) {
+            throw ApiException.badRequest("malformed JSON: " + e.getOriginalMessage());
+        }
+        return requireObject(node);
+    }
+
     JsonNode parseObject(String body) {
         JsonNode node;
         try {
@@ -39,6 +61,10 @@ public final class JsonBodies {
         } catch (JacksonException e) {
             throw ApiException.badRequest("malformed JSON: " + e.getOriginalMessage());
         }
+        return requireObject(node);
+    }
+
+    private static JsonNode requireObject(JsonNode node) {
         if (node == null || !node.isObject()) {
             throw ApiException.badRequest("the request body must be a JSON object");
         }

@@ -1,8 +1,12 @@
 package io.servegate.gateway.api;
 
 import io.servegate.gateway.registry.Application;
+import io.servegate.gateway.registry.PipelineGraph;
+import io.servegate.gateway.registry.PipelineStage;
+import io.servegate.gateway.registry.StageInput;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
+import io.servegate.gateway.query.PipelineService;
 import io.servegate.gateway.query.Prediction;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.query.SelectionService;
@@ -31,6 +35,7 @@ public final class QueryHandler {
     private final ReplicaPool pool;
     private final PredictionService predictions;
     private final SelectionService selection;
+    private final PipelineService pipelines;
     private final Duration feedbackTimeout;
     private final JsonBodies bodies;
     private final InputParser inputs;
@@ -39,11 +44,13 @@ public final class QueryHandler {
     private final AtomicLong queryIds = new AtomicLong();
 
     public QueryHandler(Registry registry, ReplicaPool pool, PredictionService predictions, SelectionService selection,
-            Duration feedbackTimeout, JsonBodies bodies, InputParser inputs, int maxBatchInputs, LongSupplier clock) {
+            PipelineService pipelines, Duration feedbackTimeout, JsonBodies bodies, InputParser inputs,
+            int maxBatchInputs, LongSupplier clock) {
         this.registry = registry;
         this.pool = pool;
         this.predictions = predictions;
         this.selection = selection;
+        this.pipelines = pipelines;
         this.feedbackTimeout = feedbackTimeout;
         this.bodies = bodies;
         this.inputs = inputs;
@@ -56,6 +63,15 @@ public final class QueryHandler {
         String appName = request.pathVariable("app");
         return bodies.object(request).flatMap(body -> {
             RegistrySnapshot snapshot = registry.snapshot();
+            PipelineGraph pipeline = snapshot.pipeline(appName).orElse(null);
+            if (pipeline != null) {
+                if (body.has("version")) {
+                    throw ApiException.badRequest("'version' applies to apps with a single model; '" + appName
+                            + "' is a pipeline, whose stages use their models' current versions");
+                }
+                return answer(body, TensorType.forName(pipeline.pipeline().inputType()), inputLength(pipeline, snapshot),
+                        input -> pipelines.predict(pipeline, snapshot, input, arrival));
+            }
             Application app = app(snapshot, appName);
             TensorType<?> type = TensorType.forName(app.inputType());
             String context = context(body);
@@ -68,26 +84,43 @@ public final class QueryHandler {
             }
             String version = version(snapshot, model, requested);
             int length = model == null || version == null ? -1 : pool.inputLength(model, version);
-            JsonNode singleInput = body.get("input");
-            JsonNode batch = body.get("input_batch");
-            if ((singleInput == null) == (batch == null)) {
-                throw ApiException.badRequest("send exactly one of 'input' and 'input_batch'");
-            }
-            List<Object> parsed = singleInput != null ? List.of(inputs.parse(type, singleInput, "input", length))
-                    : parseBatch(type, batch, length);
-            Function<Object, Mono<Prediction>> predictOne = single
+            return answer(body, type, length, single
                     ? input -> predictions.predict(app, model, version, type, input, arrival)
-                    : input -> selection.predict(app, snapshot, context, type, input, arrival);
-            if (singleInput != null) {
-                return predictOne.apply(parsed.get(0)).map(p -> render(p, queryIds.getAndIncrement()))
-                        .flatMap(this::ok);
-            }
-            return Flux.fromIterable(parsed)
-                    .flatMapSequential(predictOne)
-                    .map(p -> render(p, queryIds.getAndIncrement()))
-                    .collectList()
-                    .flatMap(list -> ok(Map.of("batch_predictions", list)));
+                    : input -> selection.predict(app, snapshot, context, type, input, arrival));
         });
+    }
+
+    /** Parses {@code input} or {@code input_batch} and answers each input with {@code predictOne}. */
+    private Mono<ServerResponse> answer(JsonNode body, TensorType<?> type, int length,
+            Function<Object, Mono<Prediction>> predictOne) {
+        JsonNode singleInput = body.get("input");
+        JsonNode batch = body.get("input_batch");
+        if ((singleInput == null) == (batch == null)) {
+            throw ApiException.badRequest("send exactly one of 'input' and 'input_batch'");
+        }
+        if (singleInput != null) {
+            return predictOne.apply(inputs.parse(type, singleInput, "input", length))
+                    .map(p -> render(p, queryIds.getAndIncrement()))
+                    .flatMap(this::ok);
+        }
+        return Flux.fromIterable(parseBatch(type, batch, length))
+                .flatMapSequential(predictOne)
+                .map(p -> render(p, queryIds.getAndIncrement()))
+                .collectList()
+                .flatMap(list -> ok(Map.of("batch_predictions", list)));
+    }
+
+    /** The input length the first stage given the query's input declares, or -1 when unknown. */
+    private int inputLength(PipelineGraph pipeline, RegistrySnapshot snapshot) {
+        for (PipelineStage s : pipeline.order()) {
+            if (!s.isCombine() && s.input() == StageInput.QUERY) {
+                int length = snapshot.currentVersion(s.model()).map(v -> pool.inputLength(s.model(), v)).orElse(-1);
+                if (length > 0) {
+                    return length;
+                }
+            }
+        }
+        return -1;
     }
 
     /**
@@ -98,14 +131,25 @@ public final class QueryHandler {
      */
     public Mono<ServerResponse> update(ServerRequest request) {
         String appName = request.pathVariable("app");
-        return bodies.object(request).flatMap(body -> {
+        return bodies.bytes(request).flatMap(json -> {
+            // the input's numbers straight to an array; any other body is read as a tree, which
+            // words what is wrong with it
+            NumericFieldBody numeric = bodies.numericField(json, "input");
+            JsonNode body = numeric != null ? numeric.others() : bodies.parseObject(json);
             RegistrySnapshot snapshot = registry.snapshot();
+            if (snapshot.pipeline(appName).isPresent()) {
+                throw ApiException.badRequest("'" + appName + "' is a pipeline; pipelines take no feedback");
+            }
             Application app = app(snapshot, appName);
             TensorType<?> type = TensorType.forName(app.inputType());
             String model = app.linkedModels().isEmpty() ? null : app.linkedModels().get(0);
             String version = model == null ? null : snapshot.currentVersion(model).orElse(null);
-            Object input = inputs.parse(type, body.get("input"), "input",
-                    version == null ? -1 : pool.inputLength(model, version));
+            int expectedLength = version == null ? -1 : pool.inputLength(model, version);
+            Object input = numeric == null ? null : inputs.fromNumbers(type, numeric, expectedLength);
+            if (input == null) {
+                JsonNode tree = numeric == null ? body : bodies.parseObject(json);
+                input = inputs.parse(type, tree.get("input"), "input", expectedLength);
+            }
             JsonNode labelNode = body.get("label");
             if (labelNode == null || !(labelNode.isNumber() || labelNode.isString())) {
                 throw ApiException.badRequest("'label' must be a number or a string");

@@ -12,6 +12,7 @@ import io.servegate.gateway.api.InputParser;
 import io.servegate.gateway.api.JsonBodies;
 import io.servegate.gateway.api.MetricsHandler;
 import io.servegate.gateway.api.OipRestHandler;
+import io.servegate.gateway.api.PipelineAdminHandler;
 import io.servegate.gateway.api.QueryHandler;
 import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.containers.Backoff;
@@ -25,6 +26,7 @@ import io.servegate.gateway.containers.ReadinessProbe;
 import io.servegate.gateway.containers.RestartPolicy;
 import io.servegate.gateway.demo.DemoRunner;
 import io.servegate.gateway.metrics.ClipperMetrics;
+import io.servegate.gateway.query.PipelineService;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.query.SelectionService;
 import io.servegate.gateway.selection.InMemorySelectionStateStore;
@@ -35,6 +37,7 @@ import io.servegate.gateway.registry.RedisRegistry;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.rpc.ReplicaPool;
 import io.servegate.core.trace.RunRecorder;
+import io.servegate.sdk.TensorType;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -52,6 +55,8 @@ import io.servegate.gateway.api.JsonErrorWebExceptionHandler;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.codec.ServerCodecConfigurer;
 import org.springframework.web.reactive.config.WebFluxConfigurer;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.JsonNodeFactory;
 import org.springframework.web.reactive.function.server.HandlerStrategies;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
@@ -195,11 +200,25 @@ public class GatewayConfiguration {
     }
 
     @Bean
+    PipelineService pipelineService(PredictionService predictions, ReplicaPool pool, JsonBodies bodies,
+            InputParser inputs) {
+        // a model's output is JSON for numbers (and base64 bytes); a string output is its own text
+        return new PipelineService(predictions, pool, (type, output) -> {
+            JsonNode node = type == TensorType.STRINGS ? JsonNodeFactory.instance.stringNode(output)
+                    : bodies.tryParse(output);
+            if (node == null) {
+                throw new IllegalArgumentException("not JSON");
+            }
+            return inputs.parse(type, node, "stage output");
+        });
+    }
+
+    @Bean
     RouterFunction<ServerResponse> queryRoutes(Registry registry, ReplicaPool pool, PredictionService predictions,
-            SelectionService selection, JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
+            SelectionService selection, PipelineService pipelines, JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
             ClipperMetrics clipperMetrics,
             ObjectProvider<io.prometheus.metrics.model.registry.PrometheusRegistry> prometheus) {
-        QueryHandler query = new QueryHandler(registry, pool, predictions, selection,
+        QueryHandler query = new QueryHandler(registry, pool, predictions, selection, pipelines,
                 props.selection().feedbackTimeout(), bodies, inputs, props.limits().maxBatchInputs(),
                 clock);
         OipRestHandler oip = new OipRestHandler(registry, pool, predictions, bodies, inputs, props.oip().timeout(),
@@ -227,7 +246,8 @@ public class GatewayConfiguration {
 
     @Bean
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
-            JsonBodies bodies, ServegateProperties props, ContainerManager containers, AutoscalingService autoscaling) {
+            PipelineService pipelines, JsonBodies bodies, ServegateProperties props, ContainerManager containers,
+            AutoscalingService autoscaling) {
         String token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
         ServegateProperties.ProcessManager process = props.containers().process();
@@ -237,6 +257,7 @@ public class GatewayConfiguration {
                 props.containers().maxReplicas());
         AutoscalingHandler scaling = new AutoscalingHandler(registry, pool, autoscaling, bodies,
                 props.containers().maxReplicas());
+        PipelineAdminHandler pipelineAdmin = new PipelineAdminHandler(registry, pipelines, bodies);
         RouterFunction<ServerResponse> routes = RouterFunctions.route()
                 .GET("/admin/ping", admin::ping)
                 .POST("/admin/add_app", admin::addApp)
@@ -260,6 +281,10 @@ public class GatewayConfiguration {
                 .GET("/admin/get_placements", admin::getPlacements)
                 .POST("/admin/set_autoscaling", scaling::set)
                 .POST("/admin/get_autoscaling", scaling::get)
+                .POST("/admin/add_pipeline", pipelineAdmin::addPipeline)
+                .POST("/admin/delete_pipeline", pipelineAdmin::deletePipeline)
+                .POST("/admin/get_pipeline", pipelineAdmin::getPipeline)
+                .POST("/admin/get_all_pipelines", pipelineAdmin::getAllPipelines)
                 .route(request -> true, request -> Errors.json(org.springframework.http.HttpStatus.NOT_FOUND,
                         "not found", "no admin endpoint " + request.method() + " " + request.path()))
                 .filter(Errors.filter())

@@ -3,6 +3,7 @@ package io.servegate.gateway.query;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.servegate.core.cache.CacheKey;
+import io.servegate.core.cache.EncodedInput;
 import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.rpc.DefaultReason;
@@ -111,15 +112,24 @@ public final class PredictionService {
 
     /** One model version's output by {@code deadline}, failing with {@link PredictionException}. */
     Mono<Prediction> infer(String model, String version, TensorType<?> type, Object input, long deadline) {
+        return infer(model, version, input, encode(type, input), deadline);
+    }
+
+    /** {@link #infer(String, String, TensorType, Object, long)} of an input encoded once for several models. */
+    Mono<Prediction> infer(String model, String version, Object input, EncodedInput encoded, long deadline) {
         if (deadline - clock.getAsLong() <= 0) {
             return Mono.error(new PredictionException(DefaultReason.DEADLINE, null));
         }
-        CacheKey key = new CacheKey(model, version, encode(type, input));
+        CacheKey key = new CacheKey(model, version, encoded);
         CompletableFuture<String> output = cache.get(key, k -> dispatcher.submit(model, version, input, deadline));
         // The future is shared with other queries: a timeout here must not cancel it, so a late result
         // still fills the cache. Failures become values first, so that one arriving after the timeout
         // is not an error dropped by a cancelled subscriber.
         CompletableFuture<Object> outcome = output.handle((value, error) -> error == null ? value : failure(error));
+        if (outcome.isDone()) {
+            // a cache hit: answered now, so no deadline timer to schedule and cancel
+            return answer(outcome.join());
+        }
         return Mono.deferContextual(context -> {
             Mono<PredictionException> atDeadline = Mono.fromSupplier(() -> {
                 deadlineLag.record(Math.max(0, clock.getAsLong() - deadline), TimeUnit.NANOSECONDS);
@@ -131,7 +141,11 @@ public final class PredictionService {
             return eventLoop != null
                     ? Mono.fromFuture(outcome, true).timeout(left, atDeadline, eventLoop)
                     : Mono.fromFuture(outcome, true).timeout(left, atDeadline.publishOn(defaults), deadlineTimer);
-        }).flatMap(o -> o instanceof PredictionException e ? Mono.error(e) : Mono.just(Prediction.of((String) o)));
+        }).flatMap(PredictionService::answer);
+    }
+
+    private static Mono<Prediction> answer(Object outcome) {
+        return outcome instanceof PredictionException e ? Mono.error(e) : Mono.just(Prediction.of((String) outcome));
     }
 
     private static PredictionException failure(Throwable error) {
@@ -141,9 +155,10 @@ public final class PredictionService {
                 : new PredictionException(DefaultReason.CONTAINER_ERROR, cause.getMessage());
     }
 
+    /** The input as the prediction cache keys it. */
     @SuppressWarnings("unchecked")
-    private static <T> byte[] encode(TensorType<T> type, Object input) {
-        return type.encode(List.of((T) input)).raw().toByteArray();
+    static <T> EncodedInput encode(TensorType<T> type, Object input) {
+        return new EncodedInput(type.encode(List.of((T) input)).raw().toByteArray());
     }
 
     /** An app that asked for explicit rejection gets it when its queues are full; that is counted too. */

@@ -9,6 +9,7 @@ import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.registry.SelectionConfig;
 import io.servegate.gateway.rpc.DefaultReason;
 import io.servegate.gateway.rpc.PredictionException;
+import io.servegate.core.cache.EncodedInput;
 import io.servegate.core.selection.Combined;
 import io.servegate.core.selection.SelectionPolicies;
 import io.servegate.core.selection.SelectionPolicy;
@@ -204,9 +205,10 @@ public final class SelectionService {
     /** Each model's output by the deadline; models that fail or are late are simply absent. */
     private Mono<Map<String, String>> outputs(RegistrySnapshot snapshot, List<String> models, TensorType<?> type,
             Object input, long deadline) {
+        EncodedInput encoded = PredictionService.encode(type, input);
         return Flux.fromIterable(models)
                 .flatMap(m -> snapshot.currentVersion(m)
-                        .map(v -> predictions.infer(m, v, type, input, deadline)
+                        .map(v -> predictions.infer(m, v, input, encoded, deadline)
                                 .map(p -> Map.entry(m, p.output()))
                                 .onErrorResume(PredictionException.class, e -> Mono.empty()))
                         .orElse(Mono.empty()))

@@ -48,6 +48,16 @@ public final class InMemoryRegistry implements Registry {
     }
 
     @Override
+    public Mono<Void> addPipeline(Pipeline pipeline) {
+        return write(s -> s.addPipeline(pipeline));
+    }
+
+    @Override
+    public Mono<Void> deletePipeline(String name) {
+        return write(s -> s.deletePipeline(name));
+    }
+
+    @Override
     public Mono<Void> addModel(ModelVersion model) {
         return write(s -> s.addModel(model));
     }

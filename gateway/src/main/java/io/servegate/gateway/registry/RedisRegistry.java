@@ -49,6 +49,7 @@ import reactor.core.publisher.MonoSink;
  *   <li>{@code servegate:models} — HASH {@code name:version} → model version JSON</li>
  *   <li>{@code servegate:current} — HASH model name → current version</li>
  *   <li>{@code servegate:replicas} — HASH replica id → replica JSON</li>
+ *   <li>{@code servegate:pipelines} — HASH pipeline name → pipeline JSON ({@link PipelineJson})</li>
  *   <li>{@code servegate:revision} — STRING counter, INCRed by every change; it is the snapshots'
  *       {@link RegistrySnapshot#revision()}</li>
  *   <li>{@code servegate:changed} — pub/sub channel; every change publishes its new revision</li>
@@ -166,7 +167,7 @@ public final class RedisRegistry implements Registry {
         this.channel = keyPrefix + ":changed";
         this.revisionKey = keyPrefix + ":revision";
         this.keys = new String[] {keyPrefix + ":apps", keyPrefix + ":links", keyPrefix + ":models",
-            keyPrefix + ":current", keyPrefix + ":replicas", revisionKey};
+            keyPrefix + ":current", keyPrefix + ":replicas", revisionKey, keyPrefix + ":pipelines"};
 
         this.worker = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "servegate-registry-" + keyPrefix);
@@ -295,6 +296,24 @@ public final class RedisRegistry implements Registry {
     @Override
     public Mono<Void> deleteApp(String name) {
         return Mono.defer(() -> write("deleteApp", List.of(RegistryChecks.name("app", name))));
+    }
+
+    @Override
+    public Mono<Void> addPipeline(Pipeline pipeline) {
+        return Mono.defer(() -> {
+            PipelineGraph graph = PipelineGraph.of(pipeline);
+            List<String> args = new ArrayList<>(List.of(pipeline.name(), PipelineJson.text(pipeline)));
+            graph.modelInputTypes().forEach((model, type) -> {
+                args.add(model);
+                args.add(type);
+            });
+            return write("addPipeline", args);
+        });
+    }
+
+    @Override
+    public Mono<Void> deletePipeline(String name) {
+        return Mono.defer(() -> write("deletePipeline", List.of(RegistryChecks.name("pipeline", name))));
     }
 
     @Override
@@ -607,6 +626,7 @@ public final class RedisRegistry implements Registry {
         Map<String, String> models = pairs(reply.get(3));
         Map<String, String> current = pairs(reply.get(4));
         Map<String, String> replicas = pairs(reply.get(5));
+        Map<String, String> pipelines = pairs(reply.get(6));
 
         List<Application> appList = new ArrayList<>();
         apps.forEach((name, json) -> {
@@ -632,7 +652,15 @@ public final class RedisRegistry implements Registry {
                 log.warn("skipping unreadable replica {} in {}: {}", id, keys[4], describe(e));
             }
         });
-        return new RegistrySnapshot(revision, appList, modelList, current, replicaList);
+        List<PipelineGraph> pipelineList = new ArrayList<>();
+        pipelines.forEach((name, json) -> {
+            try {
+                pipelineList.add(PipelineGraph.of(PipelineJson.read(json)));
+            } catch (RuntimeException e) {
+                log.warn("skipping unreadable pipeline {} in {}: {}", name, keys[6], describe(e));
+            }
+        });
+        return new RegistrySnapshot(revision, appList, modelList, current, replicaList, pipelineList);
     }
 
     /** A flat HGETALL reply (field, value, field, value, ...) as a map. */

@@ -5,7 +5,7 @@ package io.servegate.gateway.registry;
  * write validates and applies in one step: two gateways racing on the same write get exactly one
  * success. Scripts mirror {@link RegistryState}'s rules and messages.
  *
- * <p>KEYS (all scripts): 1 apps, 2 links, 3 models, 4 current, 5 replicas, 6 revision.
+ * <p>KEYS (all scripts): 1 apps, 2 links, 3 models, 4 current, 5 replicas, 6 revision, 7 pipelines.
  *
  * <p>Write script ARGV: 1 operation, 2 change channel, then the operation's arguments. It returns
  * {@code {"OK", newRevision}} after a change (the revision was INCRed and the new revision
@@ -18,14 +18,16 @@ final class RedisScripts {
     private RedisScripts() {
     }
 
-    /** Reads everything in one atomic step: {revision, apps, links, models, current, replicas}. */
+    /** Reads everything in one atomic step: {revision, apps, links, models, current, replicas, pipelines}. */
     static final String READ = """
             return {redis.call('GET', KEYS[6]) or '0', redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]),
-                    redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[4]), redis.call('HGETALL', KEYS[5])}
+                    redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[4]), redis.call('HGETALL', KEYS[5]),
+                    redis.call('HGETALL', KEYS[7])}
             """;
 
     static final String WRITE = """
             local APPS, LINKS, MODELS, CURRENT, REPLICAS, REVISION = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+            local PIPELINES = KEYS[7]
             local op, channel = ARGV[1], ARGV[2]
 
             local function q(s) return "'" .. s .. "'" end
@@ -117,6 +119,7 @@ final class RedisScripts {
               -- name, appJson, inputType, linksJson, linked model...
               local name, json, inputType, links = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
               if redis.call('HEXISTS', APPS, name) == 1 then return fail('CONFLICT', 'app ' .. q(name) .. ' already exists') end
+              if redis.call('HEXISTS', PIPELINES, name) == 1 then return fail('CONFLICT', 'a pipeline named ' .. q(name) .. ' exists') end
               local err = checkLinkable(name, inputType, 7)
               if err then return err end
               redis.call('HSET', APPS, name, json)
@@ -127,6 +130,28 @@ final class RedisScripts {
               local name = ARGV[3]
               if redis.call('HDEL', APPS, name) == 0 then return fail('NOT_FOUND', 'app ' .. q(name) .. ' not found') end
               redis.call('HDEL', LINKS, name)
+              return changed()
+
+            elseif op == 'addPipeline' then
+              -- name, pipelineJson, then (model, the input type the pipeline gives it) pairs; the graph
+              -- itself was validated by the caller (PipelineGraph)
+              local name, json = ARGV[3], ARGV[4]
+              if redis.call('HEXISTS', PIPELINES, name) == 1 then return fail('CONFLICT', 'pipeline ' .. q(name) .. ' already exists') end
+              if redis.call('HEXISTS', APPS, name) == 1 then return fail('CONFLICT', 'an app named ' .. q(name) .. ' exists') end
+              for i = 5, #ARGV, 2 do
+                local m, want = ARGV[i], ARGV[i + 1]
+                local t = modelInputType(m)
+                if not t then return fail('NOT_FOUND', 'model ' .. q(m) .. ' not found') end
+                if t ~= want then
+                  return fail('INVALID', 'model ' .. q(m) .. ' takes ' .. q(t) .. ' but pipeline ' .. q(name) .. ' gives it ' .. q(want))
+                end
+              end
+              redis.call('HSET', PIPELINES, name, json)
+              return changed()
+
+            elseif op == 'deletePipeline' then
+              local name = ARGV[3]
+              if redis.call('HDEL', PIPELINES, name) == 0 then return fail('NOT_FOUND', 'pipeline ' .. q(name) .. ' not found') end
               return changed()
 
             elseif op == 'addModel' then

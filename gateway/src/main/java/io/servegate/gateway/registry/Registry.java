@@ -28,7 +28,7 @@ public interface Registry extends AutoCloseable {
     RegistrySnapshot snapshot();
 
     /**
-     * Adds an application. {@code CONFLICT} if it exists; every linked model must exist
+     * Adds an application. {@code CONFLICT} if it or a pipeline of that name exists; every linked model must exist
      * ({@code NOT_FOUND}) and take the app's input type ({@code INVALID}). Duplicate links are
      * collapsed.
      */
@@ -36,6 +36,18 @@ public interface Registry extends AutoCloseable {
 
     /** Deletes an application and its links; {@code NOT_FOUND} if absent. */
     Mono<Void> deleteApp(String name);
+
+    /**
+     * Adds a pipeline app. {@code INVALID} if its graph breaks a rule of {@link PipelineGraph#of} or
+     * a stage's model takes another input type than the stage gives it; {@code NOT_FOUND} if a
+     * stage's model does not exist; {@code CONFLICT} if a pipeline or an app has its name. Like an
+     * app's links, a pipeline stays when its models' versions are deleted (its queries then get
+     * the default, naming the stage).
+     */
+    Mono<Void> addPipeline(Pipeline pipeline);
+
+    /** Deletes a pipeline; {@code NOT_FOUND} if absent. */
+    Mono<Void> deletePipeline(String name);
 
     /**
      * Adds a model version and makes it the model's current version (as Clipper does).

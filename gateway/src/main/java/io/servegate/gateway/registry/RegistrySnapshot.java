@@ -18,7 +18,8 @@ public final class RegistrySnapshot {
     private static final Comparator<ModelVersion> MODEL_ORDER = Comparator.comparing(ModelVersion::name)
             .thenComparing(ModelVersion::version, VersionOrder.COMPARATOR);
 
-    private static final RegistrySnapshot EMPTY = new RegistrySnapshot(0, List.of(), List.of(), Map.of(), List.of());
+    private static final RegistrySnapshot EMPTY = new RegistrySnapshot(0, List.of(), List.of(), Map.of(), List.of(),
+            List.of());
 
     private final long revision;
     private final Map<String, Application> appsByName;
@@ -29,14 +30,24 @@ public final class RegistrySnapshot {
     private final Map<String, String> current;
     private final Map<String, Map<String, List<ContainerReplica>>> replicasByModel;
     private final List<ContainerReplica> replicas;
+    private final Map<String, PipelineGraph> pipelinesByName;
+    private final List<Pipeline> pipelines;
 
     /**
      * Builds a snapshot; the collections are copied. {@code current} maps model name to current
-     * version. Consistency (replicas of existing versions, ...) is the caller's business.
+     * version. Consistency (replicas of existing versions, ...) is the caller's business; the
+     * pipelines' graphs must be valid ({@link PipelineGraph#of}).
      */
     RegistrySnapshot(long revision, Collection<Application> apps, Collection<ModelVersion> models,
-                     Map<String, String> current, Collection<ContainerReplica> replicas) {
+                     Map<String, String> current, Collection<ContainerReplica> replicas,
+                     Collection<PipelineGraph> pipelines) {
         this.revision = revision;
+        List<PipelineGraph> graphs = new ArrayList<>(pipelines);
+        graphs.sort(Comparator.comparing(g -> g.pipeline().name()));
+        this.pipelines = graphs.stream().map(PipelineGraph::pipeline).toList();
+        Map<String, PipelineGraph> graphByName = new HashMap<>();
+        graphs.forEach(g -> graphByName.put(g.pipeline().name(), g));
+        this.pipelinesByName = Map.copyOf(graphByName);
 
         List<Application> appList = new ArrayList<>(apps);
         appList.sort(Comparator.comparing(Application::name));
@@ -90,6 +101,16 @@ public final class RegistrySnapshot {
     /** @return all applications, sorted by name (immutable) */
     public List<Application> apps() {
         return apps;
+    }
+
+    /** @return the pipeline called {@code name} with its validated graph, if any */
+    public Optional<PipelineGraph> pipeline(String name) {
+        return name == null ? Optional.empty() : Optional.ofNullable(pipelinesByName.get(name));
+    }
+
+    /** @return all pipelines, sorted by name (immutable) */
+    public List<Pipeline> pipelines() {
+        return pipelines;
     }
 
     /** @return the given version of a model, if it exists */
@@ -146,6 +167,6 @@ public final class RegistrySnapshot {
     @Override
     public String toString() {
         return "RegistrySnapshot[revision=" + revision + ", apps=" + apps.size() + ", models=" + models.size()
-                + ", replicas=" + replicas.size() + "]";
+                + ", replicas=" + replicas.size() + ", pipelines=" + pipelines.size() + "]";
     }
 }

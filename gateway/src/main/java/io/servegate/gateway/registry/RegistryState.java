@@ -21,6 +21,7 @@ final class RegistryState {
     private final Map<String, TreeMap<String, ModelVersion>> models = new HashMap<>();
     private final Map<String, String> current = new HashMap<>();
     private final Map<String, ContainerReplica> replicas = new HashMap<>();
+    private final Map<String, PipelineGraph> pipelines = new HashMap<>();
 
     static RegistryState of(RegistrySnapshot s) {
         RegistryState st = new RegistryState();
@@ -29,13 +30,14 @@ final class RegistryState {
                 .put(m.version(), m));
         st.current.putAll(s.currentVersions());
         s.replicas().forEach(r -> st.replicas.put(r.id(), r));
+        s.pipelines().forEach(p -> st.pipelines.put(p.name(), s.pipeline(p.name()).orElseThrow()));
         return st;
     }
 
     RegistrySnapshot toSnapshot(long revision) {
         List<ModelVersion> all = new ArrayList<>();
         models.values().forEach(v -> all.addAll(v.values()));
-        return new RegistrySnapshot(revision, apps.values(), all, current, replicas.values());
+        return new RegistrySnapshot(revision, apps.values(), all, current, replicas.values(), pipelines.values());
     }
 
     /** @return the input type of a model (all its versions share it), or null if it has no versions */
@@ -62,6 +64,9 @@ final class RegistryState {
         if (apps.containsKey(app.name())) {
             throw RegistryException.conflict("app '" + app.name() + "' already exists");
         }
+        if (pipelines.containsKey(app.name())) {
+            throw RegistryException.conflict("a pipeline named '" + app.name() + "' exists");
+        }
         checkLinkable(app.name(), app.inputType(), app.linkedModels());
         apps.put(app.name(), app);
         return true;
@@ -71,6 +76,36 @@ final class RegistryState {
         RegistryChecks.name("app", name);
         if (apps.remove(name) == null) {
             throw RegistryException.notFound("app '" + name + "' not found");
+        }
+        return true;
+    }
+
+    boolean addPipeline(Pipeline p) {
+        PipelineGraph graph = PipelineGraph.of(p);
+        if (pipelines.containsKey(p.name())) {
+            throw RegistryException.conflict("pipeline '" + p.name() + "' already exists");
+        }
+        if (apps.containsKey(p.name())) {
+            throw RegistryException.conflict("an app named '" + p.name() + "' exists");
+        }
+        graph.modelInputTypes().forEach((model, type) -> {
+            String t = modelInputType(model);
+            if (t == null) {
+                throw RegistryException.notFound("model '" + model + "' not found");
+            }
+            if (!t.equals(type)) {
+                throw RegistryException.invalid("model '" + model + "' takes '" + t + "' but pipeline '" + p.name()
+                        + "' gives it '" + type + "'");
+            }
+        });
+        pipelines.put(p.name(), graph);
+        return true;
+    }
+
+    boolean deletePipeline(String name) {
+        RegistryChecks.name("pipeline", name);
+        if (pipelines.remove(name) == null) {
+            throw RegistryException.notFound("pipeline '" + name + "' not found");
         }
         return true;
     }

@@ -32,7 +32,7 @@ import reactor.core.scheduler.Schedulers;
  * gRPC, each behind its own circuit breaker. It follows registry changes. Model versions placed
  * on a pool of multi-model replicas are served by its {@link SharedPools} instead.
  */
-public final class ReplicaPool implements Dispatcher, AutoCloseable {
+public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoCloseable {
 
     private final ServegateProperties.Batching batching;
     private final ServegateProperties.Scheduling scheduling;
@@ -93,6 +93,15 @@ public final class ReplicaPool implements Dispatcher, AutoCloseable {
     /** The pools of multi-model replicas and the model versions placed on them. */
     public SharedPools shared() {
         return shared;
+    }
+
+    @Override
+    public long singleQueryNanos(String model, String version) {
+        ModelDispatch dispatch = models.get(key(model, version));
+        if (dispatch == null) {
+            return -1;
+        }
+        return dispatch.read(s -> s.estimateNanos(1) < 0 ? -1 : s.estimateNanos(1) + s.overheadNanos());
     }
 
     /** Replicas of a model version, for the admin API and tests. */

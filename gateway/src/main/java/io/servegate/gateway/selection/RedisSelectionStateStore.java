@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -42,7 +43,8 @@ import reactor.core.publisher.Mono;
  *
  * <p>{@link #observe} is one Lua script too, which applies the {@link WeightedStep} to the stored
  * state itself (the same arithmetic as {@link WeightedStep#applyTo}, on the same doubles): no
- * read before, no retry under contention, one round trip per feedback. When the stored state is
+ * read before, no retry under contention, at most one round trip per feedback; observations of
+ * one state that arrive while its script runs go together, in order, in the next call. When the stored state is
  * about other models than the app's linked ones (or is not the policy's), the script changes
  * nothing and the update falls back to the optimistic one in Java, which relinks (or fails to
  * decode).
@@ -84,8 +86,9 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
      * smallest log weight, the policy's state header (schema version and tag bytes, hex), the
      * number K of linked models, their names (UTF-8, which for these names is their modified
      * UTF-8), the number of steps, then per step one log-weight decrement per model in link order
-     * (hex floats, exact). Returns the new state, or nil (nothing written) when the stored state
-     * has another header or model list.
+     * (hex floats, exact). Returns the state after each step, in order (the last one is the state
+     * written), or an empty array (nothing written) when the stored state has another header or
+     * model list.
      */
     static final String OBSERVE_SCRIPT = """
             -- WeightedStateCodec v1: schema byte, tag byte, i8 observations, i4 n,
@@ -110,17 +113,17 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
             local ver, stored = unpack(redis.call('HMGET', KEYS[1], 'ver', 'state'))
             if ver and stored then
               local h, o, n, w, pos = parse(stored)
-              if h ~= head or #n ~= k or pos ~= #stored + 1 then return false end
+              if h ~= head or #n ~= k or pos ~= #stored + 1 then return {} end
               for i = 1, k do
-                if n[i] ~= names[i] then return false end
+                if n[i] ~= names[i] then return {} end
               end
               obs, lw = o, w
             elseif ver or stored then
-              return false
+              return {}
             end
             -- WeightedStep.applyTo: subtract, normalize (largest 0, none below the floor), count
             local floor = tonumber(ARGV[3])
-            local steps = 6 + k
+            local steps, states = 6 + k, {}
             for s = 0, tonumber(ARGV[steps]) - 1 do
               local max = -math.huge
               for i = 1, k do
@@ -131,13 +134,14 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
                 lw[i] = math.max(floor, lw[i] - max)
               end
               obs = obs + 1
+              local out = {head, struct.pack('>i8i4', obs, k)}
+              for i = 1, k do
+                out[#out + 1] = names[i]
+                out[#out + 1] = struct.pack('>d', lw[i])
+              end
+              states[#states + 1] = table.concat(out)
             end
-            local out = {head, struct.pack('>i8i4', obs, k)}
-            for i = 1, k do
-              out[#out + 1] = names[i]
-              out[#out + 1] = struct.pack('>d', lw[i])
-            end
-            local state = table.concat(out)
+            local state = states[#states]
             if ver then
               redis.call('HSET', KEYS[1], 'state', state)
               redis.call('HINCRBY', KEYS[1], 'ver', 1)
@@ -149,11 +153,10 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
             else
               redis.call('PERSIST', KEYS[1])
             end
-            return state
+            return states
             """;
 
     private static final byte[] FLOOR = bytes(Double.toHexString(WeightedState.MIN_LOG_WEIGHT));
-    private static final byte[] ONE_STEP = bytes("1");
 
     private final String keyPrefix;
     private final byte[] ttlMillis;
@@ -163,6 +166,8 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
     private final RedisReactiveCommands<String, byte[]> redis;
     private final String casSha;
     private final String observeSha;
+    /** At most 256 steps a script call: a few ms of Redis time at most, however many clients wait. */
+    private final ObserveCoalescer<StateWrite> coalescer = new ObserveCoalescer<>(256);
 
     /**
      * Opens a connection (blocking; meant for startup).
@@ -239,8 +244,10 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
     }
 
     /**
-     * One {@link #OBSERVE_SCRIPT} call; see the class comment. Model names with U+0000 or
-     * characters outside the BMP (whose modified UTF-8 is not their UTF-8) take the Java path.
+     * One {@link #OBSERVE_SCRIPT} call; see the class comment. Observations of one state that
+     * arrive while a call for it is in flight are written together by the next call
+     * ({@link ObserveCoalescer}). Model names with U+0000 or characters outside the BMP (whose
+     * modified UTF-8 is not their UTF-8) take the Java path.
      */
     @Override
     public Mono<byte[]> observe(String app, String context, WeightedPolicy policy, List<String> models,
@@ -248,24 +255,43 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
         if (!models.stream().allMatch(RedisSelectionStateStore::plainUtf8)) {
             return SelectionStateStore.super.observe(app, context, policy, models, step);
         }
+        String key = key(app, context);
+        return coalescer.observe(new StateWrite(key, policy, List.copyOf(models)), step,
+                steps -> observe(key, app, context, policy, models, steps));
+    }
+
+    /** Which observations may share a script call: the same state, policy and linked models. */
+    private record StateWrite(String key, WeightedPolicy policy, List<String> models) {
+    }
+
+    /** The steps in one script call: the state after each. */
+    private Flux<byte[]> observe(String key, String app, String context, WeightedPolicy policy,
+            List<String> models, List<WeightedStep> steps) {
         int k = models.size();
-        String[] keys = {key(app, context)};
-        byte[][] args = new byte[7 + 2 * k][];
+        String[] keys = {key};
+        byte[][] args = new byte[6 + k + k * steps.size()][];
         args[0] = ttlMillis;
         args[1] = bytes(Long.toString(StateKeys.initialVersion()));
         args[2] = FLOOR;
         args[3] = bytes(HexFormat.of().formatHex(policy.codec().encode(policy.init(List.of())), 0, 2));
         args[4] = bytes(Integer.toString(k));
-        args[5 + k] = ONE_STEP;
+        args[5 + k] = bytes(Integer.toString(steps.size()));
         for (int i = 0; i < k; i++) {
             args[5 + i] = models.get(i).getBytes(StandardCharsets.UTF_8);
-            // hex floats: exact, and Lua's tonumber reads them (C strtod)
-            args[6 + k + i] = bytes(Double.toHexString(step.decrements().getOrDefault(models.get(i), 0.0)));
+            for (int s = 0; s < steps.size(); s++) {
+                // hex floats: exact, and Lua's tonumber reads them (C strtod)
+                args[6 + k + s * k + i] = bytes(Double.toHexString(
+                        steps.get(s).decrements().getOrDefault(models.get(i), 0.0)));
+            }
         }
-        return Mono.defer(() -> redis.<byte[]>evalsha(observeSha, ScriptOutputType.VALUE, keys, args).next())
+        return Mono.defer(() -> redis.<List<byte[]>>evalsha(observeSha, ScriptOutputType.MULTI, keys, args).next())
                 .onErrorResume(RedisNoScriptException.class,
-                        e -> redis.<byte[]>eval(OBSERVE_SCRIPT, ScriptOutputType.VALUE, keys, args).next())
-                .switchIfEmpty(Mono.defer(() -> SelectionStateStore.super.observe(app, context, policy, models, step)));
+                        e -> redis.<List<byte[]>>eval(OBSERVE_SCRIPT, ScriptOutputType.MULTI, keys, args).next())
+                .flatMapIterable(states -> states)
+                // an empty answer: the stored state is about other models, and the optimistic update
+                // relinks it, one step at a time
+                .switchIfEmpty(Flux.fromIterable(steps)
+                        .concatMap(s -> SelectionStateStore.super.observe(app, context, policy, models, s)));
     }
 
     private static boolean plainUtf8(String name) {

@@ -76,7 +76,11 @@ class OpenApiDocumentTest {
             new Route("GET", "/admin/get_deployments"),
             new Route("GET", "/admin/get_placements"),
             new Route("POST", "/admin/set_autoscaling"),
-            new Route("POST", "/admin/get_autoscaling"));
+            new Route("POST", "/admin/get_autoscaling"),
+            new Route("POST", "/admin/add_pipeline"),
+            new Route("POST", "/admin/delete_pipeline"),
+            new Route("POST", "/admin/get_pipeline"),
+            new Route("POST", "/admin/get_all_pipelines"));
 
     /**
      * Error statuses whose body is deliberately not an {@code Error}: the OIP model-ready call

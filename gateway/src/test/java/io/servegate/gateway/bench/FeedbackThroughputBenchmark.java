@@ -58,8 +58,15 @@ import reactor.netty.resources.ConnectionProvider;
  *       10,000 again with pixel 0 shifted by {@code r·10⁻⁵} on pass {@code r}), so the gateway has
  *       to query the four models for the join.</li>
  * </ol>
- * Observations/s counts the updates answered 200 with {@code "observed": true} that completed in
- * the measured window; latency is per request, send to answer. The cache's hit/miss counters
+ * The cache-hit phases' load comes from {@code wrk} ({@code --client wrk}, the default: a separate
+ * C process, {@value #WRK_THREADS} threads, {@code --clients} connections, bodies cycled by
+ * {@code bench/feedback-wrk.lua}), so that the client's CPU is not spent in the gateway's JVM; it is
+ * still on the same cores. {@code --client jvm} runs them from a Reactor Netty client in this JVM,
+ * as the cache-miss phase always does (its inputs never repeat).
+ *
+ * <p>Observations/s counts the updates answered 200 (in-JVM client: with {@code "observed": true})
+ * that completed in the measured window; with wrk, the gateway's feedback counter is read around
+ * the phase as a check that each was an observation. Latency is per request, send to answer. The cache's hit/miss counters
  * (scraped from {@code /metrics}) are reported per phase as a check of what each phase measured.
  *
  * <p>The raw Redis floor, in the same run: after the phases, one feedback of the app-wide and
@@ -83,6 +90,15 @@ public final class FeedbackThroughputBenchmark {
     static final Path MODELS_DIR = Path.of("../containers/onnx/models");
     static final List<String> MODELS = List.of("fmnist-cnn", "fmnist-mlp", "fmnist-logreg", "fmnist-tiny");
     static final String APP = "fb";
+    static final Path WRK_SCRIPT = Path.of("../bench/feedback-wrk.lua");
+
+    /** What sends the feedback of the cache-hit phases (cache misses always come from this JVM). */
+    enum LoadClient {
+        /** wrk, a separate process (C, epoll), 2 threads: the same machine, but not the gateway's JVM. */
+        WRK,
+        /** A Reactor Netty client in the gateway's JVM, as the first versions of this benchmark had. */
+        JVM
+    }
     static final long SLO_MICROS = 1_000_000;
     private static final float PERTURBATION = 1e-5f;
 
@@ -92,14 +108,16 @@ public final class FeedbackThroughputBenchmark {
     private final int clients;
     private final int warmImages;
     private final int users;
+    private final LoadClient client;
     /** Per test image: the JSON of {@code "label":L,"input":[}, pixel 0, and {@code ,p1,...,p783]}. */
     private final byte[][] heads;
     private final float[] pixel0;
     private final byte[][] tails;
 
     private FeedbackThroughputBenchmark(FashionMnist data, HttpClient http, int queryPort, int clients,
-            int warmImages, int users) {
+            int warmImages, int users, LoadClient client) {
         this.data = data;
+        this.client = client;
         this.http = http;
         this.queryPort = queryPort;
         this.clients = clients;
@@ -123,7 +141,7 @@ public final class FeedbackThroughputBenchmark {
 
     public static void main(String[] argv) throws Exception {
         Args args = new Args(argv, "out", "clients", "duration-s", "warmup-s", "warm-images", "users", "phases",
-                "floor-requests");
+                "floor-requests", "client");
         Path out = Path.of(args.string("out", "../bench/results"));
         int clients = args.integer("clients", 16);
         int durationS = args.integer("duration-s", 10);
@@ -132,6 +150,7 @@ public final class FeedbackThroughputBenchmark {
         int users = args.integer("users", 1_000);
         List<String> phases = List.of(args.string("phases", "cache-hits,cache-hits-per-user,cache-misses").split(","));
         int floorRequests = args.integer("floor-requests", 100_000);
+        LoadClient client = LoadClient.valueOf(args.string("client", "wrk").toUpperCase(Locale.ROOT));
         if (!Files.isDirectory(MODELS_DIR)) {
             throw new IllegalStateException("no models at " + MODELS_DIR.toAbsolutePath() + ": run from the gateway directory");
         }
@@ -167,7 +186,7 @@ public final class FeedbackThroughputBenchmark {
             HttpClient http = HttpClient.create(pool).responseTimeout(Duration.ofSeconds(30))
                     .headers(h -> h.set("Content-Type", "application/json"));
             FeedbackThroughputBenchmark bench = new FeedbackThroughputBenchmark(data, http, queryPort, clients,
-                    warmImages, users);
+                    warmImages, users, client);
             bench.register(adminPort, containers);
             bench.run(out, phases, warmupS, durationS, redis, floorRequests);
         } finally {
@@ -266,20 +285,20 @@ public final class FeedbackThroughputBenchmark {
 
         List<Map<String, Object>> results = new ArrayList<>();
         for (String phase : phases) {
-            PhaseResult r = switch (phase.trim()) {
+            Map<String, Object> r = switch (phase.trim()) {
                 case "cache-hits" -> phase("cache-hits", "app-wide state; inputs predicted beforehand (cached)",
-                        this::hitBody, warmupS, durationS);
+                        this::hitBody, warmImages, warmupS, durationS);
                 case "cache-hits-per-user" -> phase("cache-hits-per-user", "uid = i % " + users
-                        + " (one state per user); inputs predicted beforehand (cached)", this::perUserBody, warmupS,
-                        durationS);
+                        + " (one state per user); inputs predicted beforehand (cached)", this::perUserBody,
+                        lcm(warmImages, users), warmupS, durationS);
                 case "cache-misses" -> phase("cache-misses",
                         "app-wide state; every input never seen: the gateway queries the four models for the join",
-                        this::missBody, warmupS, durationS);
+                        this::missBody, 0, warmupS, durationS);
                 default -> throw new IllegalArgumentException("unknown phase " + phase
                         + "; phases: cache-hits, cache-hits-per-user, cache-misses");
             };
-            results.add(r.toJson());
-            System.out.println(r.line());
+            results.add(r);
+            System.out.println(line(r));
         }
 
         Map<String, Object> floors = new LinkedHashMap<>();
@@ -307,6 +326,10 @@ public final class FeedbackThroughputBenchmark {
         setup.put("duration_s", durationS);
         setup.put("warm_images", warmImages);
         setup.put("users", users);
+        setup.put("client", client == LoadClient.WRK
+                ? "cache-hit phases: wrk (a separate process, " + WRK_THREADS + " threads, " + clients + " connections);"
+                        + " cache misses: a Reactor Netty client in the gateway's JVM"
+                : "a Reactor Netty client in the gateway's JVM");
         setup.put("machine", Runtime.getRuntime().availableProcessors() + " CPUs, shared by the load generator, the "
                 + "gateway and the model containers (one JVM) and redis-server");
         setup.put("loadavg_at_start", loadAtStart);
@@ -348,14 +371,14 @@ public final class FeedbackThroughputBenchmark {
     private static String table(List<Map<String, Object>> results, Map<String, Object> ratios) {
         StringBuilder sb = new StringBuilder("Feedback throughput (POST /" + APP + "/update, exp4 over 4 ONNX models,"
                 + " states in Redis)\n");
-        sb.append(String.format(Locale.ROOT, "  %-22s %8s %10s %9s %9s %9s %8s %15s%n", "phase", "clients", "obs/s",
+        sb.append(String.format(Locale.ROOT, "  %-22s %-6s %8s %10s %9s %9s %9s %8s %15s%n", "phase", "client", "clients", "obs/s",
                 "p50 ms", "p99 ms", "max ms", "errors", "cache hit/miss"));
         for (Map<String, Object> r : results) {
             @SuppressWarnings("unchecked")
             Map<String, Object> lat = (Map<String, Object>) r.get("latency_ms");
             @SuppressWarnings("unchecked")
             Map<String, Object> cache = (Map<String, Object>) r.get("cache_lookups");
-            sb.append(String.format(Locale.ROOT, "  %-22s %8d %10.0f %9.2f %9.2f %9.2f %8d %15s%n", r.get("phase"),
+            sb.append(String.format(Locale.ROOT, "  %-22s %-6s %8d %10.0f %9.2f %9.2f %9.2f %8d %15s%n", r.get("phase"), r.get("client"),
                     (Integer) r.get("clients"), (Double) r.get("obs_per_s"), (Double) lat.get("p50"),
                     (Double) lat.get("p99"), (Double) lat.get("max"), (Long) r.get("errors"),
                     cache.get("hits") + "/" + cache.get("misses")));
@@ -552,7 +575,154 @@ public final class FeedbackThroughputBenchmark {
         }
     }
 
-    private PhaseResult phase(String name, String description, LongFunction<byte[]> bodies, int warmupS,
+    /**
+     * One phase: with wrk when that is the client and the bodies repeat with {@code period}
+     * (0: never, as for cache misses), else with the in-JVM client.
+     */
+    private Map<String, Object> phase(String name, String description, LongFunction<byte[]> bodies, int period,
+            int warmupS, int durationS) throws Exception {
+        return client == LoadClient.WRK && period > 0
+                ? wrkPhase(name, description, bodies, period, warmupS, durationS)
+                : jvmPhase(name, description, bodies, warmupS, durationS).toJson();
+    }
+
+    private static final int WRK_THREADS = 2;
+
+    /**
+     * wrk sends the {@code period} bodies in turn ({@link #WRK_SCRIPT}): a warm-up run, then the
+     * measured one with its latency distribution. The gateway's own feedback counter is read
+     * around both, as a check that every request wrk counted was an observation.
+     */
+    private Map<String, Object> wrkPhase(String name, String description, LongFunction<byte[]> bodies, int period,
+            int warmupS, int durationS) throws Exception {
+        Path file = Files.createTempFile("feedback-bodies", ".jsonl");
+        try {
+            try (var w = Files.newOutputStream(file)) {
+                for (int i = 0; i < period; i++) {
+                    w.write(bodies.apply(i));
+                    w.write('\n');
+                }
+            }
+            long[] cacheBefore = cacheCounters();
+            long feedbackBefore = feedbackCounter();
+            WrkRun warm = wrk(file, warmupS, false);
+            WrkRun run = wrk(file, durationS, true);
+            long feedback = feedbackCounter() - feedbackBefore;
+            long[] cacheAfter = cacheCounters();
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("phase", name);
+            m.put("description", description);
+            m.put("client", "wrk");
+            m.put("clients", clients);
+            m.put("warmup_s", warmupS);
+            m.put("duration_s", durationS);
+            long ok = run.requests() - run.errors();
+            m.put("observations", ok);
+            m.put("obs_per_s", ok / run.seconds());
+            m.put("latency_ms", run.latencyMs());
+            m.put("errors", run.errors());
+            m.put("warmup_errors", warm.errors());
+            m.put("error_samples", List.of());
+            m.put("requests_sent_incl_warmup", warm.requests() + run.requests());
+            m.put("gateway_feedback_counted", feedback);
+            m.put("gateway_feedback_check", "the gateway's servegate_selection_feedback_total grew by " + feedback
+                    + " over both wrk runs, which completed " + (warm.requests() + run.requests())
+                    + " requests (up to " + 2 * clients + " more may have been in flight when wrk stopped)");
+            Map<String, Object> cache = new LinkedHashMap<>();
+            cache.put("hits", cacheAfter[0] - cacheBefore[0]);
+            cache.put("misses", cacheAfter[1] - cacheBefore[1]);
+            cache.put("note", "prediction cache lookups during the phase (warm-up included), 4 per update");
+            m.put("cache_lookups", cache);
+            return m;
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    /** One wrk run's totals: requests, errors (non-2xx answers and socket errors), seconds, latency in ms. */
+    private record WrkRun(long requests, long errors, double seconds, Map<String, Object> latencyMs) {
+    }
+
+    private WrkRun wrk(Path bodies, int seconds, boolean latency) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("wrk", "-t" + Math.min(WRK_THREADS, clients), "-c" + clients,
+                "-d" + seconds + "s", "-s", WRK_SCRIPT.toString()));
+        if (latency) {
+            cmd.add("--latency");
+        }
+        cmd.addAll(List.of("http://127.0.0.1:" + queryPort + "/" + APP + "/update", "--", bodies.toString(),
+                Integer.toString(Math.min(WRK_THREADS, clients))));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(seconds + 60L, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IllegalStateException("wrk failed: " + abbreviate(out));
+        }
+        java.util.regex.Matcher total = java.util.regex.Pattern.compile("(\\d+) requests in ([\\d.]+)(m?s)")
+                .matcher(out);
+        if (!total.find()) {
+            throw new IllegalStateException("no totals in wrk's output: " + abbreviate(out));
+        }
+        long requests = Long.parseLong(total.group(1));
+        double runSeconds = Double.parseDouble(total.group(2)) / ("ms".equals(total.group(3)) ? 1000 : 1);
+        long errors = 0;
+        java.util.regex.Matcher non2xx = java.util.regex.Pattern.compile("Non-2xx or 3xx responses: (\\d+)")
+                .matcher(out);
+        if (non2xx.find()) {
+            errors += Long.parseLong(non2xx.group(1));
+        }
+        java.util.regex.Matcher socket = java.util.regex.Pattern.compile(
+                "Socket errors: connect (\\d+), read (\\d+), write (\\d+), timeout (\\d+)").matcher(out);
+        if (socket.find()) {
+            for (int g = 1; g <= 4; g++) {
+                errors += Long.parseLong(socket.group(g));
+            }
+        }
+        Map<String, Object> lat = new LinkedHashMap<>();
+        for (String pct : List.of("50", "90", "99")) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\s" + pct + "%\\s+([\\d.]+)(us|ms|s)\\b")
+                    .matcher(out);
+            lat.put("p" + pct, m.find() ? millis(m.group(1), m.group(2)) : Double.NaN);
+        }
+        java.util.regex.Matcher stats = java.util.regex.Pattern.compile(
+                "Latency\\s+([\\d.]+)(us|ms|s)\\s+[\\d.]+(?:us|ms|s)\\s+([\\d.]+)(us|ms|s)").matcher(out);
+        boolean found = stats.find();
+        lat.put("max", found ? millis(stats.group(3), stats.group(4)) : Double.NaN);
+        lat.put("mean", found ? millis(stats.group(1), stats.group(2)) : Double.NaN);
+        return new WrkRun(requests, errors, runSeconds, lat);
+    }
+
+    private static double millis(String value, String unit) {
+        double v = Double.parseDouble(value);
+        return switch (unit) {
+            case "us" -> v / 1000;
+            case "s" -> v * 1000;
+            default -> v;
+        };
+    }
+
+    /** The period of the (image, user) pairs the per-user bodies cycle through. */
+    private static int lcm(int a, int b) {
+        int gcd = a;
+        for (int r = b; r != 0; ) {
+            int t = gcd % r;
+            gcd = r;
+            r = t;
+        }
+        return Math.toIntExact((long) a / gcd * b);
+    }
+
+    /** The gateway's feedback so far (servegate_selection_feedback_total, both kinds of join). */
+    private long feedbackCounter() {
+        Response r = get(queryPort, "/metrics");
+        long total = 0;
+        for (String line : r.body().split("\n")) {
+            if (line.startsWith("servegate_selection_feedback_total")) {
+                total += (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return total;
+    }
+
+    private PhaseResult jvmPhase(String name, String description, LongFunction<byte[]> bodies, int warmupS,
             int durationS) throws InterruptedException {
         long[] cacheBefore = cacheCounters();
         long start = System.nanoTime();
@@ -607,6 +777,21 @@ public final class FeedbackThroughputBenchmark {
                 cacheAfter[0] - cacheBefore[0], cacheAfter[1] - cacheBefore[1], seq.get());
     }
 
+    private static String line(Map<String, Object> phase) {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> lat = (Map<String, Object>) phase.get("latency_ms");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> cache = (Map<String, Object>) phase.get("cache_lookups");
+        @SuppressWarnings("unchecked")
+        List<String> samples = (List<String>) phase.get("error_samples");
+        return String.format(Locale.ROOT, "%s: %.0f obs/s, p50 %.2f ms, p99 %.2f ms, %d errors (%d in warm-up)%s;"
+                + " cache lookups %d hits / %d misses%s", phase.get("phase"), (Double) phase.get("obs_per_s"),
+                (Double) lat.get("p50"), (Double) lat.get("p99"), (Long) phase.get("errors"),
+                (Long) phase.get("warmup_errors"), samples.isEmpty() ? "" : " e.g. " + samples.get(0), cache.get("hits"),
+                cache.get("misses"), phase.containsKey("gateway_feedback_check")
+                        ? "; " + phase.get("gateway_feedback_check") : "");
+    }
+
     /** The machine's load averages (1, 5, 15 min) from /proc/loadavg, or "unknown". */
     private static String loadavg() {
         try {
@@ -650,6 +835,7 @@ public final class FeedbackThroughputBenchmark {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("phase", name);
             m.put("description", description);
+            m.put("client", "jvm");
             m.put("clients", clients);
             m.put("warmup_s", warmupS);
             m.put("duration_s", durationS);
@@ -672,16 +858,6 @@ public final class FeedbackThroughputBenchmark {
             cache.put("note", "prediction cache lookups during the phase (warm-up included), 4 per update");
             m.put("cache_lookups", cache);
             return m;
-        }
-
-        String line() {
-            Map<String, Object> j = toJson();
-            @SuppressWarnings("unchecked")
-            Map<String, Object> lat = (Map<String, Object>) j.get("latency_ms");
-            return String.format(Locale.ROOT, "%s: %.0f obs/s, p50 %.2f ms, p99 %.2f ms, %d errors (%d in warm-up)%s;"
-                    + " cache lookups %d hits / %d misses", name, (Double) j.get("obs_per_s"), (Double) lat.get("p50"),
-                    (Double) lat.get("p99"), (Long) j.get("errors"), (Long) j.get("warmup_errors"),
-                    errorSamples.isEmpty() ? "" : " e.g. " + errorSamples.get(0), cacheHits, cacheMisses);
         }
     }
 }

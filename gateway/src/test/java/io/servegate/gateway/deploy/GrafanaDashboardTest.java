@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.servegate.gateway.api.AdminServer;
 import io.servegate.gateway.testsupport.ContainerProcess;
 import io.servegate.gateway.testsupport.GatewayCalls;
+import io.servegate.gateway.testsupport.JavaCommand;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,6 +25,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
@@ -35,7 +40,9 @@ import tools.jackson.databind.ObjectMapper;
     "servegate.admin.port=0",
     // the circuit opens after two failed batches, so a few queries show its transitions
     "servegate.rpc.minimum-number-of-calls=2",
-    "servegate.rpc.sliding-window-size=2"})
+    "servegate.rpc.sliding-window-size=2",
+    // the autoscaler's metrics: a model deployed through the process manager, autoscaled
+    "servegate.containers.process.require-admin-token=false", "servegate.autoscaling.tick=200ms"})
 class GrafanaDashboardTest {
 
     private static final Path DASHBOARD = Path.of("..", "helm", "servegate", "dashboards", "servegate.json");
@@ -45,6 +52,24 @@ class GrafanaDashboardTest {
     /** The metric of a Grafana template variable's {@code label_values(metric, label)}. */
     private static final Pattern LABEL_VALUES = Pattern.compile("label_values\\(\\s*([a-zA-Z_:][a-zA-Z0-9_:]*)\\s*,");
     private static final Pattern OWN_METRIC = Pattern.compile("servegate_[a-zA-Z0-9_]+");
+
+    /** The emulated container on the test classpath, for deploy_model. */
+    private static final List<String> COMMAND;
+
+    static {
+        try {
+            COMMAND = JavaCommand.of(Files.createTempDirectory("servegate-dashboard-deploy"),
+                    "io.servegate.containers.emulated.EmulatedContainer");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @DynamicPropertySource
+    static void allowTheContainerCommand(DynamicPropertyRegistry properties) {
+        properties.add("servegate.containers.process.allowed-commands[0]",
+                () -> String.join(",", COMMAND.subList(0, 2)));
+    }
 
     @LocalServerPort
     int queryPort;
@@ -87,6 +112,15 @@ class GrafanaDashboardTest {
                 assertThat(System.nanoTime()).as("the circuit opened").isLessThan(until);
                 calls().predict("dash", new float[] {next++});
             }
+        }
+
+        calls().admin("deploy_model", Map.of("model_name", "scaled", "model_version", "1", "input_type", "floats",
+                "command", COMMAND, "num_replicas", 1));
+        calls().admin("set_autoscaling", Map.of("model_name", "scaled", "min_replicas", 2, "max_replicas", 2));
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!exported().contains("servegate_autoscaler_decisions_total")) {
+            assertThat(System.nanoTime()).as("the autoscaler decided").isLessThan(until);
+            Thread.sleep(100);
         }
 
         Set<String> exported = exported();

@@ -133,7 +133,7 @@ class SharedPoolEndToEndTest {
     }
 
     private void assertRefused(GatewayCalls calls, Map<String, ?> body, int status, String cause) throws Exception {
-        HttpResponse<String> r = calls.adminAnswer("deploy_model", body);
+        HttpResponse<String> r = calls.adminRaw("deploy_model", json.writeValueAsString(body));
         assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
         assertThat(json.readTree(r.body()).get("cause").asString()).contains(cause);
     }

@@ -286,7 +286,8 @@ class TwoGatewaysFeedbackTest {
 
         Map<String, Long> redisAfter = commandCalls();
         long scripts = delta(redisBefore, redisAfter, "evalsha") + delta(redisBefore, redisAfter, "eval");
-        // each update is one script (SelectionStateStore.observe); an optimistic retry would add a CAS script
+        // each update is at most one script (SelectionStateStore.observe; updates of the state that arrive
+        // while its script runs go together in the next one); an optimistic retry would add a CAS script
         System.out.printf("TwoGatewaysFeedbackTest: %d updates in %.2f s (%.0f/s); scripts run %d; %d answers 503 "
                         + "sent again; cache hits A %d, B %d, misses A %d, B %d%n",
                 TOTAL, seconds, TOTAL / seconds, scripts, unacknowledged.get(),
@@ -302,7 +303,7 @@ class TwoGatewaysFeedbackTest {
             }
         }
         assertThat(notOnce).as("observation counts not answered exactly once").isEmpty();
-        assertThat(scripts).as("scripts run in Redis").isGreaterThanOrEqualTo(TOTAL);
+        assertThat(scripts).as("scripts run in Redis").isBetween(1L, (long) TOTAL);
 
         // the stored state, read from Redis directly
         Versioned stored = readState();

@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 import reactor.test.scheduler.VirtualTimeScheduler;
@@ -198,5 +200,47 @@ class PredictionServiceVirtualTimeTest {
                 .assertNext(p -> assertThat(p.explanation()).startsWith(DefaultReason.NO_MODEL.explanation()))
                 .verifyComplete();
         assertThat(submissions).hasValue(0);
+    }
+    /** A prediction already in the cache is answered on subscription, with no deadline timer scheduled. */
+    @Test
+    void aCacheHitIsAnsweredWithoutADeadlineTimer() {
+        VirtualTimeScheduler time = VirtualTimeScheduler.getOrSet();
+        AtomicInteger timers = new AtomicInteger();
+        Scheduler counting = new Scheduler() {
+            @Override
+            public Disposable schedule(Runnable task) {
+                return time.schedule(task);
+            }
+
+            @Override
+            public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+                timers.incrementAndGet();
+                return time.schedule(task, delay, unit);
+            }
+
+            @Override
+            public Worker createWorker() {
+                return time.createWorker();
+            }
+        };
+        try {
+            PredictionService service = new PredictionService(cache, (model, version, input, deadline) -> {
+                submissions.incrementAndGet();
+                CompletableFuture<String> f = new CompletableFuture<>();
+                time.schedule(() -> f.complete("7"), 5, TimeUnit.MILLISECONDS);
+                return f;
+            }, PredictionServiceVirtualTimeTest::virtualNow, meters, Duration.ZERO, counting, counting);
+            List<Prediction> answers = new ArrayList<>();
+            service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow()).subscribe(answers::add);
+            assertThat(timers).hasValue(1); // a miss waits for the container, against its deadline
+            time.advanceTimeBy(Duration.ofMillis(5));
+
+            service.predict(APP, "m", "1", TensorType.FLOATS, INPUT, virtualNow()).subscribe(answers::add);
+            assertThat(answers).containsExactly(Prediction.of("7"), Prediction.of("7"));
+            assertThat(timers).hasValue(1);
+            assertThat(submissions).hasValue(1);
+        } finally {
+            VirtualTimeScheduler.reset();
+        }
     }
 }

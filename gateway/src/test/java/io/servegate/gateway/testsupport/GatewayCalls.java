@@ -40,9 +40,20 @@ public final class GatewayCalls {
         assertThat(r.statusCode()).as(endpoint + ": " + r.body()).isEqualTo(200);
     }
 
-    /** Posts {@code body} to {@code /admin/<endpoint>} and returns the answer, whatever its status. */
-    public HttpResponse<String> adminAnswer(String endpoint, Map<String, ?> body) throws Exception {
-        return post("http://127.0.0.1:" + adminPort + "/admin/" + endpoint, json.writeValueAsString(body));
+    /** Calls {@code /admin/<endpoint>} with a JSON text and returns the answer, whatever its status. */
+    public HttpResponse<String> adminRaw(String endpoint, String body) throws Exception {
+        return post("http://127.0.0.1:" + adminPort + "/admin/" + endpoint, body);
+    }
+
+    /** Waits up to 20 s until {@code GET /v2/models/{model}/ready} answers 200. */
+    public void awaitReady(String model) throws Exception {
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + queryPort + "/v2/models/" + model
+                + "/ready")).timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString())
+                .statusCode() != 200) {
+            assertThat(System.nanoTime()).as(model + " became ready").isLessThan(until);
+            Thread.sleep(50);
+        }
     }
 
     /** GETs {@code /admin/<endpoint>}, which must answer 200. */
