@@ -55,6 +55,17 @@ public final class AdminClient {
         return JSON.readTree(response.body());
     }
 
+    /** {@code GET /admin/<endpoint>}; the JSON answer. */
+    public JsonNode get(String endpoint) throws IOException, InterruptedException {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(base + endpoint)).timeout(timeout)
+                .GET().build(), HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() / 100 != 2) {
+            throw new IOException("admin " + endpoint + " answered HTTP " + response.statusCode() + ": "
+                    + response.body());
+        }
+        return JSON.readTree(response.body());
+    }
+
     /** Clipper's {@code add_app}. */
     public void addApp(String name, String inputType, String defaultOutput, long latencySloMicros)
             throws IOException, InterruptedException {

@@ -102,6 +102,21 @@ public final class ContainerChild implements AutoCloseable {
         return process.info().totalCpuDuration().orElse(null);
     }
 
+    /** Its resident set size now, from {@code /proc}, or -1 where the OS does not say. */
+    public long residentBytes() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(
+                    process.pid()), "status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+        return -1;
+    }
+
     /** Its OIP gRPC address, {@code 127.0.0.1:port}. */
     public String address() {
         return GatewayProcess.HOST + ":" + port;

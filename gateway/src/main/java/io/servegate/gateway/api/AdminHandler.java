@@ -15,7 +15,9 @@ import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.registry.SelectionConfig;
 import io.servegate.gateway.query.SelectionService;
+import io.servegate.gateway.rpc.PlacedModel;
 import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.gateway.rpc.SharedPools;
 import io.servegate.sdk.TensorType;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -34,8 +36,10 @@ import tools.jackson.databind.JsonNode;
 /**
  * Clipper's admin API, same paths and bodies, plus {@code add_container} for replicas the
  * gateway did not start and {@code deploy_model}, {@code set_num_replicas} and
- * {@code get_deployments} for replicas its {@link ContainerManager} runs. Every call is a POST
- * with a JSON object, except {@code GET /admin/ping} and {@code GET /admin/get_deployments}.
+ * {@code get_deployments} for replicas its {@link ContainerManager} runs, and {@code deploy_model}
+ * with a {@code pool} and {@code get_placements} for pools of multi-model containers. Every call
+ * is a POST with a JSON object, except {@code GET /admin/ping}, {@code GET /admin/get_deployments}
+ * and {@code GET /admin/get_placements}.
  */
 public final class AdminHandler {
 
@@ -155,52 +159,124 @@ public final class AdminHandler {
      * {@link ProcessCommandPolicy} first (else 403, nothing registered).
      */
     public Mono<ServerResponse> deployModel(ServerRequest request) {
-        return bodies.object(request).flatMap(body -> {
-            String image = JsonBodies.optionalString(body, "image", null);
-            if (image != null && image.isBlank()) {
-                throw ApiException.badRequest("'image' must not be blank");
+        return bodies.object(request).flatMap(body -> body.hasNonNull("pool") ? deployToPool(body)
+                : deploy(body).flatMap(d -> ok(describe(d))));
+    }
+
+    private Mono<Deployment> deploy(JsonNode body) {
+        String image = JsonBodies.optionalString(body, "image", null);
+        if (image != null && image.isBlank()) {
+            throw ApiException.badRequest("'image' must not be blank");
+        }
+        List<String> command = JsonBodies.stringList(body, "command", false);
+        for (String arg : command) {
+            if (arg.isEmpty() || arg.indexOf('\0') >= 0) {
+                throw ApiException.badRequest("'command' must be non-empty strings without NUL characters");
             }
-            List<String> command = JsonBodies.stringList(body, "command", false);
-            for (String arg : command) {
-                if (arg.isEmpty() || arg.indexOf('\0') >= 0) {
-                    throw ApiException.badRequest("'command' must be non-empty strings without NUL characters");
-                }
+        }
+        List<String> addresses = JsonBodies.stringList(body, "addresses", false).stream()
+                .map(AdminHandler::validAddress).toList();
+        if (image == null && command.isEmpty() && addresses.isEmpty()) {
+            throw ApiException.badRequest("give 'image' or 'command' (what to run) or 'addresses' (containers "
+                    + "you run)");
+        }
+        ModelVersion model = modelVersion(body, image != null ? image : command.isEmpty() ? "" : command.get(0));
+        JsonNode replicasNode = body.get("num_replicas");
+        int replicas = replicasNode == null || replicasNode.isNull()
+                ? (addresses.isEmpty() ? replicasMissing() : addresses.size())
+                : replicas(body);
+        Map<String, String> env = env(body.get("env"));
+        if (!command.isEmpty() && containers.kind().equals("process")) {
+            commandPolicy.refusal(command, env).ifPresent(cause -> {
+                throw new ApiException(HttpStatus.FORBIDDEN, "forbidden", cause);
+            });
+        }
+        DeploymentSpec spec = new DeploymentSpec(model.name(), model.version(), image, command, addresses,
+                replicas, resources(body.get("resources")), env);
+        return Mono.defer(() -> addUnlessPresent(model)).flatMap(wasAdded -> containers.deploy(spec)
+                .onErrorResume(e -> wasAdded
+                        ? registry.deleteVersionedModel(model.name(), model.version())
+                                .onErrorResume(x -> Mono.empty()).then(Mono.error(e))
+                        : Mono.error(e)));
+    }
+
+    /** Adds the model version unless it exists, when its input type must match; true when this call added it. */
+    private Mono<Boolean> addUnlessPresent(ModelVersion model) {
+        return registry.snapshot().model(model.name(), model.version())
+                .map(existing -> {
+                    if (!existing.inputType().equals(model.inputType())) {
+                        throw ApiException.badRequest("model version '" + model.name() + ":" + model.version()
+                                + "' exists with input type " + existing.inputType() + ", not "
+                                + model.inputType());
+                    }
+                    return Mono.just(false);
+                })
+                .orElseGet(() -> registry.addModel(model).thenReturn(true));
+    }
+
+    /**
+     * deploy_model with a {@code pool}: places the model version on that pool of multi-model
+     * containers (see docs/many-models.md), creating the pool from {@code addresses} and
+     * {@code memory_budget_bytes} on first use, and adds the version unless it exists.
+     */
+    private Mono<ServerResponse> deployToPool(JsonNode body) {
+        for (String field : List.of("image", "command", "num_replicas", "env", "resources")) {
+            if (body.hasNonNull(field)) {
+                throw ApiException.badRequest("'" + field + "' deploys single-model replicas; a pool's containers "
+                        + "are given by 'addresses'");
             }
-            List<String> addresses = JsonBodies.stringList(body, "addresses", false).stream()
-                    .map(AdminHandler::validAddress).toList();
-            if (image == null && command.isEmpty() && addresses.isEmpty()) {
-                throw ApiException.badRequest("give 'image' or 'command' (what to run) or 'addresses' (containers "
-                        + "you run)");
-            }
-            ModelVersion model = modelVersion(body, image != null ? image : command.isEmpty() ? "" : command.get(0));
-            JsonNode replicasNode = body.get("num_replicas");
-            int replicas = replicasNode == null || replicasNode.isNull()
-                    ? (addresses.isEmpty() ? replicasMissing() : addresses.size())
-                    : replicas(body);
-            Map<String, String> env = env(body.get("env"));
-            if (!command.isEmpty() && containers.kind().equals("process")) {
-                commandPolicy.refusal(command, env).ifPresent(cause -> {
-                    throw new ApiException(HttpStatus.FORBIDDEN, "forbidden", cause);
+        }
+        String poolName = Names.requireValid("pool", JsonBodies.requiredString(body, "pool"));
+        ModelVersion model = modelVersion(body, poolName);
+        List<String> addresses = JsonBodies.stringList(body, "addresses", false).stream()
+                .map(AdminHandler::validAddress).toList();
+        long budget = JsonBodies.requiredLong(body, "memory_budget_bytes");
+        long size = JsonBodies.requiredLong(body, "model_size_bytes");
+        long loadMicros = JsonBodies.requiredLong(body, "load_time_micros");
+        if (size <= 0 || loadMicros < 0 || loadMicros > 3_600_000_000L) {
+            throw ApiException.badRequest("'model_size_bytes' must be > 0 and 'load_time_micros' in 0..3600000000");
+        }
+        registry.snapshot().model(model.name(), model.version()).filter(m -> !m.inputType().equals(model.inputType()))
+                .ifPresent(m -> {
+                    throw ApiException.badRequest("model version '" + model.name() + ":" + model.version()
+                            + "' exists with input type " + m.inputType() + ", not " + model.inputType());
                 });
-            }
-            DeploymentSpec spec = new DeploymentSpec(model.name(), model.version(), image, command, addresses,
-                    replicas, resources(body.get("resources")), env);
-            Mono<Boolean> added = Mono.defer(() -> registry.snapshot().model(model.name(), model.version())
-                    .map(existing -> {
-                        if (!existing.inputType().equals(model.inputType())) {
-                            throw ApiException.badRequest("model version '" + model.name() + ":" + model.version()
-                                    + "' exists with input type " + existing.inputType() + ", not "
-                                    + model.inputType());
-                        }
-                        return Mono.just(false);
-                    })
-                    .orElseGet(() -> registry.addModel(model).thenReturn(true)));
-            return added.flatMap(wasAdded -> containers.deploy(spec)
-                    .onErrorResume(e -> wasAdded
-                            ? registry.deleteVersionedModel(model.name(), model.version())
-                                    .onErrorResume(x -> Mono.empty()).then(Mono.error(e))
-                            : Mono.error(e)));
-        }).flatMap(d -> ok(describe(d)));
+        try {
+            pool.shared().deploy(poolName, addresses, budget, new PlacedModel(model.name(), model.version(),
+                    TensorType.forName(model.inputType()), size, loadMicros * 1000));
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest(e.getMessage());
+        } catch (IllegalStateException e) {
+            throw new ApiException(HttpStatus.CONFLICT, "conflict", e.getMessage());
+        }
+        return addUnlessPresent(model).then(ok(Map.of("success", true, "pool", poolName,
+                "model", model.name() + ":" + model.version())));
+    }
+
+    /** The pools of multi-model containers: each replica with the models it holds, and the models placed. */
+    public Mono<ServerResponse> getPlacements(ServerRequest request) {
+        return ok(pool.shared().placements().stream().map(AdminHandler::describe).toList());
+    }
+
+    private static Map<String, Object> describe(SharedPools.Placement p) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("pool", p.pool());
+        m.put("models", p.models());
+        m.put("arrivals", p.arrivals());
+        m.put("cold_starts", p.coldStarts());
+        m.put("loads", p.loads());
+        m.put("evictions", p.evictions());
+        m.put("replicas", p.replicas().stream().map(r -> {
+            Map<String, Object> rm = new LinkedHashMap<>();
+            rm.put("container_id", r.id());
+            rm.put("address", r.address());
+            rm.put("available", r.available());
+            rm.put("memory_budget_bytes", r.budgetBytes());
+            rm.put("used_bytes", r.usedBytes());
+            rm.put("loaded", r.loaded());
+            return rm;
+        }).toList());
+        return m;
     }
 
     public Mono<ServerResponse> setNumReplicas(ServerRequest request) {

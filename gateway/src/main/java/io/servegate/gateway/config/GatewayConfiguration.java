@@ -278,6 +278,7 @@ public class GatewayConfiguration {
                 .POST("/admin/deploy_model", admin::deployModel)
                 .POST("/admin/set_num_replicas", admin::setNumReplicas)
                 .GET("/admin/get_deployments", admin::getDeployments)
+                .GET("/admin/get_placements", admin::getPlacements)
                 .POST("/admin/set_autoscaling", scaling::set)
                 .POST("/admin/get_autoscaling", scaling::get)
                 .POST("/admin/add_pipeline", pipelineAdmin::addPipeline)

@@ -29,7 +29,8 @@ import reactor.core.scheduler.Schedulers;
  * All container replicas the registry knows, grouped by model version: one scheduler per model
  * version ({@link ModelDispatch}, around the core's {@code ModelScheduler}) owns the version's
  * queue and binds batches to its replicas, whose {@link ReplicaWorker}s carry them out over
- * gRPC, each behind its own circuit breaker. It follows registry changes.
+ * gRPC, each behind its own circuit breaker. It follows registry changes. Model versions placed
+ * on a pool of multi-model replicas are served by its {@link SharedPools} instead.
  */
 public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoCloseable {
 
@@ -45,6 +46,7 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
     /** Copy-on-write: the request path reads without locks. */
     private volatile Map<String, ReplicaWorker> workers = Map.of();
     private volatile Map<String, ModelDispatch> models = Map.of();
+    private final SharedPools shared;
 
     /** @param recorder records the run of every model version for replay, or null (the pool does not close it) */
     public ReplicaPool(ServegateProperties.Batching batching, ServegateProperties.Scheduling scheduling,
@@ -57,6 +59,7 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
         this.clock = clock;
         this.timers = timers;
         this.recorder = recorder;
+        this.shared = new SharedPools(batching, scheduling, rpc, meters, clock, timers);
         this.breakers = CircuitBreakerRegistry.of(CircuitBreakerConfig.custom()
                 .failureRateThreshold(rpc.failureRateThreshold())
                 .slidingWindowSize(rpc.slidingWindowSize())
@@ -76,12 +79,20 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
 
     @Override
     public CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos) {
+        if (shared.serves(model, version)) {
+            return shared.submit(model, version, input, deadlineNanos);
+        }
         ModelDispatch dispatch = models.get(key(model, version));
         if (dispatch == null) {
             return CompletableFuture.failedFuture(new PredictionException(DefaultReason.NO_REPLICA,
                     "model " + model + ":" + version));
         }
         return dispatch.submit(input, deadlineNanos);
+    }
+
+    /** The pools of multi-model replicas and the model versions placed on them. */
+    public SharedPools shared() {
+        return shared;
     }
 
     @Override
@@ -132,6 +143,9 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
 
     /** Whether a model version has at least one replica that takes queries now. */
     public boolean ready(String model, String version) {
+        if (shared.serves(model, version)) {
+            return shared.ready(model, version);
+        }
         ModelDispatch dispatch = models.get(key(model, version));
         return dispatch != null && dispatch.workers().stream().anyMatch(ReplicaWorker::available);
     }
@@ -230,6 +244,7 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
 
     @Override
     public synchronized void close() {
+        shared.close();
         workers.values().forEach(ReplicaWorker::close);
         models.values().forEach(ModelDispatch::close);
         workers = Map.of();

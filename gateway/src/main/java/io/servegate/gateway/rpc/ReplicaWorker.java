@@ -301,7 +301,7 @@ final class ReplicaWorker implements AutoCloseable {
                 + describe(status));
     }
 
-    private static Collection<List<Query<PendingPrediction>>> byLength(List<Query<PendingPrediction>> items) {
+    static Collection<List<Query<PendingPrediction>>> byLength(List<Query<PendingPrediction>> items) {
         Map<Integer, List<Query<PendingPrediction>>> groups = new LinkedHashMap<>();
         for (Query<PendingPrediction> q : items) {
             Object input = q.payload().input;
@@ -314,7 +314,7 @@ final class ReplicaWorker implements AutoCloseable {
         return groups.values();
     }
 
-    private static Throwable unwrap(Throwable error) {
+    static Throwable unwrap(Throwable error) {
         return error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     }
 

@@ -74,6 +74,7 @@ class OpenApiDocumentTest {
             new Route("POST", "/admin/deploy_model"),
             new Route("POST", "/admin/set_num_replicas"),
             new Route("GET", "/admin/get_deployments"),
+            new Route("GET", "/admin/get_placements"),
             new Route("POST", "/admin/set_autoscaling"),
             new Route("POST", "/admin/get_autoscaling"),
             new Route("POST", "/admin/add_pipeline"),

@@ -56,6 +56,15 @@ public final class GatewayCalls {
         }
     }
 
+    /** GETs {@code /admin/<endpoint>}, which must answer 200. */
+    public JsonNode adminGet(String endpoint) throws Exception {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort
+                + "/admin/" + endpoint)).timeout(Duration.ofSeconds(10)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(endpoint + ": " + r.body()).isEqualTo(200);
+        return json.readTree(r.body());
+    }
+
     /** Waits up to 20 s until a registered replica is available. */
     public void awaitAvailable() throws Exception {
         long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
