@@ -56,7 +56,9 @@ public record NumericFieldBody(ObjectNode others, double[] numbers, boolean inte
                     if (n == numbers.length) {
                         numbers = Arrays.copyOf(numbers, 2 * n);
                     }
-                    numbers[n++] = p.getDoubleValue();
+                    numbers[n++] = t == JsonToken.VALUE_NUMBER_FLOAT
+                            ? DecimalText.toDouble(p.getTextCharacters(), p.getTextOffset(), p.getTextLength())
+                            : p.getDoubleValue();
                 }
             }
             if (numbers == null || n == 0 || p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
