@@ -50,6 +50,7 @@ import reactor.core.publisher.MonoSink;
  *   <li>{@code servegate:current} — HASH model name → current version</li>
  *   <li>{@code servegate:replicas} — HASH replica id → replica JSON</li>
  *   <li>{@code servegate:pipelines} — HASH pipeline name → pipeline JSON ({@link PipelineJson})</li>
+ *   <li>{@code servegate:profiles} — HASH {@code name:version:hardware} → model profile JSON</li>
  *   <li>{@code servegate:revision} — STRING counter, INCRed by every change; it is the snapshots'
  *       {@link RegistrySnapshot#revision()}</li>
  *   <li>{@code servegate:changed} — pub/sub channel; every change publishes its new revision</li>
@@ -167,7 +168,8 @@ public final class RedisRegistry implements Registry {
         this.channel = keyPrefix + ":changed";
         this.revisionKey = keyPrefix + ":revision";
         this.keys = new String[] {keyPrefix + ":apps", keyPrefix + ":links", keyPrefix + ":models",
-            keyPrefix + ":current", keyPrefix + ":replicas", revisionKey, keyPrefix + ":pipelines"};
+            keyPrefix + ":current", keyPrefix + ":replicas", revisionKey, keyPrefix + ":pipelines",
+            keyPrefix + ":profiles"};
 
         this.worker = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "servegate-registry-" + keyPrefix);
@@ -367,6 +369,35 @@ public final class RedisRegistry implements Registry {
     @Override
     public Mono<Void> removeReplica(String id) {
         return Mono.defer(() -> write("removeReplica", List.of(RegistryChecks.replicaId(id))));
+    }
+
+    @Override
+    public Mono<Void> putProfile(ModelProfile profile) {
+        return Mono.defer(() -> {
+            ModelProfile p = RegistryChecks.profile(profile);
+            return write("putProfile", List.of(p.modelName(), p.modelVersion(), p.key(), RegistryJson.profile(p)));
+        });
+    }
+
+    /**
+     * Validated on this instance's snapshot, then written only if the pipeline and the model
+     * versions are still stored as that snapshot shows them (else {@code CONFLICT}).
+     */
+    @Override
+    public Mono<Void> applyPipelinePlan(PipelinePlanChange plan) {
+        return Mono.defer(() -> {
+            RegistrySnapshot s = snapshot;
+            RegistryState.Planned planned = RegistryState.of(s).planned(plan);
+            List<String> args = new ArrayList<>(List.of(plan.pipeline(),
+                    PipelineJson.text(s.pipeline(plan.pipeline()).orElseThrow().pipeline()),
+                    PipelineJson.text(planned.pipeline())));
+            for (ModelVersion m : planned.models()) {
+                args.add(RegistryChecks.modelKey(m.name(), m.version()));
+                args.add(RegistryJson.model(s.model(m.name(), m.version()).orElseThrow()));
+                args.add(RegistryJson.model(m));
+            }
+            return write("applyPipelinePlan", args);
+        });
     }
 
     @Override
@@ -627,6 +658,7 @@ public final class RedisRegistry implements Registry {
         Map<String, String> current = pairs(reply.get(4));
         Map<String, String> replicas = pairs(reply.get(5));
         Map<String, String> pipelines = pairs(reply.get(6));
+        Map<String, String> profiles = pairs(reply.get(7));
 
         List<Application> appList = new ArrayList<>();
         apps.forEach((name, json) -> {
@@ -660,7 +692,15 @@ public final class RedisRegistry implements Registry {
                 log.warn("skipping unreadable pipeline {} in {}: {}", name, keys[6], describe(e));
             }
         });
-        return new RegistrySnapshot(revision, appList, modelList, current, replicaList, pipelineList);
+        List<ModelProfile> profileList = new ArrayList<>();
+        profiles.forEach((key, json) -> {
+            try {
+                profileList.add(RegistryJson.readProfile(json));
+            } catch (RuntimeException e) {
+                log.warn("skipping unreadable profile {} in {}: {}", key, keys[7], describe(e));
+            }
+        });
+        return new RegistrySnapshot(revision, appList, modelList, current, replicaList, pipelineList, profileList);
     }
 
     /** A flat HGETALL reply (field, value, field, value, ...) as a map. */
