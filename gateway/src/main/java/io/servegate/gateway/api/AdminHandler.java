@@ -363,7 +363,9 @@ public final class AdminHandler {
         m.put("ready_replicas", d.readyReplicas());
         registry.snapshot().model(d.modelName(), d.modelVersion()).ifPresent(v -> {
             m.put("hardware", v.hardware());
-            m.put("max_batch_size", pool.maxBatchSize(v));
+            // the scheduler's own cap once it runs, so that what it applies is what shows
+            int applied = pool.maxBatchSize(v.name(), v.version());
+            m.put("max_batch_size", applied > 0 ? applied : pool.maxBatchSize(v));
         });
         m.put("replicas", d.replicas().stream().map(AdminHandler::describe).toList());
         return m;

@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 import reactor.core.scheduler.Scheduler;
@@ -238,7 +239,7 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
     /** The addresses of a model version's replicas that take queries now, by replica id. */
     public Map<String, String> availableReplicas(String model, String version) {
         ModelDispatch dispatch = models.get(key(model, version));
-        Map<String, String> out = new java.util.TreeMap<>();
+        Map<String, String> out = new TreeMap<>();
         if (dispatch != null) {
             dispatch.workers().stream().filter(ReplicaWorker::available)
                     .forEach(w -> out.put(w.replica().id(), w.replica().address()));

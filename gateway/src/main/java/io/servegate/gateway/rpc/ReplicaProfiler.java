@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -79,7 +80,7 @@ public final class ReplicaProfiler {
         });
     }
 
-    private static <X> java.util.concurrent.CompletableFuture<ContainerProfiler.Profile> measure(
+    private static <X> CompletableFuture<ContainerProfiler.Profile> measure(
             ContainerProfiler settings, ContainerClient client, ModelVersion model, TensorType<X> type,
             int inputLength) {
         Random random = new Random(1);
