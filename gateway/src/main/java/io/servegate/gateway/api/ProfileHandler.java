@@ -67,9 +67,11 @@ public final class ProfileHandler {
             return profiler.profile(model, settings, inputLength)
                     .onErrorMap(ReplicaProfiler.Busy.class,
                             e -> new ApiException(HttpStatus.CONFLICT, "conflict", e.getMessage()))
-                    .onErrorMap(io.grpc.StatusRuntimeException.class, e -> new ApiException(HttpStatus.BAD_GATEWAY,
-                            "replica error", "profiling model version '" + model.name() + ":" + model.version()
-                                    + "' failed: " + e.getMessage()))
+                    // a batch the replica failed or answered wrongly: the replica's fault, not the request's
+                    .onErrorMap(e -> e instanceof io.grpc.StatusRuntimeException
+                                    || e instanceof io.servegate.sdk.TensorFormatException,
+                            e -> new ApiException(HttpStatus.BAD_GATEWAY, "replica error", "profiling model version '"
+                                    + model.name() + ":" + model.version() + "' failed: " + e.getMessage()))
                     .flatMap(p -> bodies.respond(HttpStatus.OK, describe(p)));
         });
     }

@@ -109,6 +109,8 @@ public final class RedisRegistry implements Registry {
     /** Set by {@link #connect}: a client this registry created and shuts down. */
     private volatile RedisClient ownedClient;
     private volatile RegistrySnapshot snapshot;
+    /** The snapshot with the JSON it was read from: what a compare-and-set write expects to find. */
+    private volatile Stored stored;
     private volatile boolean closed;
     /** Set at the end of the constructor; change messages are ignored before. */
     private volatile boolean started;
@@ -120,6 +122,10 @@ public final class RedisRegistry implements Registry {
     private boolean reloadInFlight;
     private boolean pollInFlight;
     private boolean storeDown;
+
+    /** A loaded snapshot and the model and pipeline JSON it was parsed from, as Redis held them. */
+    private record Stored(RegistrySnapshot snapshot, Map<String, String> models, Map<String, String> pipelines) {
+    }
 
     /** A write waiting for a reload that started after it committed. */
     private record Waiter(long seq, MonoSink<Void> sink) {
@@ -196,7 +202,8 @@ public final class RedisRegistry implements Registry {
             this.readSha = redis.digest(RedisScripts.READ);
             this.writeSha = redis.digest(RedisScripts.WRITE);
             // subscribed first, so no change between this load and the subscription is missed
-            this.snapshot = parse(eval(RedisScripts.READ, readSha).block(commandTimeout.multipliedBy(2)));
+            this.stored = parse(eval(RedisScripts.READ, readSha).block(commandTimeout.multipliedBy(2)));
+            this.snapshot = stored.snapshot();
         } catch (Exception e) {
             worker.shutdownNow();
             closeQuietly(ps);
@@ -381,19 +388,19 @@ public final class RedisRegistry implements Registry {
 
     /**
      * Validated on this instance's snapshot, then written only if the pipeline and the model
-     * versions are still stored as that snapshot shows them (else {@code CONFLICT}).
+     * versions are still stored as the JSON that snapshot was read from (else {@code CONFLICT}).
      */
     @Override
     public Mono<Void> applyPipelinePlan(PipelinePlanChange plan) {
         return Mono.defer(() -> {
-            RegistrySnapshot s = snapshot;
-            RegistryState.Planned planned = RegistryState.of(s).planned(plan);
-            List<String> args = new ArrayList<>(List.of(plan.pipeline(),
-                    PipelineJson.text(s.pipeline(plan.pipeline()).orElseThrow().pipeline()),
+            Stored st = stored;
+            RegistryState.Planned planned = RegistryState.of(st.snapshot()).planned(plan);
+            List<String> args = new ArrayList<>(List.of(plan.pipeline(), st.pipelines().get(plan.pipeline()),
                     PipelineJson.text(planned.pipeline())));
             for (ModelVersion m : planned.models()) {
-                args.add(RegistryChecks.modelKey(m.name(), m.version()));
-                args.add(RegistryJson.model(s.model(m.name(), m.version()).orElseThrow()));
+                String key = RegistryChecks.modelKey(m.name(), m.version());
+                args.add(key);
+                args.add(st.models().get(key));
                 args.add(RegistryJson.model(m));
             }
             return write("applyPipelinePlan", args);
@@ -598,7 +605,7 @@ public final class RedisRegistry implements Registry {
         reloadInFlight = false;
         reloadDone = Math.max(reloadDone, target);
         Throwable error = failure;
-        RegistrySnapshot loaded = null;
+        Stored loaded = null;
         if (reply != null) {
             try {
                 loaded = parse(reply);
@@ -618,14 +625,15 @@ public final class RedisRegistry implements Registry {
         startReload();
     }
 
-    private void apply(RegistrySnapshot loaded) {
-        if (loaded.revision() == snapshot.revision()) {
+    private void apply(Stored loaded) {
+        if (loaded.snapshot().revision() == snapshot.revision()) {
             return;
         }
-        snapshot = loaded;
+        stored = loaded;
+        snapshot = loaded.snapshot();
         for (Consumer<RegistrySnapshot> l : listeners) {
             try {
-                l.accept(loaded);
+                l.accept(loaded.snapshot());
             } catch (RuntimeException e) {
                 log.warn("registry listener {} failed", l, e);
             }
@@ -650,7 +658,7 @@ public final class RedisRegistry implements Registry {
 
     // ---------------------------------------------------------------- loading
 
-    private RegistrySnapshot parse(List<Object> reply) {
+    private Stored parse(List<Object> reply) {
         long revision = Long.parseLong(String.valueOf(reply.get(0)));
         Map<String, String> apps = pairs(reply.get(1));
         Map<String, String> links = pairs(reply.get(2));
@@ -700,7 +708,8 @@ public final class RedisRegistry implements Registry {
                 log.warn("skipping unreadable profile {} in {}: {}", key, keys[7], describe(e));
             }
         });
-        return new RegistrySnapshot(revision, appList, modelList, current, replicaList, pipelineList, profileList);
+        return new Stored(new RegistrySnapshot(revision, appList, modelList, current, replicaList, pipelineList,
+                profileList), Map.copyOf(models), Map.copyOf(pipelines));
     }
 
     /** A flat HGETALL reply (field, value, field, value, ...) as a map. */

@@ -73,4 +73,24 @@ class RedisProfileRegistryTest extends ProfileRegistryContractTest {
                 "pipeline 'cascade' changed meanwhile");
         assertThat(registry.snapshot().pipeline("cascade").orElseThrow().planned()).isFalse();
     }
+
+    @Test
+    void aPlanAppliesToAVersionStoredBeforeVersionsHadAHardwareKind() throws Exception {
+        long revision;
+        try (var connection = client.connect()) {
+            connection.sync().hset(prefix + ":models", "cnn:2", "{\"v\":1,\"name\":\"cnn\",\"version\":\"2\","
+                    + "\"labels\":[],\"inputType\":\"floats\",\"containerName\":\"\",\"modelDataPath\":\"\","
+                    + "\"batchSize\":-1}");
+            revision = connection.sync().incr(prefix + ":revision");
+        }
+        long until = System.nanoTime() + 10_000_000_000L;
+        while (registry.snapshot().revision() < revision && System.nanoTime() < until) {
+            Thread.sleep(20);
+        }
+        assertThat(registry.snapshot().model("cnn", "2").orElseThrow().hardware())
+                .isEqualTo(ModelVersion.DEFAULT_HARDWARE);
+        RegistryContractTest.ok(registry.applyPipelinePlan(new PipelinePlanChange("cascade",
+                Map.of("fast", 20_000L, "accurate", 70_000L), List.of(new PipelinePlanChange.BatchCap("cnn", "2", 4)))));
+        assertThat(registry.snapshot().model("cnn", "2").orElseThrow().maxBatchSize()).isEqualTo(4);
+    }
 }
