@@ -96,7 +96,13 @@ final class GatewayAdmin {
         if (token != null) {
             r.header("Authorization", "Bearer " + token);
         }
-        HttpResponse<String> response = http.send(r.build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response;
+        try {
+            response = http.send(r.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new IOException("cannot reach the gateway at " + base + endpoint + ": "
+                    + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
+        }
         if (response.statusCode() / 100 != 2) {
             throw new IOException("gateway " + endpoint + " answered HTTP " + response.statusCode() + ": "
                     + response.body());
