@@ -103,13 +103,16 @@ class PipelinePlanEndToEndTest {
         assertThat(cause(call("profile_model", Map.of("model_name", "plan-pre", "hardware", "cuda"), 409)))
                 .contains("runs on hardware 'cpu-1t', not 'cuda'");
 
-        // one run at a time per model: the second call arrives while the first sleeps through its batches
-        CompletableFuture<HttpResponse<String>> first = send("profile_model", Map.of("model_name", "plan-cls",
-                "max_batch", 16, "samples", 10, "warmup", 2));
-        assertThat(cause(call("profile_model", Map.of("model_name", "plan-cls"), 409)))
-                .contains("model 'plan-cls' is being profiled already");
-        HttpResponse<String> done = first.get();
-        assertThat(done.statusCode()).as(done.body()).isEqualTo(200);
+        // one run at a time per model: of two calls sent together, the one that comes second arrives while
+        // the first sleeps through its batches (about a second), and is refused
+        Map<String, Object> cls = Map.of("model_name", "plan-cls", "max_batch", 16, "samples", 10, "warmup", 2);
+        CompletableFuture<HttpResponse<String>> one = send("profile_model", cls);
+        CompletableFuture<HttpResponse<String>> two = send("profile_model", cls);
+        List<HttpResponse<String>> both = List.of(one.get(), two.get());
+        assertThat(both).extracting(HttpResponse::statusCode).containsExactlyInAnyOrder(200, 409);
+        HttpResponse<String> done = both.stream().filter(r -> r.statusCode() == 200).findFirst().orElseThrow();
+        HttpResponse<String> refused = both.stream().filter(r -> r.statusCode() == 409).findFirst().orElseThrow();
+        assertThat(cause(json.readTree(refused.body()))).contains("model 'plan-cls' is being profiled already");
         assertEmulated(json.readTree(done.body()), 6, 2);
         JsonNode pre = call("profile_model", Map.of("model_name", "plan-pre", "max_batch", 16, "samples", 10,
                 "warmup", 2), 200);
