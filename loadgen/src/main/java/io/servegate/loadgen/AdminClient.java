@@ -23,17 +23,33 @@ public final class AdminClient {
     private final HttpClient http;
     private final String base;
     private final Duration timeout;
+    /** The admin bearer token, or null to send none (a loopback admin port needs none). */
+    private final String token;
 
     public AdminClient(String host, int port, Duration timeout) {
+        this("http://" + host + ":" + port, null, timeout);
+    }
+
+    /**
+     * @param url   the admin server, e.g. {@code http://127.0.0.1:1338}
+     * @param token the admin bearer token, or null
+     */
+    public AdminClient(String url, String token, Duration timeout) {
         this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout).build();
-        this.base = "http://" + host + ":" + port + "/admin/";
+        this.base = url.replaceAll("/+$", "") + "/admin/";
         this.timeout = timeout;
+        this.token = token;
+    }
+
+    private HttpRequest.Builder request(String endpoint) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + endpoint)).timeout(timeout);
+        return token == null ? b : b.header("Authorization", "Bearer " + token);
     }
 
     /** Whether {@code GET /admin/ping} answers 200 (false on any failure, e.g. not listening yet). */
     public boolean ping() throws InterruptedException {
         try {
-            HttpRequest r = HttpRequest.newBuilder(URI.create(base + "ping")).timeout(timeout).GET().build();
+            HttpRequest r = request("ping").GET().build();
             return http.send(r, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
         } catch (IOException e) {
             return false;
@@ -42,8 +58,7 @@ public final class AdminClient {
 
     /** {@code POST /admin/<endpoint>} with a JSON body; the JSON answer. */
     public JsonNode post(String endpoint, Object body) throws IOException, InterruptedException {
-        HttpRequest r = HttpRequest.newBuilder(URI.create(base + endpoint))
-                .timeout(timeout)
+        HttpRequest r = request(endpoint)
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)))
                 .build();
@@ -57,8 +72,7 @@ public final class AdminClient {
 
     /** {@code GET /admin/<endpoint>}; the JSON answer. */
     public JsonNode get(String endpoint) throws IOException, InterruptedException {
-        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(base + endpoint)).timeout(timeout)
-                .GET().build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response = http.send(request(endpoint).GET().build(), HttpResponse.BodyHandlers.ofString());
         if (response.statusCode() / 100 != 2) {
             throw new IOException("admin " + endpoint + " answered HTTP " + response.statusCode() + ": "
                     + response.body());

@@ -22,16 +22,36 @@ import picocli.CommandLine.Spec;
  * trace, optionally beside the coarse-grained and batch-size-1 baselines. Prints each plan as a
  * table and writes them as JSON; every plan is also estimated on a fresh trace of the same
  * process (another seed), which is the attainment to expect of it.
+ *
+ * <p>The pipeline and profiles come from files, or from a gateway ({@code --gateway URL
+ * --pipeline NAME}): its pipeline definition and the profiles its profiler stored. With a
+ * gateway, InferLine's plan is then applied there ({@code apply_pipeline_plan}: replicas, batch
+ * caps, stage deadlines) unless {@code --dry-run}.
  */
 @Command(name = "plan", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Plans a pipeline's per-stage batch size, replicas and hardware (InferLine's greedy planner).")
 final class PlanCommand implements Callable<Integer> {
 
-    @Parameters(index = "0", paramLabel = "PIPELINE", description = "the pipeline (JSON: stages, edges, slo_ms)")
+    @Parameters(index = "0", arity = "0..1", paramLabel = "PIPELINE", description = "the pipeline (JSON: stages, edges, slo_ms); not with --gateway")
     Path pipeline;
 
-    @Option(names = "--profiles", required = true, split = ",", description = "model profile files (JSON, one per model)")
+    @Option(names = "--profiles", split = ",", description = "model profile files (JSON, one per model); not with --gateway")
     List<Path> profiles;
+
+    @Option(names = "--gateway", description = "a gateway's admin URL, e.g. http://127.0.0.1:1338: read --pipeline and the stored profiles there, and apply the plan")
+    String gateway;
+
+    @Option(names = "--pipeline", description = "with --gateway: the pipeline's name")
+    String pipelineName;
+
+    @Option(names = "--token", defaultValue = "${env:SERVEGATE_ADMIN_TOKEN}", description = "with --gateway: the admin bearer token (default: $SERVEGATE_ADMIN_TOKEN)")
+    String token;
+
+    @Option(names = "--probability", description = "with --gateway: the probability that a conditional edge is taken, FROM:TO=P (repeatable)")
+    Map<String, Double> probabilities = new LinkedHashMap<>();
+
+    @Option(names = "--dry-run", description = "with --gateway: print the plan, do not apply it")
+    boolean dryRun;
 
     @Option(names = "--costs", required = true, description = "cost table (JSON: per_replica_hour by hardware kind)")
     Path costs;
@@ -92,9 +112,23 @@ final class PlanCommand implements Callable<Integer> {
         double minLatencyMs;
         PipelinePlanner planner;
         PipelineEstimator check;
+        GatewayAdmin admin = null;
         try { // bad input: the reason and the usage, not a stack trace
-            spec = PipelineSpec.read(pipeline);
-            models = ModelProfiles.read(profiles);
+            if (gateway != null) {
+                if (pipeline != null || profiles != null || pipelineName == null) {
+                    throw new IllegalArgumentException("with --gateway give --pipeline NAME, and no PIPELINE file or --profiles");
+                }
+                admin = new GatewayAdmin(gateway, token);
+                spec = admin.pipeline(pipelineName, probabilities);
+                models = admin.profiles();
+            } else {
+                if (pipeline == null || profiles == null || pipelineName != null || dryRun || !probabilities.isEmpty()) {
+                    throw new IllegalArgumentException("give a PIPELINE file and --profiles, or --gateway with --pipeline "
+                            + "(--dry-run and --probability go with --gateway)");
+                }
+                spec = PipelineSpec.read(pipeline);
+                models = ModelProfiles.read(profiles);
+            }
             table = HardwareCosts.read(costs);
             minLatencyMs = minimumLatencyMs(spec, models, table);
             if (sloMultiple != null) {
@@ -116,6 +150,7 @@ final class PlanCommand implements Callable<Integer> {
         System.out.printf(Locale.ROOT, "pipeline %s: %d stages, SLO %.2f ms (minimum latency %.2f ms), %s arrivals at %.1f/s for %.0f s%n",
                 spec.name(), spec.stages().size(), spec.sloMs(), minLatencyMs, arrivals, rate, durationS);
         List<Map<String, Object>> plans = new ArrayList<>();
+        PipelinePlan applicable = null;
         for (PlanStrategy s : strategies) {
             long start = System.nanoTime();
             Optional<PipelinePlan> plan = planner.plan(s);
@@ -126,6 +161,9 @@ final class PlanCommand implements Callable<Integer> {
                 continue;
             }
             PipelinePlan p = plan.get();
+            if (s == PlanStrategy.INFERLINE) {
+                applicable = p;
+            }
             PipelineEstimate fresh = check.estimate(p.config());
             System.out.print(PlanTable.text(spec, models, p, fresh, seconds));
             plans.add(PlanTable.json(spec, models, p, fresh, seconds));
@@ -146,11 +184,40 @@ final class PlanCommand implements Callable<Integer> {
         settings.put("max_replicas", maxReplicas);
         summary.put("settings", settings);
         summary.put("plans", plans);
+        if (admin != null && applicable != null) {
+            Map<String, Object> request = applyRequest(spec, models, applicable);
+            summary.put("apply_request", request);
+            if (dryRun) {
+                System.out.printf("%ndry run: not applied to %s%n", gateway);
+            } else {
+                summary.put("applied", admin.apply(request));
+                System.out.printf("%napplied to pipeline %s at %s%n", spec.name(), gateway);
+            }
+        }
         Path dir = output.write("plan", summary);
         if (dir != null) {
             PlanTable.page(dir, summary, plans);
         }
         return 0;
+    }
+
+    /** The body of the gateway's {@code apply_pipeline_plan}: each stage's replicas, batch cap, hardware and budget. */
+    private static Map<String, Object> applyRequest(PipelineSpec spec, ModelProfiles models, PipelinePlan plan) {
+        long[] budgets = plan.stageBudgetsMicros(spec, models);
+        Map<String, Object> stages = new LinkedHashMap<>();
+        for (int i = 0; i < spec.stages().size(); i++) {
+            StageConfig c = plan.config().stage(i);
+            Map<String, Object> stage = new LinkedHashMap<>();
+            stage.put("replicas", c.replicas());
+            stage.put("max_batch_size", c.maxBatch());
+            stage.put("hardware", c.hardware());
+            stage.put("deadline_micros", budgets[i]);
+            stages.put(spec.stages().get(i).name(), stage);
+        }
+        Map<String, Object> request = new LinkedHashMap<>();
+        request.put("pipeline", spec.name());
+        request.put("stages", stages);
+        return request;
     }
 
     /** The pipeline's latency with no queueing: the longest path at batch size 1, each stage on its fastest priced kind. */

@@ -26,7 +26,7 @@ final class ClipperPolicy implements SchedulingPolicy {
     public void added(Lane lane) {
         if (lane.replica.batching == null) {
             lane.replica.batching = config.fixedBatchSize() > 0
-                    ? new FixedBatchingPolicy(config.fixedBatchSize())
+                    ? new FixedBatchingPolicy(config.batchCap())
                     : new AimdBatchingPolicy(config.sloNanos(), AimdBatchingPolicy.DEFAULT_INITIAL_SIZE,
                             AimdBatchingPolicy.DEFAULT_ADDITIVE_STEP, AimdBatchingPolicy.DEFAULT_BACKOFF_FACTOR,
                             config.maxBatchSize());

@@ -33,8 +33,10 @@ import java.util.Objects;
  */
 public final class ModelScheduler<P> {
 
-    private final SchedulerConfig config;
-    private final SchedulingPolicy policy;
+    private SchedulerConfig config;
+    private SchedulingPolicy policy;
+    /** The profiles' largest batch size: the maximum batch size the scheduler was made with. */
+    private final int profiledMaxBatch;
     private final SchedulerActions<P> actions;
     final DeadlineQueue<P> queue = new DeadlineQueue<>();
     private final Map<String, Replica> replicas = new LinkedHashMap<>();
@@ -57,7 +59,32 @@ public final class ModelScheduler<P> {
         this.config = Objects.requireNonNull(config, "config");
         this.actions = Objects.requireNonNull(actions, "actions");
         this.policy = config.policy().create(config);
+        this.profiledMaxBatch = config.maxBatchSize();
         this.pooled = newProfile();
+    }
+
+    /**
+     * Changes the largest batch the scheduler sends (AIMD's ceiling under Clipper, the batch cap
+     * under the other policies), keeping the queue, the replicas and their profiles. The policy
+     * starts afresh with the new size, as if every replica had just joined.
+     *
+     * @param maxBatchSize between 1 and the maximum batch size the scheduler was created with,
+     *                     which the profiles cover
+     */
+    public void setMaxBatchSize(int maxBatchSize, long now) {
+        if (maxBatchSize < 1 || maxBatchSize > profiledMaxBatch) {
+            throw new IllegalArgumentException("maxBatchSize must be in 1.." + profiledMaxBatch + ", got " + maxBatchSize);
+        }
+        if (maxBatchSize == config.maxBatchSize()) {
+            return;
+        }
+        config = config.withBatchSizes(maxBatchSize, config.fixedBatchSize());
+        policy = config.policy().create(config);
+        for (Replica r : replicas.values()) {
+            r.batching = null;
+            r.lanes.forEach(policy::added);
+        }
+        run(now);
     }
 
     // ---- events ----
@@ -379,6 +406,11 @@ public final class ModelScheduler<P> {
         return out;
     }
 
+    /** The largest batch it sends now (AIMD's ceiling under Clipper). */
+    public int maxBatchSize() {
+        return config.maxBatchSize();
+    }
+
     /** The latency objective it schedules for. */
     public long sloNanos() {
         return config.sloNanos();
@@ -440,7 +472,7 @@ public final class ModelScheduler<P> {
     }
 
     private ReplicaProfile newProfile() {
-        return new ReplicaProfile(config.profileWindow(), config.profileMaxAgeNanos(), config.maxBatchSize());
+        return new ReplicaProfile(config.profileWindow(), config.profileMaxAgeNanos(), profiledMaxBatch);
     }
 
     private void record(Replica r, int size, long service, long overhead, long now) {

@@ -220,4 +220,43 @@ class PolicyBehaviourTest {
                     .isGreaterThan(0.85);
         }
     }
+
+    @Test
+    void aLoweredBatchCapHoldsForTheQueuedQueriesAndLosesNone() {
+        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLIPPER, SLO).withBatchSizes(64, 64), 1)
+                .replica("a", 5 * MS, 0, 0);
+        c.submit(1_000 * MS); // keeps the replica busy while the rest queue up
+        for (int i = 0; i < 20; i++) {
+            c.submit(1_000 * MS);
+        }
+        c.scheduler.setMaxBatchSize(4, c.now);
+        c.drain();
+        assertThat(c.batches).hasSize(6);
+        assertThat(c.batches.subList(1, 6)).allSatisfy(b -> assertThat(b.size()).isEqualTo(4));
+        assertThat(c.scheduler.maxBatchSize("a")).isEqualTo(4);
+        assertThat(c.late()).isZero();
+    }
+
+    @Test
+    void aRaisedBatchCapIsUsedUpToTheProfiledSize() {
+        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLOCKWORK, 100 * MS).withBatchSizes(16, -1), 1)
+                .replica("a", 5 * MS, MS / 2, 0).profiled("a", 16);
+        c.scheduler.setMaxBatchSize(2, c.now);
+        // twelve at once: the first goes alone, the rest queue behind it
+        for (int i = 0; i < 12; i++) {
+            c.submit(c.now + 1_000 * MS);
+        }
+        c.runUntil(c.now + 500 * MS);
+        assertThat(c.batches).extracting(Batch::size).containsExactly(1, 2, 2, 2, 2, 2, 1);
+        c.scheduler.setMaxBatchSize(16, c.now);
+        c.batches.clear();
+        for (int i = 0; i < 12; i++) {
+            c.submit(c.now + 1_000 * MS);
+        }
+        c.runUntil(c.now + 500 * MS);
+        assertThat(c.batches).extracting(Batch::size).contains(11).allMatch(size -> size <= 16);
+        assertThat(c.batches.stream().mapToInt(Batch::size).sum()).isEqualTo(12);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> c.scheduler.setMaxBatchSize(17, c.now))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must be in 1..16");
+    }
 }

@@ -131,7 +131,7 @@ public final class AdminHandler {
     }
 
     /** The model version an add_model or deploy_model body describes, validated. */
-    private static ModelVersion modelVersion(JsonNode body, String containerName) {
+    private ModelVersion modelVersion(JsonNode body, String containerName) {
         String name = Names.requireValid("model", JsonBodies.requiredString(body, "model_name"));
         String version = Names.requireValid("model version", JsonBodies.requiredString(body, "model_version"));
         String inputType = TensorType.forName(JsonBodies.requiredString(body, "input_type")).clipperName();
@@ -148,8 +148,13 @@ public final class AdminHandler {
         } catch (IllegalArgumentException e) {
             throw ApiException.badRequest("'scheduler': " + e.getMessage());
         }
+        String hardware = Names.requireValid("hardware",
+                JsonBodies.optionalString(body, "hardware", ModelVersion.DEFAULT_HARDWARE));
+        int maxBatch = (int) JsonBodies.optionalLong(body, "max_batch_size", 1, pool.gatewayMaxBatchSize(),
+                ModelVersion.DEFAULT_MAX_BATCH_SIZE);
         return new ModelVersion(name, version, JsonBodies.stringList(body, "labels", false), inputType,
-                containerName, JsonBodies.optionalString(body, "model_data_path", ""), (int) batchSize, policy);
+                containerName, JsonBodies.optionalString(body, "model_data_path", ""), (int) batchSize, policy,
+                hardware, maxBatch);
     }
 
     /**
@@ -356,6 +361,12 @@ public final class AdminHandler {
         m.put("manager", containers.kind());
         m.put("num_replicas", d.desiredReplicas());
         m.put("ready_replicas", d.readyReplicas());
+        registry.snapshot().model(d.modelName(), d.modelVersion()).ifPresent(v -> {
+            m.put("hardware", v.hardware());
+            // the scheduler's own cap once it runs, so that what it applies is what shows
+            int applied = pool.maxBatchSize(v.name(), v.version());
+            m.put("max_batch_size", applied > 0 ? applied : pool.maxBatchSize(v));
+        });
         m.put("replicas", d.replicas().stream().map(AdminHandler::describe).toList());
         return m;
     }
@@ -538,6 +549,8 @@ public final class AdminHandler {
         m.put("model_data_path", v.modelDataPath());
         m.put("batch_size", v.batchSize());
         m.put("scheduler", v.scheduler() == null ? null : v.scheduler().id());
+        m.put("hardware", v.hardware());
+        m.put("max_batch_size", v.maxBatchSize() > 0 ? v.maxBatchSize() : null);
         return m;
     }
 

@@ -134,6 +134,29 @@ public final class JsonBodies {
         return n.longValue();
     }
 
+    /** An optional integer in {@code min..max}; {@code fallback} when absent or null. */
+    public static long optionalLong(JsonNode body, String field, long min, long max, long fallback) {
+        JsonNode n = body.get(field);
+        if (n == null || n.isNull()) {
+            return fallback;
+        }
+        long v = requiredLong(body, field);
+        if (v < min || v > max) {
+            throw ApiException.badRequest("field '" + field + "' must be in " + min + ".." + max + ", got " + v);
+        }
+        return v;
+    }
+
+    /** Refuses a field outside {@code known}, naming it and the known ones. */
+    public static void onlyFields(JsonNode body, String what, java.util.Collection<String> known) {
+        for (String f : body.propertyNames()) {
+            if (!known.contains(f)) {
+                throw ApiException.badRequest("unknown field '" + f + "' in " + what + "; known are "
+                        + String.join(", ", known));
+            }
+        }
+    }
+
     public static boolean optionalBoolean(JsonNode body, String field) {
         JsonNode n = body.get(field);
         if (n == null || n.isNull()) {

@@ -13,6 +13,8 @@ import io.servegate.gateway.api.JsonBodies;
 import io.servegate.gateway.api.MetricsHandler;
 import io.servegate.gateway.api.OipRestHandler;
 import io.servegate.gateway.api.PipelineAdminHandler;
+import io.servegate.gateway.api.PipelinePlanHandler;
+import io.servegate.gateway.api.ProfileHandler;
 import io.servegate.gateway.api.QueryHandler;
 import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.containers.Backoff;
@@ -36,6 +38,7 @@ import io.servegate.gateway.registry.InMemoryRegistry;
 import io.servegate.gateway.registry.RedisRegistry;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.gateway.rpc.ReplicaProfiler;
 import io.servegate.core.trace.RunRecorder;
 import io.servegate.sdk.TensorType;
 import java.io.IOException;
@@ -258,6 +261,10 @@ public class GatewayConfiguration {
         AutoscalingHandler scaling = new AutoscalingHandler(registry, pool, autoscaling, bodies,
                 props.containers().maxReplicas());
         PipelineAdminHandler pipelineAdmin = new PipelineAdminHandler(registry, pipelines, bodies);
+        ProfileHandler profiles = new ProfileHandler(registry, pool, new ReplicaProfiler(registry, pool,
+                (int) props.rpc().maxMessageSize().toBytes(), java.time.Clock.systemUTC()), bodies);
+        PipelinePlanHandler plans = new PipelinePlanHandler(registry, containers, autoscaling, pool, bodies,
+                props.containers().maxReplicas());
         RouterFunction<ServerResponse> routes = RouterFunctions.route()
                 .GET("/admin/ping", admin::ping)
                 .POST("/admin/add_app", admin::addApp)
@@ -285,6 +292,9 @@ public class GatewayConfiguration {
                 .POST("/admin/delete_pipeline", pipelineAdmin::deletePipeline)
                 .POST("/admin/get_pipeline", pipelineAdmin::getPipeline)
                 .POST("/admin/get_all_pipelines", pipelineAdmin::getAllPipelines)
+                .POST("/admin/profile_model", profiles::profileModel)
+                .POST("/admin/get_profiles", profiles::getProfiles)
+                .POST("/admin/apply_pipeline_plan", plans::applyPipelinePlan)
                 .route(request -> true, request -> Errors.json(org.springframework.http.HttpStatus.NOT_FOUND,
                         "not found", "no admin endpoint " + request.method() + " " + request.path()))
                 .filter(Errors.filter())

@@ -93,6 +93,16 @@ public final class InMemoryRegistry implements Registry {
     }
 
     @Override
+    public Mono<Void> putProfile(ModelProfile profile) {
+        return write(s -> s.putProfile(profile));
+    }
+
+    @Override
+    public Mono<Void> applyPipelinePlan(PipelinePlanChange plan) {
+        return write(s -> s.applyPipelinePlan(plan));
+    }
+
+    @Override
     public void addListener(Consumer<RegistrySnapshot> listener) {
         listeners.add(Objects.requireNonNull(listener, "listener"));
     }

@@ -50,6 +50,7 @@ import reactor.core.publisher.MonoSink;
  *   <li>{@code servegate:current} — HASH model name → current version</li>
  *   <li>{@code servegate:replicas} — HASH replica id → replica JSON</li>
  *   <li>{@code servegate:pipelines} — HASH pipeline name → pipeline JSON ({@link PipelineJson})</li>
+ *   <li>{@code servegate:profiles} — HASH {@code name:version:hardware} → model profile JSON</li>
  *   <li>{@code servegate:revision} — STRING counter, INCRed by every change; it is the snapshots'
  *       {@link RegistrySnapshot#revision()}</li>
  *   <li>{@code servegate:changed} — pub/sub channel; every change publishes its new revision</li>
@@ -108,6 +109,8 @@ public final class RedisRegistry implements Registry {
     /** Set by {@link #connect}: a client this registry created and shuts down. */
     private volatile RedisClient ownedClient;
     private volatile RegistrySnapshot snapshot;
+    /** The snapshot with the JSON it was read from: what a compare-and-set write expects to find. */
+    private volatile Stored stored;
     private volatile boolean closed;
     /** Set at the end of the constructor; change messages are ignored before. */
     private volatile boolean started;
@@ -119,6 +122,10 @@ public final class RedisRegistry implements Registry {
     private boolean reloadInFlight;
     private boolean pollInFlight;
     private boolean storeDown;
+
+    /** A loaded snapshot and the model and pipeline JSON it was parsed from, as Redis held them. */
+    private record Stored(RegistrySnapshot snapshot, Map<String, String> models, Map<String, String> pipelines) {
+    }
 
     /** A write waiting for a reload that started after it committed. */
     private record Waiter(long seq, MonoSink<Void> sink) {
@@ -167,7 +174,8 @@ public final class RedisRegistry implements Registry {
         this.channel = keyPrefix + ":changed";
         this.revisionKey = keyPrefix + ":revision";
         this.keys = new String[] {keyPrefix + ":apps", keyPrefix + ":links", keyPrefix + ":models",
-            keyPrefix + ":current", keyPrefix + ":replicas", revisionKey, keyPrefix + ":pipelines"};
+            keyPrefix + ":current", keyPrefix + ":replicas", revisionKey, keyPrefix + ":pipelines",
+            keyPrefix + ":profiles"};
 
         this.worker = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "servegate-registry-" + keyPrefix);
@@ -194,7 +202,8 @@ public final class RedisRegistry implements Registry {
             this.readSha = redis.digest(RedisScripts.READ);
             this.writeSha = redis.digest(RedisScripts.WRITE);
             // subscribed first, so no change between this load and the subscription is missed
-            this.snapshot = parse(eval(RedisScripts.READ, readSha).block(commandTimeout.multipliedBy(2)));
+            this.stored = parse(eval(RedisScripts.READ, readSha).block(commandTimeout.multipliedBy(2)));
+            this.snapshot = stored.snapshot();
         } catch (Exception e) {
             worker.shutdownNow();
             closeQuietly(ps);
@@ -367,6 +376,35 @@ public final class RedisRegistry implements Registry {
     @Override
     public Mono<Void> removeReplica(String id) {
         return Mono.defer(() -> write("removeReplica", List.of(RegistryChecks.replicaId(id))));
+    }
+
+    @Override
+    public Mono<Void> putProfile(ModelProfile profile) {
+        return Mono.defer(() -> {
+            ModelProfile p = RegistryChecks.profile(profile);
+            return write("putProfile", List.of(p.modelName(), p.modelVersion(), p.key(), RegistryJson.profile(p)));
+        });
+    }
+
+    /**
+     * Validated on this instance's snapshot, then written only if the pipeline and the model
+     * versions are still stored as the JSON that snapshot was read from (else {@code CONFLICT}).
+     */
+    @Override
+    public Mono<Void> applyPipelinePlan(PipelinePlanChange plan) {
+        return Mono.defer(() -> {
+            Stored st = stored;
+            RegistryState.Planned planned = RegistryState.of(st.snapshot()).planned(plan);
+            List<String> args = new ArrayList<>(List.of(plan.pipeline(), st.pipelines().get(plan.pipeline()),
+                    PipelineJson.text(planned.pipeline())));
+            for (ModelVersion m : planned.models()) {
+                String key = RegistryChecks.modelKey(m.name(), m.version());
+                args.add(key);
+                args.add(st.models().get(key));
+                args.add(RegistryJson.model(m));
+            }
+            return write("applyPipelinePlan", args);
+        });
     }
 
     @Override
@@ -567,7 +605,7 @@ public final class RedisRegistry implements Registry {
         reloadInFlight = false;
         reloadDone = Math.max(reloadDone, target);
         Throwable error = failure;
-        RegistrySnapshot loaded = null;
+        Stored loaded = null;
         if (reply != null) {
             try {
                 loaded = parse(reply);
@@ -587,14 +625,15 @@ public final class RedisRegistry implements Registry {
         startReload();
     }
 
-    private void apply(RegistrySnapshot loaded) {
-        if (loaded.revision() == snapshot.revision()) {
+    private void apply(Stored loaded) {
+        if (loaded.snapshot().revision() == snapshot.revision()) {
             return;
         }
-        snapshot = loaded;
+        stored = loaded;
+        snapshot = loaded.snapshot();
         for (Consumer<RegistrySnapshot> l : listeners) {
             try {
-                l.accept(loaded);
+                l.accept(loaded.snapshot());
             } catch (RuntimeException e) {
                 log.warn("registry listener {} failed", l, e);
             }
@@ -619,7 +658,7 @@ public final class RedisRegistry implements Registry {
 
     // ---------------------------------------------------------------- loading
 
-    private RegistrySnapshot parse(List<Object> reply) {
+    private Stored parse(List<Object> reply) {
         long revision = Long.parseLong(String.valueOf(reply.get(0)));
         Map<String, String> apps = pairs(reply.get(1));
         Map<String, String> links = pairs(reply.get(2));
@@ -627,6 +666,7 @@ public final class RedisRegistry implements Registry {
         Map<String, String> current = pairs(reply.get(4));
         Map<String, String> replicas = pairs(reply.get(5));
         Map<String, String> pipelines = pairs(reply.get(6));
+        Map<String, String> profiles = pairs(reply.get(7));
 
         List<Application> appList = new ArrayList<>();
         apps.forEach((name, json) -> {
@@ -660,7 +700,16 @@ public final class RedisRegistry implements Registry {
                 log.warn("skipping unreadable pipeline {} in {}: {}", name, keys[6], describe(e));
             }
         });
-        return new RegistrySnapshot(revision, appList, modelList, current, replicaList, pipelineList);
+        List<ModelProfile> profileList = new ArrayList<>();
+        profiles.forEach((key, json) -> {
+            try {
+                profileList.add(RegistryJson.readProfile(json));
+            } catch (RuntimeException e) {
+                log.warn("skipping unreadable profile {} in {}: {}", key, keys[7], describe(e));
+            }
+        });
+        return new Stored(new RegistrySnapshot(revision, appList, modelList, current, replicaList, pipelineList,
+                profileList), Map.copyOf(models), Map.copyOf(pipelines));
     }
 
     /** A flat HGETALL reply (field, value, field, value, ...) as a map. */

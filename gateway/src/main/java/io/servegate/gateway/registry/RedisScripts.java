@@ -5,7 +5,8 @@ package io.servegate.gateway.registry;
  * write validates and applies in one step: two gateways racing on the same write get exactly one
  * success. Scripts mirror {@link RegistryState}'s rules and messages.
  *
- * <p>KEYS (all scripts): 1 apps, 2 links, 3 models, 4 current, 5 replicas, 6 revision, 7 pipelines.
+ * <p>KEYS (all scripts): 1 apps, 2 links, 3 models, 4 current, 5 replicas, 6 revision, 7 pipelines,
+ * 8 profiles.
  *
  * <p>Write script ARGV: 1 operation, 2 change channel, then the operation's arguments. It returns
  * {@code {"OK", newRevision}} after a change (the revision was INCRed and the new revision
@@ -18,16 +19,16 @@ final class RedisScripts {
     private RedisScripts() {
     }
 
-    /** Reads everything in one atomic step: {revision, apps, links, models, current, replicas, pipelines}. */
+    /** Reads everything in one atomic step: {revision, apps, links, models, current, replicas, pipelines, profiles}. */
     static final String READ = """
             return {redis.call('GET', KEYS[6]) or '0', redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]),
                     redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[4]), redis.call('HGETALL', KEYS[5]),
-                    redis.call('HGETALL', KEYS[7])}
+                    redis.call('HGETALL', KEYS[7]), redis.call('HGETALL', KEYS[8])}
             """;
 
     static final String WRITE = """
             local APPS, LINKS, MODELS, CURRENT, REPLICAS, REVISION = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-            local PIPELINES = KEYS[7]
+            local PIPELINES, PROFILES = KEYS[7], KEYS[8]
             local op, channel = ARGV[1], ARGV[2]
 
             local function q(s) return "'" .. s .. "'" end
@@ -201,6 +202,10 @@ final class RedisScripts {
                 local r = cjson.decode(all[i + 1])
                 if r.modelName == name and r.modelVersion == version then redis.call('HDEL', REPLICAS, all[i]) end
               end
+              local prefix = key .. ':'
+              for _, f in ipairs(redis.call('HKEYS', PROFILES)) do
+                if string.sub(f, 1, #prefix) == prefix then redis.call('HDEL', PROFILES, f) end
+              end
               if redis.call('HGET', CURRENT, name) == version then
                 local best = nil
                 for _, v in ipairs(versionsOf(name)) do
@@ -249,6 +254,33 @@ final class RedisScripts {
               if redis.call('HEXISTS', MODELS, key) == 0 then return fail('NOT_FOUND', 'model version ' .. q(key) .. ' not found') end
               if redis.call('HGET', REPLICAS, id) == json then return noop() end
               redis.call('HSET', REPLICAS, id, json)
+              return changed()
+
+            elseif op == 'putProfile' then
+              -- name, version, profileKey, profileJson
+              local key = ARGV[3] .. ':' .. ARGV[4]
+              if redis.call('HEXISTS', MODELS, key) == 0 then return fail('NOT_FOUND', 'model version ' .. q(key) .. ' not found') end
+              if redis.call('HGET', PROFILES, ARGV[5]) == ARGV[6] then return noop() end
+              redis.call('HSET', PROFILES, ARGV[5], ARGV[6])
+              return changed()
+
+            elseif op == 'applyPipelinePlan' then
+              -- pipeline, expected pipeline JSON, new pipeline JSON, then (model key, expected JSON, new JSON)
+              -- triples: the caller validated the plan on its snapshot; each record must still be as it saw it
+              local name = ARGV[3]
+              local stored = redis.call('HGET', PIPELINES, name)
+              if not stored then return fail('NOT_FOUND', 'pipeline ' .. q(name) .. ' not found') end
+              if stored ~= ARGV[4] then return fail('CONFLICT', 'pipeline ' .. q(name) .. ' changed meanwhile: apply again') end
+              for i = 6, #ARGV, 3 do
+                local m = redis.call('HGET', MODELS, ARGV[i])
+                if not m then return fail('NOT_FOUND', 'model version ' .. q(ARGV[i]) .. ' not found') end
+                if m ~= ARGV[i + 1] then return fail('CONFLICT', 'model version ' .. q(ARGV[i]) .. ' changed meanwhile: apply again') end
+              end
+              local any = stored ~= ARGV[5]
+              for i = 6, #ARGV, 3 do any = any or ARGV[i + 1] ~= ARGV[i + 2] end
+              if not any then return noop() end
+              redis.call('HSET', PIPELINES, name, ARGV[5])
+              for i = 6, #ARGV, 3 do redis.call('HSET', MODELS, ARGV[i], ARGV[i + 2]) end
               return changed()
 
             elseif op == 'removeReplica' then

@@ -83,6 +83,24 @@ public interface Registry extends AutoCloseable {
     Mono<Void> removeReplica(String id);
 
     /**
+     * Stores a model version's profile on a hardware kind, replacing the one stored under the same
+     * model, version and kind. {@code NOT_FOUND} if the version does not exist; {@code INVALID}
+     * for a profile without measurements or with sizes out of order. Deleting the version deletes
+     * its profiles.
+     */
+    Mono<Void> putProfile(ModelProfile profile);
+
+    /**
+     * Applies a pipeline plan's registry part in one step: the stages' deadlines and the model
+     * versions' maximum batch sizes. Everything is validated before anything changes:
+     * {@code NOT_FOUND} for an unknown pipeline or model version, {@code INVALID} for an unknown
+     * or combine stage, a deadline or batch size below 1, or deadlines that leave a model stage
+     * out or exceed the SLO along a path ({@link PipelineGraph#of}); {@code CONFLICT} when a
+     * shared store changed the records meanwhile (apply again).
+     */
+    Mono<Void> applyPipelinePlan(PipelinePlanChange plan);
+
+    /**
      * Registers a listener called with the new snapshot after each change (local or, for a shared
      * store, made by another instance). Calls are sequential and in revision order; under
      * concurrent changes one call may cover several of them (the listener always gets the newest

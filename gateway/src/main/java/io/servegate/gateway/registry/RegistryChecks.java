@@ -85,6 +85,11 @@ final class RegistryChecks {
             throw RegistryException.invalid("model version '" + m.name() + ":" + m.version()
                     + "': batch size must be -1 (adaptive) or > 0, was " + m.batchSize());
         }
+        name("hardware", m.hardware());
+        if (m.maxBatchSize() < 0) {
+            throw RegistryException.invalid("model version '" + m.name() + ":" + m.version()
+                    + "': max batch size must be 0 (the gateway's) or > 0, was " + m.maxBatchSize());
+        }
         return m;
     }
 
@@ -99,6 +104,27 @@ final class RegistryChecks {
             throw RegistryException.invalid("replica '" + r.id() + "': address is missing");
         }
         return r;
+    }
+
+    static ModelProfile profile(ModelProfile p) {
+        if (p == null) {
+            throw RegistryException.invalid("profile is missing (null)");
+        }
+        name("model", p.modelName());
+        name("version", p.modelVersion());
+        name("hardware", p.hardware());
+        if (p.samples() < 1 || p.batches().isEmpty()) {
+            throw RegistryException.invalid("profile of '" + p.key() + "' has no measurements");
+        }
+        int last = 0;
+        for (ModelProfile.BatchLatency b : p.batches()) {
+            if (b.batchSize() <= last || !(b.meanMs() >= 0) || !(b.p99Ms() >= 0)) {
+                throw RegistryException.invalid("profile of '" + p.key() + "': batch sizes must increase and times be "
+                        + ">= 0, got " + b);
+            }
+            last = b.batchSize();
+        }
+        return p;
     }
 
     static String replicaId(String id) {

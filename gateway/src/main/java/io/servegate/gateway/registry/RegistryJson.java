@@ -64,6 +64,8 @@ final class RegistryJson {
         if (m.scheduler() != null) {
             n.put("scheduler", m.scheduler().id());
         }
+        n.put("hardware", m.hardware());
+        n.put("maxBatchSize", m.maxBatchSize());
         return MAPPER.writeValueAsString(n);
     }
 
@@ -75,6 +77,37 @@ final class RegistryJson {
         n.put("modelVersion", r.modelVersion());
         n.put("address", r.address());
         return MAPPER.writeValueAsString(n);
+    }
+
+    static String profile(ModelProfile p) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("v", SCHEMA_VERSION);
+        n.put("modelName", p.modelName());
+        n.put("modelVersion", p.modelVersion());
+        n.put("hardware", p.hardware());
+        n.put("replicaId", p.replicaId());
+        n.put("address", p.address());
+        n.put("measuredAt", p.measuredAt().toString());
+        n.put("samples", p.samples());
+        n.put("roundTrip", p.roundTrip());
+        ArrayNode batches = n.putArray("batches");
+        for (ModelProfile.BatchLatency b : p.batches()) {
+            ObjectNode o = batches.addObject();
+            o.put("batchSize", b.batchSize());
+            o.put("meanMs", b.meanMs());
+            o.put("p99Ms", b.p99Ms());
+        }
+        return MAPPER.writeValueAsString(n);
+    }
+
+    static ModelProfile readProfile(String json) {
+        JsonNode n = read(json);
+        List<ModelProfile.BatchLatency> batches = new ArrayList<>();
+        n.path("batches").forEach(b -> batches.add(new ModelProfile.BatchLatency(b.path("batchSize").asInt(),
+                b.path("meanMs").asDouble(), b.path("p99Ms").asDouble())));
+        return new ModelProfile(text(n, "modelName"), text(n, "modelVersion"), text(n, "hardware"),
+                text(n, "replicaId"), text(n, "address"), java.time.Instant.parse(text(n, "measuredAt")),
+                n.path("samples").asInt(), n.path("roundTrip").asBoolean(), batches);
     }
 
     static Application readApp(String json, String linksJson) {
@@ -95,7 +128,8 @@ final class RegistryJson {
         JsonNode n = read(json);
         return new ModelVersion(text(n, "name"), text(n, "version"), strings(n.path("labels")), text(n, "inputType"),
                 text(n, "containerName"), text(n, "modelDataPath"), n.path("batchSize").asInt(),
-                n.hasNonNull("scheduler") ? PolicyKind.of(n.get("scheduler").asString()) : null);
+                n.hasNonNull("scheduler") ? PolicyKind.of(n.get("scheduler").asString()) : null,
+                text(n, "hardware"), n.path("maxBatchSize").asInt(ModelVersion.DEFAULT_MAX_BATCH_SIZE));
     }
 
     static ContainerReplica readReplica(String json) {

@@ -19,7 +19,7 @@ public final class RegistrySnapshot {
             .thenComparing(ModelVersion::version, VersionOrder.COMPARATOR);
 
     private static final RegistrySnapshot EMPTY = new RegistrySnapshot(0, List.of(), List.of(), Map.of(), List.of(),
-            List.of());
+            List.of(), List.of());
 
     private final long revision;
     private final Map<String, Application> appsByName;
@@ -32,6 +32,7 @@ public final class RegistrySnapshot {
     private final List<ContainerReplica> replicas;
     private final Map<String, PipelineGraph> pipelinesByName;
     private final List<Pipeline> pipelines;
+    private final List<ModelProfile> profiles;
 
     /**
      * Builds a snapshot; the collections are copied. {@code current} maps model name to current
@@ -40,8 +41,13 @@ public final class RegistrySnapshot {
      */
     RegistrySnapshot(long revision, Collection<Application> apps, Collection<ModelVersion> models,
                      Map<String, String> current, Collection<ContainerReplica> replicas,
-                     Collection<PipelineGraph> pipelines) {
+                     Collection<PipelineGraph> pipelines, Collection<ModelProfile> profiles) {
         this.revision = revision;
+        List<ModelProfile> profileList = new ArrayList<>(profiles);
+        profileList.sort(Comparator.comparing(ModelProfile::modelName)
+                .thenComparing(ModelProfile::modelVersion, VersionOrder.COMPARATOR)
+                .thenComparing(ModelProfile::hardware));
+        this.profiles = List.copyOf(profileList);
         List<PipelineGraph> graphs = new ArrayList<>(pipelines);
         graphs.sort(Comparator.comparing(g -> g.pipeline().name()));
         this.pipelines = graphs.stream().map(PipelineGraph::pipeline).toList();
@@ -113,6 +119,16 @@ public final class RegistrySnapshot {
         return pipelines;
     }
 
+    /** @return every stored profile, by model, version (numeric-aware) and hardware kind (immutable) */
+    public List<ModelProfile> profiles() {
+        return profiles;
+    }
+
+    /** @return the profiles of every version of one model, in the order of {@link #profiles()} */
+    public List<ModelProfile> profiles(String modelName) {
+        return profiles.stream().filter(p -> p.modelName().equals(modelName)).toList();
+    }
+
     /** @return the given version of a model, if it exists */
     public Optional<ModelVersion> model(String name, String version) {
         if (name == null || version == null) {
@@ -167,6 +183,6 @@ public final class RegistrySnapshot {
     @Override
     public String toString() {
         return "RegistrySnapshot[revision=" + revision + ", apps=" + apps.size() + ", models=" + models.size()
-                + ", replicas=" + replicas.size() + ", pipelines=" + pipelines.size() + "]";
+                + ", replicas=" + replicas.size() + ", pipelines=" + pipelines.size() + ", profiles=" + profiles.size() + "]";
     }
 }

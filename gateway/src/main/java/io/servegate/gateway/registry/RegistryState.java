@@ -22,6 +22,8 @@ final class RegistryState {
     private final Map<String, String> current = new HashMap<>();
     private final Map<String, ContainerReplica> replicas = new HashMap<>();
     private final Map<String, PipelineGraph> pipelines = new HashMap<>();
+    /** profile key (name:version:hardware) to profile. */
+    private final Map<String, ModelProfile> profiles = new HashMap<>();
 
     static RegistryState of(RegistrySnapshot s) {
         RegistryState st = new RegistryState();
@@ -31,13 +33,15 @@ final class RegistryState {
         st.current.putAll(s.currentVersions());
         s.replicas().forEach(r -> st.replicas.put(r.id(), r));
         s.pipelines().forEach(p -> st.pipelines.put(p.name(), s.pipeline(p.name()).orElseThrow()));
+        s.profiles().forEach(p -> st.profiles.put(p.key(), p));
         return st;
     }
 
     RegistrySnapshot toSnapshot(long revision) {
         List<ModelVersion> all = new ArrayList<>();
         models.values().forEach(v -> all.addAll(v.values()));
-        return new RegistrySnapshot(revision, apps.values(), all, current, replicas.values(), pipelines.values());
+        return new RegistrySnapshot(revision, apps.values(), all, current, replicas.values(), pipelines.values(),
+                profiles.values());
     }
 
     /** @return the input type of a model (all its versions share it), or null if it has no versions */
@@ -154,6 +158,7 @@ final class RegistryState {
             throw RegistryException.notFound("model version '" + name + ":" + version + "' not found");
         }
         replicas.values().removeIf(r -> r.modelName().equals(name) && r.modelVersion().equals(version));
+        profiles.values().removeIf(p -> p.modelName().equals(name) && p.modelVersion().equals(version));
         if (versions.isEmpty()) {
             models.remove(name);
             current.remove(name);
@@ -207,6 +212,80 @@ final class RegistryState {
     boolean removeReplica(String id) {
         RegistryChecks.replicaId(id);
         return replicas.remove(id) != null;
+    }
+
+    boolean putProfile(ModelProfile p) {
+        RegistryChecks.profile(p);
+        TreeMap<String, ModelVersion> versions = models.get(p.modelName());
+        if (versions == null || !versions.containsKey(p.modelVersion())) {
+            throw RegistryException.notFound("model version '" + p.modelName() + ":" + p.modelVersion()
+                    + "' not found");
+        }
+        return !p.equals(profiles.put(p.key(), p));
+    }
+
+    /**
+     * Validates a plan completely, then applies it: the pipeline with the planned deadlines, the
+     * model versions with their new maximum batch sizes.
+     */
+    boolean applyPipelinePlan(PipelinePlanChange change) {
+        Planned planned = planned(change);
+        boolean changed = !planned.pipeline().equals(pipelines.get(change.pipeline()).pipeline());
+        pipelines.put(change.pipeline(), PipelineGraph.of(planned.pipeline()));
+        for (ModelVersion m : planned.models()) {
+            changed |= !m.equals(models.get(m.name()).put(m.version(), m));
+        }
+        return changed;
+    }
+
+    /** A plan's records after the change; nothing is changed here. */
+    record Planned(Pipeline pipeline, List<ModelVersion> models) {
+    }
+
+    /** The records {@link #applyPipelinePlan} would write, validated ({@code NOT_FOUND}, {@code INVALID}). */
+    Planned planned(PipelinePlanChange change) {
+        if (change == null) {
+            throw RegistryException.invalid("plan is missing (null)");
+        }
+        RegistryChecks.name("pipeline", change.pipeline());
+        PipelineGraph graph = pipelines.get(change.pipeline());
+        if (graph == null) {
+            throw RegistryException.notFound("pipeline '" + change.pipeline() + "' not found");
+        }
+        Pipeline p = graph.pipeline();
+        for (Map.Entry<String, Long> e : new TreeMap<>(change.deadlineMicros()).entrySet()) {
+            PipelineStage stage = p.stages().stream().filter(s -> s.name().equals(e.getKey())).findFirst()
+                    .orElseThrow(() -> RegistryException.invalid("pipeline '" + p.name() + "' has no stage '"
+                            + e.getKey() + "'"));
+            if (stage.isCombine()) {
+                throw RegistryException.invalid("stage '" + e.getKey() + "' combines: it takes no deadline");
+            }
+            if (e.getValue() == null || e.getValue() <= 0) {
+                throw RegistryException.invalid("stage '" + e.getKey() + "': deadline_micros must be > 0, was "
+                        + e.getValue());
+            }
+        }
+        List<PipelineStage> stages = p.stages().stream().map(s -> {
+            Long d = change.deadlineMicros().get(s.name());
+            return d == null ? s : new PipelineStage(s.name(), s.model(), s.combine(), s.input(), s.output(), d);
+        }).toList();
+        Pipeline next = new Pipeline(p.name(), p.inputType(), p.defaultOutput(), p.latencySloMicros(), stages, p.edges());
+        PipelineGraph.of(next); // a plan covers every model stage and fits the SLO
+        List<ModelVersion> changed = new ArrayList<>();
+        for (PipelinePlanChange.BatchCap cap : change.batchCaps()) {
+            TreeMap<String, ModelVersion> versions = models.get(cap.modelName());
+            ModelVersion m = versions == null ? null : versions.get(cap.modelVersion());
+            if (m == null) {
+                throw RegistryException.notFound("model version '" + cap.modelName() + ":" + cap.modelVersion()
+                        + "' not found");
+            }
+            if (cap.maxBatchSize() < 1) {
+                throw RegistryException.invalid("model version '" + cap.modelName() + ":" + cap.modelVersion()
+                        + "': max batch size must be >= 1, was " + cap.maxBatchSize());
+            }
+            changed.add(m.withMaxBatchSize(cap.maxBatchSize()));
+        }
+        return new Planned(next, changed);
     }
 
     private static Application withLinks(Application a, Set<String> links) {

@@ -133,6 +133,24 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
         }
     }
 
+    String model() {
+        return model;
+    }
+
+    String version() {
+        return version;
+    }
+
+    /** Changes the largest batch the scheduler sends (see {@link ModelScheduler#setMaxBatchSize}); no-op when equal. */
+    void setMaxBatchSize(int max) {
+        event(now -> scheduler.setMaxBatchSize(max, now));
+    }
+
+    /** The largest batch the scheduler sends now. */
+    int maxBatchSize() {
+        return read(s -> s.maxBatchSize());
+    }
+
     Tags tags() {
         return Tags.of("model", model, "version", version);
     }

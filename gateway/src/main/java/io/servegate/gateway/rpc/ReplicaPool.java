@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 import reactor.core.scheduler.Scheduler;
@@ -194,6 +195,8 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
         }
         List<ModelDispatch> idle = new ArrayList<>();
         nextModels.values().removeIf(d -> d.workers().isEmpty() && idle.add(d));
+        nextModels.values().forEach(d -> snapshot.model(d.model(), d.version())
+                .ifPresent(m -> d.setMaxBatchSize(maxBatchSize(m))));
         workers = Map.copyOf(next);
         models = Map.copyOf(nextModels);
         idle.forEach(ModelDispatch::close);
@@ -215,6 +218,33 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
                 ? Math.min(scheduling.profileMaxBatch(), batching.maxBatchSize()) : 0;
         return new ReplicaWorker(r, (TensorType<Object>) TensorType.forName(m.inputType()), dispatch, client, breaker,
                 clock, timers, rpc.minBatchTimeout(), profileMaxBatch, meters);
+    }
+
+    /** A version's batch cap: its own (a pipeline plan's) within the gateway's {@code max-batch-size}. */
+    public int maxBatchSize(ModelVersion m) {
+        return m.maxBatchSize() > 0 ? Math.min(m.maxBatchSize(), batching.maxBatchSize()) : batching.maxBatchSize();
+    }
+
+    /** The gateway's largest batch, {@code servegate.batching.max-batch-size}: no version's cap exceeds it. */
+    public int gatewayMaxBatchSize() {
+        return batching.maxBatchSize();
+    }
+
+    /** A model version's batch cap as its scheduler applies it now, or 0 when it has no replicas here. */
+    public int maxBatchSize(String model, String version) {
+        ModelDispatch dispatch = models.get(key(model, version));
+        return dispatch == null ? 0 : dispatch.maxBatchSize();
+    }
+
+    /** The addresses of a model version's replicas that take queries now, by replica id. */
+    public Map<String, String> availableReplicas(String model, String version) {
+        ModelDispatch dispatch = models.get(key(model, version));
+        Map<String, String> out = new TreeMap<>();
+        if (dispatch != null) {
+            dispatch.workers().stream().filter(ReplicaWorker::available)
+                    .forEach(w -> out.put(w.replica().id(), w.replica().address()));
+        }
+        return out;
     }
 
     private SchedulerConfig config(ModelVersion m, RegistrySnapshot snapshot) {

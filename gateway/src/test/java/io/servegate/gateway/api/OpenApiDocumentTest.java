@@ -80,7 +80,10 @@ class OpenApiDocumentTest {
             new Route("POST", "/admin/add_pipeline"),
             new Route("POST", "/admin/delete_pipeline"),
             new Route("POST", "/admin/get_pipeline"),
-            new Route("POST", "/admin/get_all_pipelines"));
+            new Route("POST", "/admin/get_all_pipelines"),
+            new Route("POST", "/admin/profile_model"),
+            new Route("POST", "/admin/get_profiles"),
+            new Route("POST", "/admin/apply_pipeline_plan"));
 
     /**
      * Error statuses whose body is deliberately not an {@code Error}: the OIP model-ready call

@@ -1,0 +1,112 @@
+package io.servegate.sim;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * What {@code bin/sim plan --gateway} reads from and writes to a gateway's admin API: a
+ * pipeline's definition ({@code get_pipeline}), the stored profiles ({@code get_profiles}) as the
+ * planner's {@link ModelProfiles}, and the plan ({@code apply_pipeline_plan}).
+ */
+final class GatewayAdmin {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10)).build();
+    private final String base;
+    /** Null to send no bearer token. */
+    private final String token;
+
+    /** @param url the admin server, e.g. {@code http://127.0.0.1:1338} */
+    GatewayAdmin(String url, String token) {
+        this.base = url.replaceAll("/+$", "") + "/admin/";
+        this.token = token;
+    }
+
+    /**
+     * The pipeline as {@link PipelineSpec} reads it: {@code get_pipeline}'s answer without what the
+     * gateway adds ({@code stage_deadlines_micros}, {@code planned}), each conditional edge given
+     * its probability from {@code probabilities} ({@code "from:to"} to a probability).
+     */
+    PipelineSpec pipeline(String name, Map<String, Double> probabilities) throws IOException, InterruptedException {
+        ObjectNode p = (ObjectNode) post("get_pipeline", Map.of("name", name));
+        p.remove("stage_deadlines_micros");
+        p.remove("planned");
+        Map<String, Double> unused = new TreeMap<>(probabilities);
+        for (JsonNode e : p.path("edges")) {
+            Double probability = unused.remove(e.path("from").asText() + ":" + e.path("to").asText());
+            if (probability != null) {
+                ((ObjectNode) e).put("probability", probability);
+            }
+        }
+        if (!unused.isEmpty()) {
+            throw new IllegalArgumentException("pipeline '" + name + "' has no edge " + unused.keySet());
+        }
+        return PipelineSpec.parse(p);
+    }
+
+    /**
+     * Every stored profile, as one latency model per model and hardware kind: each batch size's
+     * mean service time, interpolated between sizes ({@link EmpiricalLatency}). Where versions of
+     * a model were profiled on one kind, the latest measurement counts.
+     */
+    ModelProfiles profiles() throws IOException, InterruptedException {
+        Map<String, Map<String, JsonNode>> latest = new LinkedHashMap<>();
+        for (JsonNode p : post("get_profiles", Map.of())) {
+            Map<String, JsonNode> kinds = latest.computeIfAbsent(p.path("model_name").asText(), k -> new TreeMap<>());
+            JsonNode had = kinds.get(p.path("hardware").asText());
+            if (had == null || had.path("measured_at").asText().compareTo(p.path("measured_at").asText()) < 0) {
+                kinds.put(p.path("hardware").asText(), p);
+            }
+        }
+        Map<String, Map<String, LatencyModel>> models = new LinkedHashMap<>();
+        latest.forEach((model, kinds) -> kinds.forEach((kind, p) -> {
+            Map<Integer, long[]> means = new TreeMap<>();
+            for (Iterator<JsonNode> it = p.path("batches").elements(); it.hasNext();) {
+                JsonNode b = it.next();
+                means.put(b.path("batch_size").asInt(), new long[] {Math.max(1, Math.round(b.path("mean_ms").asDouble() * 1e6))});
+            }
+            models.computeIfAbsent(model, k -> new LinkedHashMap<>())
+                    .put(kind, new EmpiricalLatency(new ServiceProfile(means)));
+        }));
+        return new ModelProfiles(models);
+    }
+
+    /** {@code apply_pipeline_plan}; the gateway's answer. */
+    JsonNode apply(Map<String, Object> plan) throws IOException, InterruptedException {
+        return post("apply_pipeline_plan", plan);
+    }
+
+    private JsonNode post(String endpoint, Object body) throws IOException, InterruptedException {
+        HttpRequest.Builder r = HttpRequest.newBuilder(URI.create(base + endpoint)).timeout(Duration.ofMinutes(5))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)));
+        if (token != null) {
+            r.header("Authorization", "Bearer " + token);
+        }
+        HttpResponse<String> response;
+        try {
+            response = http.send(r.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new IOException("cannot reach the gateway at " + base + endpoint + ": "
+                    + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
+        }
+        if (response.statusCode() / 100 != 2) {
+            throw new IOException("gateway " + endpoint + " answered HTTP " + response.statusCode() + ": "
+                    + response.body());
+        }
+        return JSON.readTree(response.body());
+    }
+}
