@@ -54,6 +54,11 @@ final class SharedReplica {
         return replica.profile.overheadKnown() ? replica.profile.overheadNanos() : pooled.overheadNanos();
     }
 
+    /** Whether the overhead of {@link #overheadNanos} was measured within the sample age limit. */
+    boolean overheadFresh(long now) {
+        return replica.profile.overheadKnown() ? replica.profile.overheadFresh(now) : pooled.overheadFresh(now);
+    }
+
     /** Batches sent that have not returned. */
     int outstandingBatches() {
         return sentBatches;
