@@ -108,6 +108,22 @@ public final class MultiModelScheduler<P> {
     }
 
     /**
+     * A measured batch of {@code model} on {@code replica} outside live traffic (the replica's
+     * warm-up): as {@link #profileSample(String, int, long, long, long)}, and it also gives the
+     * replica its own transport overhead, so that its first live batch is planned with one measured
+     * after the one-off costs of a cold gateway and container, not with those costs. An unknown
+     * replica is ignored.
+     */
+    public void profileSample(String replica, String model, int batchSize, long serviceNanos, long roundTripNanos,
+            long now) {
+        profileSample(model, batchSize, serviceNanos, roundTripNanos, now);
+        SharedReplica r = replicas.get(replica);
+        if (r != null && batchSize >= 1 && serviceNanos > 0) {
+            r.replica.profile.record(batchSize, serviceNanos, Math.max(0, roundTripNanos - serviceNanos), now);
+        }
+    }
+
+    /**
      * A replica joins with a memory budget of {@code budgetBytes}, holding nothing and unavailable
      * until {@link #setAvailable}. Adding a known replica again does nothing.
      */

@@ -304,6 +304,28 @@ class MultiModelSchedulerTest {
     }
 
     @Test
+    void aReplicasWarmUpSampleGivesItItsOwnOverheadAndTheModelsServiceTime() {
+        // profiled with no overhead; r2's warm-up batch of one measured 4 ms of service in a 24 ms round trip
+        VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).model("a", UNIT, 10 * MS, 5 * MS, 0)
+                .replica("r1", UNIT).replica("r2", UNIT).preloaded("r1", "a").preloaded("r2", "a");
+        c.now = 5 * T; // the profiling samples no longer count: the warm-up's are the model's
+        c.scheduler.profileSample("r2", "a", 1, 4 * MS, 24 * MS, c.now);
+        c.scheduler.setAvailable("r1", false, c.now);
+        c.submit("a", c.now + 100 * MS);
+        c.scheduler.setAvailable("r1", true, c.now);
+        c.submit("a", c.now + 100 * MS);
+
+        assertThat(c.batches).extracting(Batch::replica).containsExactly("r2", "r1");
+        assertThat(c.batches.get(0).predictedStart()).as("r2's own overhead, half of it on the way")
+                .isEqualTo(c.now + 10 * MS);
+        assertThat(c.batches.get(0).predictedFinish()).as("the warm-up's service time").isEqualTo(c.now + 14 * MS);
+        assertThat(c.batches.get(1).predictedStart()).as("r1: every replica's overhead together, the 10th "
+                + "percentile of 16 profiling samples of none and the warm-up's").isEqualTo(c.now);
+        assertThatThrownBy(() -> c.scheduler.profileSample("r2", "nope", 1, MS, MS, c.now))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void aModelLargerThanEveryBudgetIsRejectedAsHavingNoReplicaAndAnUnknownModelIsAnError() {
         VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).replica("r", UNIT)
                 .model("huge", 2 * UNIT, 10 * MS, 5 * MS, 0);
