@@ -368,6 +368,9 @@ public final class MultiModelScheduler<P> {
         if (best == null) {
             return false;
         }
+        if (bestProbes) {
+            r.probedAt = now;
+        }
         long overhead = bestProbes && !r.overheadFresh(now) ? 0 : r.overheadNanos();
         boolean planService = best.profile.known() && !(bestProbes && !best.profile.fresh(now));
         long start = Math.max(now + overhead / 2, r.freeAt());
@@ -439,17 +442,21 @@ public final class MultiModelScheduler<P> {
     }
 
     /**
-     * When a batch of one of {@code m} sent to {@code r} as a probe would answer: {@code r} idle,
-     * and the estimates last measured longer ago than the sample age limit (its transport overhead,
-     * the model's service time) counting as nothing; {@code Long.MAX_VALUE} when {@code r} is busy or
-     * both are recent. As {@link ModelScheduler} probes a stale profile: an estimate measured during a
-     * slow spell (a cold gateway or container, a starved machine) that made every query look
-     * infeasible would otherwise never be measured again, and nothing would be sent for good.
+     * When a batch of one of {@code m} sent to {@code r} as a probe would answer: {@code r} idle and
+     * not probed within the sample age limit, and the estimates last measured longer ago than that
+     * limit (its transport overhead, the model's service time) counting as nothing;
+     * {@code Long.MAX_VALUE} when {@code r} may not be probed now or both estimates are recent. As
+     * {@link ModelScheduler} probes a stale profile: an estimate measured during a slow spell (a cold
+     * gateway or container, a starved machine) that made every query look infeasible would otherwise
+     * never be measured again, and nothing would be sent for good. One probe per replica and age
+     * limit: a rarely used model's service time is old most of the time, and probing each of them
+     * would send queries that the estimates rightly find too late.
      */
     private long probeAnswer(ServedModel<P> m, SharedReplica r, long now) {
         boolean staleOverhead = !r.overheadFresh(now);
         boolean staleService = m.profile.known() && !m.profile.fresh(now);
-        if (!r.idle() || !staleOverhead && !staleService) {
+        if (!r.idle() || !staleOverhead && !staleService
+                || r.probedAt != Long.MIN_VALUE && now - r.probedAt <= config.profileMaxAgeNanos()) {
             return Long.MAX_VALUE;
         }
         return answerAt(m, r, staleOverhead ? 0 : r.overheadNanos(), staleService ? 0 : m.serviceNanos(1), now);

@@ -26,6 +26,8 @@ final class SharedReplica {
     long usedBytes;
     /** Left the scheduler; kept until what was sent to it has been reported back. */
     boolean removed;
+    /** When it was last sent a probe (a batch planned without an estimate too old to trust). */
+    long probedAt = Long.MIN_VALUE;
     /** The models it holds (loaded, or with their load sent), in access order: least recently used first. */
     private final LinkedHashMap<String, ServedModel<?>> held = new LinkedHashMap<>(16, 0.75f, true);
     private final ArrayDeque<Sent> sent = new ArrayDeque<>();
