@@ -233,6 +233,7 @@ public final class ManyModelsCommand implements Callable<Integer> {
                             seed + 1).run(workload);
                 }
                 JsonNode before = "lru".equals(placement) ? admin.get("get_placements").get(0) : null;
+                Map<String, Double> defaultsBefore = poolDefaults(gateway);
                 AtomicLong good = new AtomicLong();
                 AtomicLong defaults = new AtomicLong();
                 AtomicLong late = new AtomicLong();
@@ -270,6 +271,10 @@ public final class ManyModelsCommand implements Callable<Integer> {
                     m.put("loads", after.get("loads").asLong() - before.get("loads").asLong());
                     m.put("evictions", after.get("evictions").asLong() - before.get("evictions").asLong());
                     m.put("loadMicrosProfiled", loadMicros);
+                    Map<String, Long> byReason = new LinkedHashMap<>();
+                    poolDefaults(gateway).forEach((reason, n) ->
+                            byReason.put(reason, Math.round(n - defaultsBefore.getOrDefault(reason, 0.0))));
+                    m.put("poolDefaultsByReason", byReason);
                 } else {
                     // a query for a version outside the resident set finds no replica holding it
                     m.put("coldStartPercent", round(100.0 * notResident.get() / Math.max(1, r.requests())));
@@ -329,6 +334,23 @@ public final class ManyModelsCommand implements Callable<Integer> {
             Thread.sleep(100);
         }
         throw new IOException("the pool's containers did not become available");
+    }
+
+    /**
+     * The pool's defaults so far by reason ({@code servegate_pool_rejected_total}): early
+     * {@code infeasible} defaults with few loads are a pool that sends nothing, {@code deadline}
+     * ones queries that waited out their time. Empty when the scrape failed.
+     */
+    private static Map<String, Double> poolDefaults(GatewayProcess gateway) throws InterruptedException {
+        String text = GatewayMetrics.scrapeText(gateway);
+        Map<String, Double> out = new LinkedHashMap<>();
+        if (text != null) {
+            PrometheusText scrape = PrometheusText.parse(text);
+            for (String reason : List.of("infeasible", "deadline", "overloaded", "no_replica")) {
+                out.put(reason, scrape.sum("servegate_pool_rejected_total", "reason", reason));
+            }
+        }
+        return out;
     }
 
     private double warmupRate() {
