@@ -70,6 +70,10 @@ public final class ManyModelsCommand implements Callable<Integer> {
     @Option(names = "--warmup-s", defaultValue = "10", description = "Unmeasured seconds first (default ${DEFAULT-VALUE}).")
     int warmupS;
 
+    @Option(names = "--warmup-rate", description = "Offered queries/s during the unmeasured seconds (default: --rate), "
+            + "e.g. an overload first, to see whether the measured rate is served after it.")
+    Double warmupRate;
+
     @Option(names = "--duration-s", defaultValue = "30", description = "Measured seconds (default ${DEFAULT-VALUE}).")
     int durationS;
 
@@ -99,10 +103,10 @@ public final class ManyModelsCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (count < 1 || resident < 1 || resident > count || replicas < 1 || !(rate > 0) || durationS < 1
-                || warmupS < 0 || sloMs < 1 || !(zipfS >= 0)
+                || warmupS < 0 || warmupRate != null && !(warmupRate > 0) || sloMs < 1 || !(zipfS >= 0)
                 || placements.isEmpty() || !List.of("lru", "static").containsAll(placements)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need 1 <= resident <= count, replicas >= 1, "
-                    + "positive rate, duration and SLO, zipf-s >= 0, placements of lru and static");
+                    + "positive rates, duration and SLO, zipf-s >= 0, placements of lru and static");
         }
         List<Version> versions = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -138,6 +142,7 @@ public final class ManyModelsCommand implements Callable<Integer> {
         settings.put("budgetBytesPerContainer", budget);
         settings.put("rate", rate);
         settings.put("warmupS", warmupS);
+        settings.put("warmupRate", warmupRate());
         settings.put("durationS", durationS);
         settings.put("sloMs", sloMs);
         settings.put("zipfS", zipfS);
@@ -224,10 +229,11 @@ public final class ManyModelsCommand implements Callable<Integer> {
             try (ZipfOipWorkload workload = new ZipfOipWorkload(GatewayProcess.HOST, gateway.port(), paths, zipfS,
                     seed, images, 256, Duration.ofSeconds(10))) {
                 if (warmupS > 0) {
-                    new OpenLoop(rate, Duration.ZERO, Duration.ofSeconds(warmupS), Duration.ofSeconds(5), seed + 1)
-                            .run(workload);
+                    new OpenLoop(warmupRate(), Duration.ZERO, Duration.ofSeconds(warmupS), Duration.ofSeconds(5),
+                            seed + 1).run(workload);
                 }
                 JsonNode before = "lru".equals(placement) ? admin.get("get_placements").get(0) : null;
+                Map<String, Double> defaultsBefore = poolDefaults(gateway);
                 AtomicLong good = new AtomicLong();
                 AtomicLong defaults = new AtomicLong();
                 AtomicLong late = new AtomicLong();
@@ -265,6 +271,10 @@ public final class ManyModelsCommand implements Callable<Integer> {
                     m.put("loads", after.get("loads").asLong() - before.get("loads").asLong());
                     m.put("evictions", after.get("evictions").asLong() - before.get("evictions").asLong());
                     m.put("loadMicrosProfiled", loadMicros);
+                    Map<String, Long> byReason = new LinkedHashMap<>();
+                    poolDefaults(gateway).forEach((reason, n) ->
+                            byReason.put(reason, Math.round(n - defaultsBefore.getOrDefault(reason, 0.0))));
+                    m.put("poolDefaultsByReason", byReason);
                 } else {
                     // a query for a version outside the resident set finds no replica holding it
                     m.put("coldStartPercent", round(100.0 * notResident.get() / Math.max(1, r.requests())));
@@ -324,6 +334,27 @@ public final class ManyModelsCommand implements Callable<Integer> {
             Thread.sleep(100);
         }
         throw new IOException("the pool's containers did not become available");
+    }
+
+    /**
+     * The pool's defaults so far by reason ({@code servegate_pool_rejected_total}): early
+     * {@code infeasible} defaults with few loads are a pool that sends nothing, {@code deadline}
+     * ones queries that waited out their time. Empty when the scrape failed.
+     */
+    private static Map<String, Double> poolDefaults(GatewayProcess gateway) throws InterruptedException {
+        String text = GatewayMetrics.scrapeText(gateway);
+        Map<String, Double> out = new LinkedHashMap<>();
+        if (text != null) {
+            PrometheusText scrape = PrometheusText.parse(text);
+            for (String reason : List.of("infeasible", "deadline", "overloaded", "no_replica")) {
+                out.put(reason, scrape.sum("servegate_pool_rejected_total", "reason", reason));
+            }
+        }
+        return out;
+    }
+
+    private double warmupRate() {
+        return warmupRate == null ? rate : warmupRate;
     }
 
     private static double round(double v) {

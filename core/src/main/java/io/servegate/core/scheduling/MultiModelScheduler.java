@@ -108,6 +108,22 @@ public final class MultiModelScheduler<P> {
     }
 
     /**
+     * A measured batch of {@code model} on {@code replica} outside live traffic (the replica's
+     * warm-up): as {@link #profileSample(String, int, long, long, long)}, and it also gives the
+     * replica its own transport overhead, so that its first live batch is planned with one measured
+     * after the one-off costs of a cold gateway and container, not with those costs. An unknown
+     * replica is ignored.
+     */
+    public void profileSample(String replica, String model, int batchSize, long serviceNanos, long roundTripNanos,
+            long now) {
+        profileSample(model, batchSize, serviceNanos, roundTripNanos, now);
+        SharedReplica r = replicas.get(replica);
+        if (r != null && batchSize >= 1 && serviceNanos > 0) {
+            r.replica.profile.record(batchSize, serviceNanos, Math.max(0, roundTripNanos - serviceNanos), now);
+        }
+    }
+
+    /**
      * A replica joins with a memory budget of {@code budgetBytes}, holding nothing and unavailable
      * until {@link #setAvailable}. Adding a known replica again does nothing.
      */
@@ -328,27 +344,37 @@ public final class MultiModelScheduler<P> {
 
     /**
      * Sends {@code r} its next batch, after a load when it does not hold the batch's model: of the
-     * models it can answer in time, the one whose earliest deadline comes first. False when none.
+     * models it can answer in time, the one whose earliest deadline comes first. A model it could
+     * answer in time only as a {@link #probeAnswer probe} gets a batch of one, planned without the
+     * estimates too old to trust. False when none.
      */
     private boolean sendTo(SharedReplica r, long now) {
-        long overhead = r.overheadNanos();
-        long start = Math.max(now + overhead / 2, r.freeAt());
-        long tail = (overhead - overhead / 2) + config.safetyMarginNanos(); // from the container's finish to the answer
         ServedModel<P> best = null;
+        boolean bestProbes = false;
         for (ServedModel<P> m : waiting) {
             Query<P> head = m.queue.peek();
-            boolean held = r.holds(m.id);
-            if (!held && (!r.canMakeRoom(m) || heldInTimeElsewhere(m, r, head.deadline(), now))) {
+            if (!r.holds(m.id) && (!r.canMakeRoom(m) || heldInTimeElsewhere(m, r, head.deadline(), now))) {
                 continue;
             }
-            long answer = start + (held ? 0 : m.loadNanos) + m.serviceNanos(1) + tail;
-            if (head.deadline() >= answer && (best == null || head.deadline() < best.queue.peek().deadline())) {
+            boolean probes = head.deadline() < earliestAnswer(m, r, now);
+            if (probes && head.deadline() < probeAnswer(m, r, now)) {
+                continue;
+            }
+            if (best == null || head.deadline() < best.queue.peek().deadline()) {
                 best = m;
+                bestProbes = probes;
             }
         }
         if (best == null) {
             return false;
         }
+        if (bestProbes) {
+            r.probedAt = now;
+        }
+        long overhead = bestProbes && !r.overheadFresh(now) ? 0 : r.overheadNanos();
+        boolean planService = best.profile.known() && !(bestProbes && !best.profile.fresh(now));
+        long start = Math.max(now + overhead / 2, r.freeAt());
+        long tail = (overhead - overhead / 2) + config.safetyMarginNanos(); // from the container's finish to the answer
         long batchStart = start;
         if (r.holds(best.id)) {
             r.touch(best.id);
@@ -366,7 +392,7 @@ public final class MultiModelScheduler<P> {
         }
         long budget = best.queue.peek().deadline() - batchStart - tail;
         int cap = Math.min(best.queue.size(), config.batchCap());
-        int b = best.profile.known() ? Math.max(1, best.profile.largestWithin(budget, cap)) : 1;
+        int b = planService && !bestProbes ? Math.max(1, best.profile.largestWithin(budget, cap)) : 1;
         List<Query<P>> items = new ArrayList<>(b);
         for (int i = 0; i < b; i++) {
             Query<P> q = best.queue.poll();
@@ -376,7 +402,7 @@ public final class MultiModelScheduler<P> {
         if (best.queue.isEmpty()) {
             waiting.remove(best);
         }
-        long finish = batchStart + best.serviceNanos(b);
+        long finish = batchStart + (planService ? best.serviceNanos(b) : 0);
         Batch<P> batch = new Batch<>(r.lane, best.id, items, now, batchStart, finish, r.idle());
         r.sent(batch, best.id, now, finish - batchStart, Math.max(finish, now));
         sentBatches++;
@@ -387,8 +413,8 @@ public final class MultiModelScheduler<P> {
 
     /**
      * Answers with the default the queries that no available replica could answer in time even
-     * alone (counting the load where their model is not held), and those of models that no
-     * available replica has the budget for.
+     * alone (counting the load where their model is not held), nor as a probe, and those of models
+     * that no available replica has the budget for.
      */
     private void rejectUnanswerable(long now) {
         for (Iterator<ServedModel<P>> it = waiting.iterator(); it.hasNext(); ) {
@@ -396,7 +422,7 @@ public final class MultiModelScheduler<P> {
             long earliest = Long.MAX_VALUE;
             for (SharedReplica r : replicas.values()) {
                 if (r.available() && r.budgetBytes >= m.sizeBytes) {
-                    earliest = Math.min(earliest, earliestAnswer(m, r, now));
+                    earliest = Math.min(earliest, Math.min(earliestAnswer(m, r, now), probeAnswer(m, r, now)));
                 }
             }
             RejectReason reason = earliest == Long.MAX_VALUE ? RejectReason.NO_REPLICA : RejectReason.INFEASIBLE;
@@ -412,16 +438,42 @@ public final class MultiModelScheduler<P> {
 
     /** When a batch of one of {@code m} would answer at the earliest on {@code r}, loading it first if not held. */
     private long earliestAnswer(ServedModel<P> m, SharedReplica r, long now) {
-        long overhead = r.overheadNanos();
+        return answerAt(m, r, r.overheadNanos(), m.serviceNanos(1), now);
+    }
+
+    /**
+     * When a batch of one of {@code m} sent to {@code r} as a probe would answer: {@code r} idle and
+     * not probed within the sample age limit, and the estimates last measured longer ago than that
+     * limit (its transport overhead, the model's service time) counting as nothing;
+     * {@code Long.MAX_VALUE} when {@code r} may not be probed now or both estimates are recent. As
+     * {@link ModelScheduler} probes a stale profile: an estimate measured during a slow spell (a cold
+     * gateway or container, a starved machine) that made every query look infeasible would otherwise
+     * never be measured again, and nothing would be sent for good. One probe per replica and age
+     * limit: a rarely used model's service time is old most of the time, and probing each of them
+     * would send queries that the estimates rightly find too late.
+     */
+    private long probeAnswer(ServedModel<P> m, SharedReplica r, long now) {
+        boolean staleOverhead = !r.overheadFresh(now);
+        boolean staleService = m.profile.known() && !m.profile.fresh(now);
+        if (!r.idle() || !staleOverhead && !staleService
+                || r.probedAt != Long.MIN_VALUE && now - r.probedAt <= config.profileMaxAgeNanos()) {
+            return Long.MAX_VALUE;
+        }
+        return answerAt(m, r, staleOverhead ? 0 : r.overheadNanos(), staleService ? 0 : m.serviceNanos(1), now);
+    }
+
+    /** When a batch of one of {@code m} would answer on {@code r} with these estimates, loading it first if not held. */
+    private long answerAt(ServedModel<P> m, SharedReplica r, long overhead, long service, long now) {
         long start = Math.max(now + overhead / 2, r.freeAt());
-        return start + (r.holds(m.id) ? 0 : m.loadNanos) + m.serviceNanos(1) + (overhead - overhead / 2)
+        return start + (r.holds(m.id) ? 0 : m.loadNanos) + service + (overhead - overhead / 2)
                 + config.safetyMarginNanos();
     }
 
     /** Whether another available replica holds {@code m} and could answer a query due at {@code deadline} in time. */
     private boolean heldInTimeElsewhere(ServedModel<P> m, SharedReplica except, long deadline, long now) {
         for (SharedReplica r : replicas.values()) {
-            if (r != except && r.available() && r.holds(m.id) && earliestAnswer(m, r, now) <= deadline) {
+            if (r != except && r.available() && r.holds(m.id)
+                    && Math.min(earliestAnswer(m, r, now), probeAnswer(m, r, now)) <= deadline) {
                 return true;
             }
         }

@@ -33,6 +33,7 @@ final class ReplicaProfile {
     private final long[] overheads = new long[OVERHEAD_WINDOW];
     private int overheadCount;
     private long overhead;
+    private long overheadAt = Long.MIN_VALUE;
 
     ReplicaProfile(int window, long maxAgeNanos, int maxBatch) {
         this.service = new BatchLatencyProfile(window, maxAgeNanos);
@@ -56,6 +57,7 @@ final class ReplicaProfile {
             long[] sorted = Arrays.copyOf(overheads, Math.min(overheadCount, OVERHEAD_WINDOW));
             Arrays.sort(sorted);
             overhead = sorted[sorted.length / 10];
+            overheadAt = Math.max(overheadAt, now);
         }
     }
 
@@ -120,6 +122,15 @@ final class ReplicaProfile {
     /** Whether a batch that found its replica idle has been measured: {@link #overheadNanos} is 0 until then. */
     boolean overheadKnown() {
         return overheadCount > 0;
+    }
+
+    /**
+     * Whether a batch that found its replica idle was measured within the sample age limit. Only
+     * such batches measure the overhead, so a replica that completes batches may still have an old
+     * overhead: one measured when it was slow is trusted only while it is this recent.
+     */
+    boolean overheadFresh(long now) {
+        return overheadAt != Long.MIN_VALUE && now - overheadAt <= maxAgeNanos;
     }
 
     /** Largest size in [1, cap] whose estimate is at most {@code budget}; 0 if none (estimates never decrease). */

@@ -26,6 +26,8 @@ final class SharedReplica {
     long usedBytes;
     /** Left the scheduler; kept until what was sent to it has been reported back. */
     boolean removed;
+    /** When it was last sent a probe (a batch planned without an estimate too old to trust). */
+    long probedAt = Long.MIN_VALUE;
     /** The models it holds (loaded, or with their load sent), in access order: least recently used first. */
     private final LinkedHashMap<String, ServedModel<?>> held = new LinkedHashMap<>(16, 0.75f, true);
     private final ArrayDeque<Sent> sent = new ArrayDeque<>();
@@ -52,6 +54,11 @@ final class SharedReplica {
 
     long overheadNanos() {
         return replica.profile.overheadKnown() ? replica.profile.overheadNanos() : pooled.overheadNanos();
+    }
+
+    /** Whether the overhead of {@link #overheadNanos} was measured within the sample age limit. */
+    boolean overheadFresh(long now) {
+        return replica.profile.overheadKnown() ? replica.profile.overheadFresh(now) : pooled.overheadFresh(now);
     }
 
     /** Batches sent that have not returned. */

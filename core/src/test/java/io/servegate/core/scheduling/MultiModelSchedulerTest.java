@@ -246,6 +246,86 @@ class MultiModelSchedulerTest {
     }
 
     @Test
+    void anOverheadMeasuredAboveTheSloOnAColdReplicaIsProbedAgainOnceOldAndTheReplicaServesAgain() {
+        // the first batch's answer comes back 150 ms late, as from a cold gateway: the replica's
+        // overhead of 151 ms makes every query of a 100 ms SLO look infeasible, so no batch would be
+        // sent again and no faster sample could ever lower it
+        VirtualMultiModelCluster c = new VirtualMultiModelCluster(11).overhead(MS).slowFirstBatch(150 * MS, 0)
+                .model("a", UNIT, 10 * MS, 5 * MS, MS / 4).model("b", UNIT, 10 * MS, 5 * MS, MS / 4)
+                .replica("r", 2 * UNIT).preloaded("r", "a").preloaded("r", "b");
+        c.now = T;
+        c.submit("a", T + 100 * MS);
+        c.drain();
+        long firstAnswer = c.now;
+        assertThat(firstAnswer).as("the slow first batch").isEqualTo(T + 156 * MS + MS / 4);
+        c.poisson(100, 10_000 * MS, 100 * MS, 1, 1).drain();
+
+        assertThat(c.outcomes).allSatisfy(n -> assertThat(n).as("times a query left").isEqualTo(1));
+        assertThat(c.violations).isEmpty();
+        long recovered = firstAnswer + 2_000 * MS + 100 * MS; // the sample age limit, then a probe's round trip
+        List<Integer> after = afterTime(c, recovered);
+        assertThat(after).hasSizeGreaterThan(700);
+        assertThat(after).as("queries arriving once the old overhead was probed").allSatisfy(q ->
+                assertThat(c.answeredAt.get(q)).as("query %d answered", q).isBetween(0L, c.deadlines.get(q)));
+        assertThat(c.rejected.get(RejectReason.INFEASIBLE)).as("defaults while the overhead was recent")
+                .isLessThan(c.deadlines.size() / 4);
+    }
+
+    @Test
+    void aServiceTimeMeasuredAboveTheSloIsProbedAgainOnceOldWhileAnotherModelKeepsTheReplicaBusy() {
+        // a's first batch runs 150 ms longer, as a cold container's: its profile says every query of a
+        // is infeasible, while b's batches keep the replica's own estimates recent
+        VirtualMultiModelCluster c = new VirtualMultiModelCluster(12).overhead(MS).slowFirstBatch(0, 150 * MS)
+                .model("a", UNIT, 10 * MS, 5 * MS, MS / 4).model("b", UNIT, 10 * MS, 5 * MS, MS / 4)
+                .replica("r", 2 * UNIT).preloaded("r", "a").preloaded("r", "b");
+        c.now = 5 * T; // the profiling samples are older than the age limit: a's cold sample is all that counts
+        c.submit("a", c.now + 200 * MS);
+        c.drain();
+        long firstAnswer = c.now;
+        c.poisson(100, 10_000 * MS, 100 * MS, 1, 1).drain();
+
+        assertThat(c.outcomes).allSatisfy(n -> assertThat(n).as("times a query left").isEqualTo(1));
+        assertThat(c.violations).isEmpty();
+        List<Integer> after = afterTime(c, firstAnswer + 2_000 * MS + 100 * MS);
+        assertThat(after).hasSizeGreaterThan(700);
+        assertThat(after).as("queries of a and b arriving once a's old profile was probed").allSatisfy(q ->
+                assertThat(c.answeredAt.get(q)).as("query %d answered", q).isBetween(0L, c.deadlines.get(q)));
+    }
+
+    /** The queries that arrived at or after {@code t} (every query of the cluster is due 100 ms after it arrived). */
+    private static List<Integer> afterTime(VirtualMultiModelCluster c, long t) {
+        List<Integer> out = new ArrayList<>();
+        for (int q = 0; q < c.deadlines.size(); q++) {
+            if (c.deadlines.get(q) - 100 * MS >= t) {
+                out.add(q);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void aReplicasWarmUpSampleGivesItItsOwnOverheadAndTheModelsServiceTime() {
+        // profiled with no overhead; r2's warm-up batch of one measured 4 ms of service in a 24 ms round trip
+        VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).model("a", UNIT, 10 * MS, 5 * MS, 0)
+                .replica("r1", UNIT).replica("r2", UNIT).preloaded("r1", "a").preloaded("r2", "a");
+        c.now = 5 * T; // the profiling samples no longer count: the warm-up's are the model's
+        c.scheduler.profileSample("r2", "a", 1, 4 * MS, 24 * MS, c.now);
+        c.scheduler.setAvailable("r1", false, c.now);
+        c.submit("a", c.now + 100 * MS);
+        c.scheduler.setAvailable("r1", true, c.now);
+        c.submit("a", c.now + 100 * MS);
+
+        assertThat(c.batches).extracting(Batch::replica).containsExactly("r2", "r1");
+        assertThat(c.batches.get(0).predictedStart()).as("r2's own overhead, half of it on the way")
+                .isEqualTo(c.now + 10 * MS);
+        assertThat(c.batches.get(0).predictedFinish()).as("the warm-up's service time").isEqualTo(c.now + 14 * MS);
+        assertThat(c.batches.get(1).predictedStart()).as("r1: every replica's overhead together, the 10th "
+                + "percentile of 16 profiling samples of none and the warm-up's").isEqualTo(c.now);
+        assertThatThrownBy(() -> c.scheduler.profileSample("r2", "nope", 1, MS, MS, c.now))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void aModelLargerThanEveryBudgetIsRejectedAsHavingNoReplicaAndAnUnknownModelIsAnError() {
         VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).replica("r", UNIT)
                 .model("huge", 2 * UNIT, 10 * MS, 5 * MS, 0);

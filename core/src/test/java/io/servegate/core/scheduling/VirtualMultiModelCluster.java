@@ -16,7 +16,9 @@ import java.util.SplittableRandom;
  * and its memory itself, and records a violation when it is asked to run a batch of a model it
  * does not hold, to load past its budget, or to unload a model it does not hold or still has a
  * batch of to run. With {@link #failing} loads and batches fail at random: a failed load leaves the
- * model unloaded, and the container refuses the batches of it that follow.
+ * model unloaded, and the container refuses the batches of it that follow. With
+ * {@link #slowFirstBatch} the first batch each container runs is slower, as on a cold gateway and
+ * container.
  */
 final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
 
@@ -41,6 +43,7 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
         long used;
         long freeAt;
         boolean alive = true;
+        int batchesRun;
 
         Container(long budget) {
             this.budget = budget;
@@ -57,6 +60,8 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
     private long seq;
     private long oneWay;
     private double failureProbability;
+    private long firstBatchTransport;
+    private long firstBatchService;
     long now;
 
     final List<Long> deadlines = new ArrayList<>();
@@ -86,6 +91,16 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
     /** Each load and batch fails with this probability. */
     VirtualMultiModelCluster failing(double probability) {
         failureProbability = probability;
+        return this;
+    }
+
+    /**
+     * The first batch each container runs takes {@code serviceNanos} longer to run, and its answer
+     * {@code transportNanos} longer to come back.
+     */
+    VirtualMultiModelCluster slowFirstBatch(long transportNanos, long serviceNanos) {
+        firstBatchTransport = transportNanos;
+        firstBatchService = serviceNanos;
         return this;
     }
 
@@ -263,15 +278,17 @@ final class VirtualMultiModelCluster implements SchedulerActions<Integer> {
             violations.add("batch of " + batch.model() + " on " + batch.replica() + ", which does not hold it");
         }
         boolean fails = failureProbability > 0 && random.nextDouble() < failureProbability;
+        boolean first = c.batchesRun++ == 0;
         long start = Math.max(now + oneWay, c.freeAt);
-        long end = start + f.beta + f.alpha * batch.size();
+        long end = start + f.beta + f.alpha * batch.size() + (first ? firstBatchService : 0);
+        long back = oneWay + (first ? firstBatchTransport : 0);
         c.freeAt = end;
         runs.add(new Run(batch.replica(), batch.model(), false, start, end, batch.predictedStart(),
                 batch.predictedFinish()));
         inFlight.put(batch, batch.replica());
         c.batchesToRun.merge(batch.model(), 1, Integer::sum);
         at(end, () -> c.batchesToRun.merge(batch.model(), -1, Integer::sum));
-        at(end + oneWay, () -> {
+        at(end + back, () -> {
             if (!c.alive || inFlight.remove(batch) == null) {
                 return;
             }

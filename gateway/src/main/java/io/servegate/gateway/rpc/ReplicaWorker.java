@@ -174,19 +174,23 @@ final class ReplicaWorker implements AutoCloseable {
      * Only numeric inputs can be made up; others start cold, and their first batch is the warm-up.
      */
     private void warmUp() {
-        int length = Math.max(1, inputLength); // a container that declares no length takes any
-        Object zeros = switch (inputType.clipperName()) {
-            case "ints" -> new int[length];
-            case "floats" -> new float[length];
-            case "doubles" -> new double[length];
-            default -> null;
-        };
+        Object zeros = zeros(inputType, Math.max(1, inputLength)); // a container that declares no length takes any
         if (zeros == null) {
             markReady();
             return;
         }
         // the first call pays the container's one-off costs: its time is not a sample
         measure(zeros, 1, false).whenComplete((ignored, error) -> profile(zeros, 1));
+    }
+
+    /** An all-zeros input of {@code length} values, or null for a type whose inputs cannot be made up (not numeric). */
+    static Object zeros(TensorType<?> type, int length) {
+        return switch (type.clipperName()) {
+            case "ints" -> new int[length];
+            case "floats" -> new float[length];
+            case "doubles" -> new double[length];
+            default -> null;
+        };
     }
 
     private void profile(Object zeros, int size) {

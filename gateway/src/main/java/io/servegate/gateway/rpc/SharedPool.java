@@ -107,6 +107,27 @@ final class SharedPool implements SchedulerActions<PendingPrediction>, AutoClose
         return models.values();
     }
 
+    /**
+     * The model a replica warms up with: a placed one it holds already, else the smallest placed one
+     * (ties by name and version); only models with numeric inputs, whose inputs can be made up. Null
+     * when there is none.
+     */
+    PlacedModel warmUpModel(Collection<String> held) {
+        PlacedModel best = null;
+        for (PlacedModel m : models.values()) {
+            if (ReplicaWorker.zeros(m.inputType(), 1) == null) {
+                continue;
+            }
+            boolean holds = held.contains(m.key());
+            boolean bestHeld = best != null && held.contains(best.key());
+            if (best == null || holds && !bestHeld || holds == bestHeld && (m.sizeBytes() < best.sizeBytes()
+                    || m.sizeBytes() == best.sizeBytes() && m.key().compareTo(best.key()) < 0)) {
+                best = m;
+            }
+        }
+        return best;
+    }
+
     /** Adds a replica at {@code address} unless one with that address is here already. */
     void addReplica(String id, String address, long budgetBytes) {
         SharedReplicaWorker worker;
@@ -156,6 +177,11 @@ final class SharedPool implements SchedulerActions<PendingPrediction>, AutoClose
             }
             scheduler.setAvailable(replica, true, now);
         });
+    }
+
+    /** A replica's measured warm-up batch of one of {@code model}: its transport overhead and the model's service time. */
+    void warmedUp(String replica, PlacedModel model, long serviceNanos, long roundTripNanos) {
+        event(now -> scheduler.profileSample(replica, model.key(), 1, serviceNanos, roundTripNanos, now));
     }
 
     void availability(String replica, boolean available) {

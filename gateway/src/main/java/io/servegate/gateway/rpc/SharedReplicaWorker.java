@@ -42,6 +42,8 @@ final class SharedReplicaWorker implements AutoCloseable {
      */
     private static final int REPOSITORY_TIMEOUT_FACTOR = 10;
     private static final Duration MIN_REPOSITORY_TIMEOUT = Duration.ofSeconds(1);
+    /** As a single-model replica's warm-up calls may take. */
+    private static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(30);
 
     private final String id;
     private final String address;
@@ -56,6 +58,8 @@ final class SharedReplicaWorker implements AutoCloseable {
     /** Everything sent; guarded by {@code this}. */
     private CompletableFuture<Void> tail = DONE;
     private final AtomicBoolean probing = new AtomicBoolean();
+    /** Whether the warm-up ran: it runs before the replica first takes queries, not after each recovery. */
+    private volatile boolean warmedUp;
     private volatile boolean ready;
     private volatile boolean closed;
 
@@ -109,11 +113,59 @@ final class SharedReplicaWorker implements AutoCloseable {
                 if (indexError == null) {
                     index.getModelsList().forEach(m -> loaded.add(SharedPool.key(m.getName(), m.getVersion())));
                 }
-                ready = true;
-                probing.set(false);
-                pool.replicaReady(id, loaded);
+                if (warmedUp) {
+                    ready(loaded);
+                } else {
+                    warmedUp = true;
+                    warmUp(loaded);
+                }
             });
         });
+    }
+
+    /**
+     * Before the replica first takes queries, as a single-model replica is warmed up
+     * ({@link ReplicaWorker}): one placed model ({@link SharedPool#warmUpModel}) is loaded unless the
+     * container holds it, sent an all-zeros batch of one whose time is no sample (it pays the
+     * gateway's and the container's one-off costs), then one that is measured and seeds the
+     * replica's transport overhead and the model's service time, and unloaded again if it was
+     * loaded for this, so that the container holds what the scheduler thinks it holds. Without it the
+     * replica's first live batch would measure those one-off costs as its overhead. A failure ends
+     * the warm-up, and the replica takes queries all the same.
+     */
+    private void warmUp(List<String> held) {
+        PlacedModel model = pool.warmUpModel(held);
+        if (model == null) {
+            ready(held);
+            return;
+        }
+        boolean load = !held.contains(model.key());
+        Duration timeout = repositoryTimeout(model);
+        @SuppressWarnings("unchecked")
+        TensorType<Object> type = (TensorType<Object>) model.inputType();
+        (load ? client.loadModel(model.name(), model.version(), timeout) : DONE)
+                .thenCompose(ignored -> client.modelMetadata(model.name(), model.version(), Duration.ofSeconds(1)))
+                .thenCompose(md -> {
+                    int length = md.getInputsCount() == 1 && md.getInputs(0).getShapeCount() == 2
+                            && md.getInputs(0).getShape(1) > 0 ? (int) md.getInputs(0).getShape(1) : 1;
+                    List<Object> zeros = List.of(ReplicaWorker.zeros(type, length));
+                    return client.inferAsText(model.name(), model.version(), type, zeros, WARM_UP_TIMEOUT)
+                            .thenCompose(cold -> {
+                                long start = clock.getAsLong();
+                                return client.inferAsText(model.name(), model.version(), type, zeros, WARM_UP_TIMEOUT)
+                                        .thenAccept(result -> pool.warmedUp(id, model, result.serviceTimeNanos(),
+                                                clock.getAsLong() - start));
+                            });
+                })
+                .handle((ignored, error) -> load ? client.unloadModel(model.name(), model.version(), timeout) : DONE)
+                .thenCompose(unloaded -> unloaded.handle((ignored, error) -> null))
+                .whenComplete((ignored, error) -> ready(held));
+    }
+
+    private void ready(List<String> loaded) {
+        ready = true;
+        probing.set(false);
+        pool.replicaReady(id, loaded);
     }
 
     /** Loads a model the scheduler placed here; reports how long the container took. */

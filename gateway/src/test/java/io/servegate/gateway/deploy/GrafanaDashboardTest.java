@@ -33,8 +33,9 @@ import tools.jackson.databind.ObjectMapper;
 /**
  * Every metric the Grafana dashboard ({@code helm/servegate/dashboards/servegate.json}) queries is
  * one the gateway exports: a gateway with one emulated replica answers predictions, a cache hit
- * and a default, then the replica's outputs turn undecodable until its circuit opens; the
- * metric names in the dashboard's PromQL must all be in the {@code /actuator/prometheus} scrape.
+ * and a default, then the replica's outputs turn undecodable until its circuit opens, and a pool of
+ * one multi-model replica loads a model for a query; the metric names in the dashboard's PromQL
+ * must all be in the {@code /actuator/prometheus} scrape.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
     "servegate.admin.port=0",
@@ -122,6 +123,26 @@ class GrafanaDashboardTest {
             assertThat(System.nanoTime()).as("the autoscaler decided").isLessThan(until);
             Thread.sleep(100);
         }
+
+        // the Shared pools row: a pool of one multi-model replica loads a model for a query
+        try (ContainerProcess shared = ContainerProcess.start(ContainerProcess.EMULATED, "--name", "pooled",
+                "--version", "1", "--models", "2", "--load-ms", "10", "--model-size-bytes", "100",
+                "--memory-budget-bytes", "200", "--beta-ms", "1", "--alpha-ms", "0.1")) {
+            calls().admin("deploy_model", Map.of("pool", "dash", "model_name", "pooled-0", "model_version", "1",
+                    "input_type", "floats", "addresses", List.of(shared.address()), "memory_budget_bytes", 200,
+                    "model_size_bytes", 100, "load_time_micros", 10_000));
+            calls().admin("add_app", Map.of("name", "pooled", "input_type", "floats", "default_output", "none",
+                    "latency_slo_micros", 2_000_000));
+            calls().admin("add_model_links", Map.of("app_name", "pooled", "model_names", List.of("pooled-0")));
+            long poolUntil = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            while (!calls().adminGet("get_placements").get(0).get("replicas").get(0).get("available").booleanValue()) {
+                assertThat(System.nanoTime()).as("the pool's replica became available").isLessThan(poolUntil);
+                Thread.sleep(50);
+            }
+            assertThat(calls().predict("pooled", new float[] {1}).get("default").booleanValue()).isFalse();
+        }
+        assertThat(queried).as("the Shared pools row").contains("servegate_pool_loads_total",
+                "servegate_pool_rejected_total", "servegate_pool_load_time_seconds_bucket");
 
         Set<String> exported = exported();
         assertThat(exported).as("metrics the dashboard queries, in /actuator/prometheus").containsAll(queried);

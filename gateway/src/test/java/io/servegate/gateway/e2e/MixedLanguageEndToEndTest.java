@@ -111,12 +111,14 @@ class MixedLanguageEndToEndTest {
         assertThat(linked).containsExactlyInAnyOrder(CNN, SKLEARN);
     }
 
+    /** Closes what {@link #startBothContainersAndRegister} got to start: no container outlives the test. */
     @AfterAll
     void stop() throws Exception {
-        toJava.close();
-        toPython.close();
-        java.close();
-        python.close();
+        for (AutoCloseable c : new AutoCloseable[] {toJava, toPython, java, python}) {
+            if (c != null) {
+                c.close();
+            }
+        }
         Files.deleteIfExists(argfile);
     }
 

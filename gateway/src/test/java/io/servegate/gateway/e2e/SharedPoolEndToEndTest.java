@@ -24,7 +24,8 @@ import tools.jackson.databind.ObjectMapper;
 /**
  * The gateway in front of a real multi-model container (the emulated one, in its own process,
  * over gRPC): four models of 100 bytes each placed on a pool whose replica has a budget of 200,
- * so it holds two at a time. A cold query loads its model and is answered, a third model evicts
+ * so it holds two at a time. The replica is warmed up with a model it then unloads again, a cold
+ * query loads its model and is answered, a third model evicts
  * the least recently used one (in the gateway's accounting and in the container), a model whose
  * load cannot finish within its app's SLO gets the default at once, and bad placements are refused.
  */
@@ -76,6 +77,9 @@ class SharedPoolEndToEndTest {
             awaitAvailable(calls);
             assertThat(calls.adminGet("get_placements").get(0).get("models").toString())
                     .isEqualTo("[\"m-0:1\",\"m-1:1\",\"m-2:1\",\"m-3:1\"]");
+            assertThat(held(calls)).isEqualTo("[]");
+            assertThat(direct.repositoryIndex(true, Duration.ofSeconds(5)).get().getModelsList())
+                    .as("the model loaded for the warm-up is unloaded again").isEmpty();
 
             JsonNode first = calls.predict("app0", new float[] {1, 2, 3});
             assertThat(first.get("default").booleanValue()).as(first.toString()).isFalse();
