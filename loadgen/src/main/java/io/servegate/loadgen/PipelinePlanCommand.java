@@ -431,7 +431,7 @@ public final class PipelinePlanCommand implements Callable<Integer> {
         Files.writeString(dir.resolve(SCENARIO + ".md"), md.toString());
         spec.commandLine().getErr().printf("%s: report in %s%n%s", SCENARIO, dir, md);
         // the bench script reads the minimum from here to plan with an SLO of 3x it
-        spec.commandLine().getOut().println(JSON.writeValueAsString(minimum));
+        spec.commandLine().getOut().println(new ObjectMapper().writeValueAsString(minimum));
     }
 
     private static double round(double v) {
