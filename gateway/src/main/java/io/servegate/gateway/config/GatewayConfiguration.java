@@ -255,7 +255,7 @@ public class GatewayConfiguration {
                 new ProcessCommandPolicy(process.allowedCommands(), process.allowedEnv(), !token.isEmpty(),
                         process.requireAdminToken()),
                 props.containers().maxReplicas());
-        AutoscalingHandler scaling = new AutoscalingHandler(registry, pool, autoscaling, bodies,
+        AutoscalingHandler scaling = new AutoscalingHandler(registry, pool, autoscaling, pipelines, bodies,
                 props.containers().maxReplicas());
         PipelineAdminHandler pipelineAdmin = new PipelineAdminHandler(registry, pipelines, bodies);
         RouterFunction<ServerResponse> routes = RouterFunctions.route()
@@ -281,6 +281,7 @@ public class GatewayConfiguration {
                 .GET("/admin/get_placements", admin::getPlacements)
                 .POST("/admin/set_autoscaling", scaling::set)
                 .POST("/admin/get_autoscaling", scaling::get)
+                .POST("/admin/set_pipeline_tuning", scaling::setPipelineTuning)
                 .POST("/admin/add_pipeline", pipelineAdmin::addPipeline)
                 .POST("/admin/delete_pipeline", pipelineAdmin::deletePipeline)
                 .POST("/admin/get_pipeline", pipelineAdmin::getPipeline)
