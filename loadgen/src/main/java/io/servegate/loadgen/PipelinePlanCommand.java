@@ -75,6 +75,14 @@ public final class PipelinePlanCommand implements Callable<Integer> {
                     + "Default ${DEFAULT-VALUE}.")
     String policy;
 
+    /** Where the stages' deadlines come from. */
+    enum StageDeadlines { plan, split }
+
+    @Option(names = "--stage-deadlines", defaultValue = "plan",
+            description = "plan: each stage's deadline_micros from the plan; split: none, the gateway splits the SLO by "
+                    + "the stages' profiles (a control). Default ${DEFAULT-VALUE}.")
+    StageDeadlines stageDeadlines;
+
     @Option(names = "--rate", description = "Offered queries/s (default: the plan's sample rate).")
     Double rate;
 
@@ -197,6 +205,8 @@ public final class PipelinePlanCommand implements Callable<Integer> {
             minimum.put("p99_ms", round(alone.getValueAtPercentile(99) / 1e6));
             minimum.put("emulated_compute_ms", round(emulatedMinMs));
             minimum.put("overhead_per_stage_ms", round((minMs - emulatedMinMs) / stages.size()));
+            minimum.put("overhead_per_stage_p99_ms",
+                    round((alone.getValueAtPercentile(99) / 1e6 - emulatedMinMs) / stages.size()));
             minimum.put("slo_3x_ms", round(3 * minMs));
             err.printf(Locale.ROOT, "%s: minimum latency (median one at a time) %.2f ms: emulated compute %.2f ms, "
                     + "overhead %.2f ms per stage%n", SCENARIO, minMs, emulatedMinMs,
@@ -304,7 +314,7 @@ public final class PipelinePlanCommand implements Callable<Integer> {
     /** Registers the plan's models (one per stage, named {@code <model>-<tag>}) and deploys them, then the pipeline. */
     private void deploy(AdminClient admin, String tag, List<Deployed> deployed, Map<String, Map<String, Kind>> kinds,
             List<Map<String, String>> edges, long sloMicros) throws IOException, InterruptedException {
-        boolean planned = deployed.stream().allMatch(d -> d.deadlineMicros() > 0);
+        boolean planned = stageDeadlines == StageDeadlines.plan && deployed.stream().allMatch(d -> d.deadlineMicros() > 0);
         List<Map<String, Object>> stageDefs = new ArrayList<>();
         for (Deployed d : deployed) {
             Kind k = kinds.get(d.stage().model()).get(d.hardware());
@@ -377,9 +387,11 @@ public final class PipelinePlanCommand implements Callable<Integer> {
         settings.put("profiles", profileFiles.stream().map(Path::toString).toList());
         settings.put("plan", planFile == null ? null : planFile.toString());
         settings.put("slo_ms", plan == null ? null : plan.get("slo_ms").asDouble());
+        settings.put("plan_overhead_ms", plan == null ? null : plan.path("settings").path("overhead_ms").asDouble());
         settings.put("rate", offered);
         settings.put("arrivals", "open loop, Poisson");
         settings.put("policy", policy);
+        settings.put("stage_deadlines", stageDeadlines.name());
         settings.put("warmup_s", warmupS);
         settings.put("duration_s", durationS);
         settings.put("containers", "emulated (process manager, java -jar " + containerJar + ")");
@@ -405,8 +417,9 @@ public final class PipelinePlanCommand implements Callable<Integer> {
                 atStart.loadAverage(), RunConditions.now().loadAverage(), minimum.get("queries"),
                 minimum.get("median_ms"), minimum.get("emulated_compute_ms")));
         if (!runs.isEmpty()) {
-            md.append(String.format(Locale.ROOT, "SLO %s ms, Poisson %.0f/s, %s policy, %.0f s per plan after %.0f s "
-                    + "warm-up.%n%n", settings.get("slo_ms"), offered, policy, durationS, warmupS));
+            md.append(String.format(Locale.ROOT, "SLO %s ms, planned with %s ms of overhead per stage, Poisson %.0f/s, "
+                    + "%s policy, stage deadlines: %s, %.0f s per plan after %.0f s warm-up.%n%n", settings.get("slo_ms"),
+                    settings.get("plan_overhead_ms"), offered, policy, stageDeadlines, durationS, warmupS));
             md.append("| plan | cost / h | per stage: kind × replicas, max batch (live mean batch) | sim p99 ms | "
                     + "sim attainment | live p99 ms | live attainment | defaults (by stage) | load average |\n");
             md.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
