@@ -8,13 +8,13 @@
 #  3. Each plan (inferline, coarse-grained, batch-one) deployed in turn: replicas and kinds of the plan,
 #     the clipper scheduler at the plan's max batch, the plan's deadline_micros per stage; open-loop
 #     Poisson at the planned rate; end-to-end p99 and SLO attainment.
-# Usage: flock /work/bench.lock bench/pipeline-plan.sh [--rate 150] [loadgen pipeline-plan options,
+# Usage: flock /work/bench.lock bench/pipeline-plan.sh [--rate 50] [loadgen pipeline-plan options,
 #        e.g. --stage-deadlines split for the control without the plan's stage deadlines]
 # Results: bench/results/pipeline-plan-<UTC timestamp>/ (pipeline-plan.json, pipeline-plan.md, plan.json,
 # the gateway's log and metrics scrape); the minimum-latency run has a folder of its own. About 8 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rate=150
+rate=50
 if [[ "${1:-}" == --rate ]]; then rate=$2; shift 2; fi
 source bench/build-if-needed.sh
 [[ -f containers/emulated/target/emulated-container.jar ]] ||
