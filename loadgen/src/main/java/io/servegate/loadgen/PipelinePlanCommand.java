@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -296,7 +297,7 @@ public final class PipelinePlanCommand implements Callable<Integer> {
         m.put("unanswered", r.unanswered());
         m.put("defaults", defaults.get());
         m.put("defaults_by_stage", new TreeMap<>(defaultsByStage.entrySet().stream()
-                .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().get()))));
+                .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().get()))));
         m.put("good", good.get());
         m.put("attainment", r.scheduled() == 0 ? Double.NaN : round4((double) good.get() / r.scheduled()));
         m.put("p50_ms", round(all.getValueAtPercentile(50) / 1e6));
