@@ -11,7 +11,8 @@ import picocli.CommandLine.Spec;
         subcommands = {GrpcDirectCommand.class, GatewayOverheadCommand.class, AimdCommand.class,
                 BatchingGainCommand.class, GoodputCommand.class, ReplicaScalingCommand.class,
                 SelectionReportCommand.class, SchedulingCommand.class, TimerJitterCommand.class,
-                ProfileCommand.class, AutoscaleCommand.class, CapacityCheckCommand.class, ManyModelsCommand.class})
+                ProfileCommand.class, AutoscaleCommand.class, CapacityCheckCommand.class, ManyModelsCommand.class,
+                PipelinePlanCommand.class})
 public final class LoadGen implements Runnable {
 
     @Spec

@@ -146,7 +146,7 @@ final class AutoscaleCommand implements Callable<Integer> {
             default -> throw new IllegalArgumentException("--workload is day or step, got " + workload);
         };
         AutoscalerConfig config = new AutoscalerConfig(min, max, AutoscalingPolicy.of(scalingPolicy), utilisation,
-                badRate, idle, Math.round(cooldownS * 1e9), Math.round(settleS * 1e9));
+                badRate, idle, Math.round(cooldownS * 1e9), Math.round(settleS * 1e9), 0);
         int staticReplicas = Math.min(max, capacityModel().replicasFor(ScalingWorkloads.peak(trace), utilisation, max));
         SimResult scaled = Simulation.run(base(trace).replicas(min)
                 .autoscaling(new Autoscaling(config, Math.round(startS * 1e9), Math.round(tickS * 1e9))).build());

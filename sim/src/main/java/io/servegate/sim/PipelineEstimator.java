@@ -55,11 +55,23 @@ public final class PipelineEstimator {
 
     /** Runs {@code config} on the sample trace. */
     public PipelineEstimate estimate(PipelineConfig config) {
+        runs++;
+        return summarise(execute(config, sample, null));
+    }
+
+    /** One run: the simulation's result and the router's record of the queries. */
+    record Execution(SimResult result, PipelineRouter router) {
+    }
+
+    /**
+     * Runs {@code config} on {@code arrivals}' workload; with {@code tuning}, stage {@code i}'s
+     * replicas are scaled by {@code tuning.get(i)} (null: static).
+     */
+    Execution execute(PipelineConfig config, Scenario arrivals, List<Autoscaling> tuning) {
         if (config.stages().size() != spec.stages().size()) {
             throw new IllegalArgumentException("the configuration has " + config.stages().size() + " stages, the pipeline "
                     + spec.stages().size());
         }
-        runs++;
         long slo = Math.round(spec.sloMs() * 1e6);
         List<ModelSpec> models = new ArrayList<>();
         for (int i = 0; i < config.stages().size(); i++) {
@@ -72,15 +84,22 @@ public final class PipelineEstimator {
             }
             SchedulerConfig sc = SchedulerConfig.of(PolicyKind.CLIPPER, slo).withBatchSizes(c.maxBatch(), c.maxBatch())
                     .withQueueCapacity(Integer.MAX_VALUE);
-            models.add(new ModelSpec(stage.name(), sc, replicas));
+            models.add(new ModelSpec(stage.name(), sc, replicas, tuning == null ? null : tuning.get(i)));
         }
-        Scenario scenario = new Scenario(models, sample.workload(), sample.durationNanos(), sample.seed(), 0,
-                sample.settings());
+        Scenario scenario = new Scenario(models, arrivals.workload(), arrivals.durationNanos(), arrivals.seed(), 0,
+                arrivals.settings());
         PipelineRouter router = new PipelineRouter(spec);
-        SimResult result = Simulation.run(scenario, router);
+        return new Execution(Simulation.run(scenario, router), router);
+    }
+
+    /** What a run's queries and stages show, as the planner reads it. */
+    PipelineEstimate summarise(Execution run) {
+        SimResult result = run.result();
+        PipelineRouter router = run.router();
+        long slo = Math.round(spec.sloMs() * 1e6);
         List<PipelineEstimate.StageEstimate> stages = new ArrayList<>();
-        for (int i = 0; i < models.size(); i++) {
-            String name = models.get(i).name();
+        for (int i = 0; i < result.models().size(); i++) {
+            String name = result.models().get(i).spec().name();
             double busy = result.replicas().stream().filter(r -> r.model().equals(name))
                     .mapToDouble(r -> 1 - r.idleFraction()).average().orElse(0);
             stages.add(new PipelineEstimate.StageEstimate(

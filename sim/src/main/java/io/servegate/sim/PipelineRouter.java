@@ -1,5 +1,6 @@
 package io.servegate.sim;
 
+import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -10,7 +11,8 @@ import org.HdrHistogram.Histogram;
 /**
  * Carries each query of a run through a pipeline's graph (see {@link PipelineSpec} for the rules):
  * model {@code i} of the run is stage {@code i}. Records every finished query's end-to-end
- * latency; a query that a stage dropped counts as failed.
+ * latency, and per second of arrival the queries that arrived and those that finished within the
+ * SLO; a query that a stage dropped counts as failed.
  */
 final class PipelineRouter implements QueryRouter {
 
@@ -26,6 +28,10 @@ final class PipelineRouter implements QueryRouter {
     final long[] visits;
     long arrived;
     long failed;
+    private final long sloNanos;
+    /** Per second of arrival: queries that arrived, and those of them that finished within the SLO. */
+    long[] arrivedBySecond = new long[64];
+    long[] withinSloBySecond = new long[64];
 
     PipelineRouter(PipelineSpec spec) {
         stages = spec.stages().size();
@@ -43,6 +49,7 @@ final class PipelineRouter implements QueryRouter {
             inDegree[spec.indexOf(e.to())]++;
         }
         sources = IntStream.range(0, stages).filter(i -> inDegree[i] == 0).toArray();
+        sloNanos = Double.isNaN(spec.sloMs()) ? Long.MAX_VALUE : Math.round(spec.sloMs() * 1e6);
     }
 
     /** One query's progress through the graph. */
@@ -77,6 +84,12 @@ final class PipelineRouter implements QueryRouter {
     @Override
     public void arrived(Workload.Arrival arrival, long now) {
         arrived++;
+        int second = second(now);
+        if (second >= arrivedBySecond.length) {
+            arrivedBySecond = Arrays.copyOf(arrivedBySecond, Math.max(second + 1, 2 * arrivedBySecond.length));
+            withinSloBySecond = Arrays.copyOf(withinSloBySecond, arrivedBySecond.length);
+        }
+        arrivedBySecond[second]++;
         Flow f = new Flow(now);
         for (int s : sources) {
             run(f, s, now);
@@ -122,6 +135,13 @@ final class PipelineRouter implements QueryRouter {
         }
         if (--f.open == 0) {
             latency.recordValue(now - f.arrival);
+            if (now - f.arrival <= sloNanos) {
+                withinSloBySecond[second(f.arrival)]++;
+            }
         }
+    }
+
+    private static int second(long nanos) {
+        return (int) (nanos / 1_000_000_000L);
     }
 }

@@ -21,7 +21,9 @@ import picocli.CommandLine.Spec;
  * {@code bin/sim plan}: InferLine's planner for a pipeline ({@link PipelinePlanner}) on a sample
  * trace, optionally beside the coarse-grained and batch-size-1 baselines. Prints each plan as a
  * table and writes them as JSON; every plan is also estimated on a fresh trace of the same
- * process (another seed), which is the attainment to expect of it.
+ * process (another seed), which is the attainment to expect of it. With {@code --tune-steps},
+ * the InferLine plan also runs on a step trace of the fresh seed, static and with every stage
+ * scaled on its own ({@link PipelineTuning}).
  *
  * <p>The pipeline and profiles come from files, or from a gateway ({@code --gateway URL
  * --pipeline NAME}): its pipeline definition and the profiles its profiler stored. With a
@@ -98,6 +100,23 @@ final class PlanCommand implements Callable<Integer> {
     @Option(names = "--baselines", description = "also plan the coarse-grained and batch-size-1 baselines")
     boolean baselines;
 
+    @Option(names = "--tune-steps", split = ",",
+            description = "run the InferLine plan on Poisson steps MULTIPLE:SECONDS of --rate (e.g. 1:60,2.5:60,1:60), "
+                    + "static and with per-stage autoscalers planning for each stage's budget")
+    List<String> tuneSteps;
+
+    @Option(names = "--tune-max-replicas", defaultValue = "32", description = "tuning: most replicas per stage (default: ${DEFAULT-VALUE})")
+    int tuneMaxReplicas;
+
+    @Option(names = "--tune-start-s", defaultValue = "2", description = "tuning: a new replica's start time (default: ${DEFAULT-VALUE})")
+    double tuneStartS;
+
+    @Option(names = "--tune-tick-s", defaultValue = "1", description = "tuning: autoscaler period (default: ${DEFAULT-VALUE})")
+    double tuneTickS;
+
+    @Option(names = "--tune-cooldown-s", defaultValue = "15", description = "tuning: scale-down cooldown (default: ${DEFAULT-VALUE})")
+    double tuneCooldownS;
+
     @Mixin
     OutputOptions output;
 
@@ -151,6 +170,7 @@ final class PlanCommand implements Callable<Integer> {
                 spec.name(), spec.stages().size(), spec.sloMs(), minLatencyMs, arrivals, rate, durationS);
         List<Map<String, Object>> plans = new ArrayList<>();
         PipelinePlan applicable = null;
+        Map<String, Object> tuning = null;
         for (PlanStrategy s : strategies) {
             long start = System.nanoTime();
             Optional<PipelinePlan> plan = planner.plan(s);
@@ -167,6 +187,9 @@ final class PlanCommand implements Callable<Integer> {
             PipelineEstimate fresh = check.estimate(p.config());
             System.out.print(PlanTable.text(spec, models, p, fresh, seconds));
             plans.add(PlanTable.json(spec, models, p, fresh, seconds));
+            if (s == PlanStrategy.INFERLINE && tuneSteps != null) {
+                tuning = tune(check, p.stageBudgetsMicros(spec, models), p.config(), table);
+            }
         }
         Map<String, Object> summary = new LinkedHashMap<>();
         summary.put("pipeline", spec.name());
@@ -194,6 +217,9 @@ final class PlanCommand implements Callable<Integer> {
                 System.out.printf("%napplied to pipeline %s at %s%n", spec.name(), gateway);
             }
         }
+        if (tuning != null) {
+            summary.put("tuning", tuning);
+        }
         Path dir = output.write("plan", summary);
         if (dir != null) {
             PlanTable.page(dir, summary, plans);
@@ -218,6 +244,55 @@ final class PlanCommand implements Callable<Integer> {
         request.put("pipeline", spec.name());
         request.put("stages", stages);
         return request;
+    }
+
+    /** The plan on the --tune-steps trace, static and tuned: printed, and returned for the JSON. */
+    private Map<String, Object> tune(PipelineEstimator estimator, long[] budgets, PipelineConfig config,
+            HardwareCosts table) {
+        double[] rates = new double[tuneSteps.size()];
+        int[] seconds = new int[tuneSteps.size()];
+        for (int i = 0; i < rates.length; i++) {
+            String[] p = tuneSteps.get(i).trim().split(":");
+            if (p.length != 2) {
+                throw new ParameterException(commandSpec.commandLine(), "--tune-steps wants MULTIPLE:SECONDS, got "
+                        + tuneSteps.get(i));
+            }
+            rates[i] = Double.parseDouble(p[0]) * rate;
+            seconds[i] = Integer.parseInt(p[1]);
+        }
+        RateTrace steps = ScalingWorkloads.steps(rates, seconds);
+        long seed = checkSeed != null ? checkSeed : this.seed + 1;
+        Scenario arrivals = new ScenarioBuilder().trace(steps).rate(steps.meanRate())
+                .durationS(steps.durationNanos() / 1e9).seed(seed).build();
+        PipelineTuning.Settings settings = new PipelineTuning.Settings(1, tuneMaxReplicas, Math.round(tuneStartS * 1e9),
+                Math.round(tuneTickS * 1e9), Math.round(tuneCooldownS * 1e9));
+        List<PipelineTuning.Outcome> outcomes = PipelineTuning.compare(estimator, config, budgets, arrivals, seconds,
+                settings, table);
+        System.out.printf(Locale.ROOT, "%ntuning the inferline plan on %s (seed %d), per stage 1..%d replicas, start %.1f s,"
+                + " tick %.1f s, cooldown %.0f s:%n", steps.source(), seed, tuneMaxReplicas, tuneStartS, tuneTickS,
+                tuneCooldownS);
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (PipelineTuning.Outcome o : outcomes) {
+            System.out.printf(Locale.ROOT, "  %-7s attainment %.4f, per step %s; p99 %.2f ms; mean cost %.3f/h; per stage %s%n",
+                    o.tuned() ? "tuned" : "static", o.attainment(), o.phaseAttainment().stream()
+                            .map(a -> String.format(Locale.ROOT, "%.4f", a)).toList(), o.p99Ms(), o.costPerHour(),
+                    o.stages().stream().map(st -> String.format(Locale.ROOT, "%s (budget %.1f ms) peak %d, %d decisions",
+                            st.stage(), st.budgetMicros() / 1000.0, st.peakReplicas(), st.decisions())).toList());
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("mode", o.tuned() ? "tuned" : "static");
+            m.put("attainment", Summary.round(o.attainment()));
+            m.put("attainment_per_step", o.phaseAttainment().stream().map(Summary::round).toList());
+            m.put("p99_ms", Summary.round(o.p99Ms()));
+            m.put("mean_cost_per_hour", Summary.round(o.costPerHour()));
+            m.put("stages", o.stages());
+            rows.add(m);
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("trace", steps.source());
+        out.put("seed", seed);
+        out.put("settings", settings);
+        out.put("runs", rows);
+        return out;
     }
 
     /** The pipeline's latency with no queueing: the longest path at batch size 1, each stage on its fastest priced kind. */

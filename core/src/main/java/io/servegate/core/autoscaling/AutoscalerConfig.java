@@ -17,9 +17,12 @@ import java.util.Objects;
  *                         stay above its threshold this long
  * @param settleNanos      a scale-up on the bad rate waits this long after the last one, for the
  *                         new replicas to show their effect
+ * @param sloNanos         the latency objective the capacity model plans for; 0 takes the
+ *                         scheduler's own (its model's SLO). A pipeline stage's autoscaler plans
+ *                         for the stage's budget, a share of the end-to-end SLO.
  */
 public record AutoscalerConfig(int minReplicas, int maxReplicas, AutoscalingPolicy policy, double utilisation,
-        double badRateThreshold, double idleThreshold, long cooldownNanos, long settleNanos) {
+        double badRateThreshold, double idleThreshold, long cooldownNanos, long settleNanos, long sloNanos) {
 
     public AutoscalerConfig {
         Objects.requireNonNull(policy, "policy");
@@ -42,6 +45,9 @@ public record AutoscalerConfig(int minReplicas, int maxReplicas, AutoscalingPoli
         if (cooldownNanos < 0 || settleNanos < 0) {
             throw new IllegalArgumentException("cooldown and settle must be >= 0");
         }
+        if (sloNanos < 0) {
+            throw new IllegalArgumentException("the SLO must be > 0, or 0 for the scheduler's, got " + sloNanos + " ns");
+        }
     }
 
     /**
@@ -50,24 +56,35 @@ public record AutoscalerConfig(int minReplicas, int maxReplicas, AutoscalingPoli
      */
     public static AutoscalerConfig of(int minReplicas, int maxReplicas) {
         return new AutoscalerConfig(minReplicas, maxReplicas, AutoscalingPolicy.ENVELOPE, 0.75, 0.05, 0.3,
-                15_000_000_000L, 5_000_000_000L);
+                15_000_000_000L, 5_000_000_000L, 0);
     }
 
     /** This configuration with another policy. */
     public AutoscalerConfig withPolicy(AutoscalingPolicy p) {
         return new AutoscalerConfig(minReplicas, maxReplicas, p, utilisation, badRateThreshold, idleThreshold,
-                cooldownNanos, settleNanos);
+                cooldownNanos, settleNanos, sloNanos);
     }
 
     /** This configuration with other thresholds. */
     public AutoscalerConfig withThresholds(double utilisation, double badRate, double idle) {
         return new AutoscalerConfig(minReplicas, maxReplicas, policy, utilisation, badRate, idle, cooldownNanos,
-                settleNanos);
+                settleNanos, sloNanos);
     }
 
     /** This configuration with other waits. */
     public AutoscalerConfig withTiming(long cooldownNanos, long settleNanos) {
         return new AutoscalerConfig(minReplicas, maxReplicas, policy, utilisation, badRateThreshold, idleThreshold,
-                cooldownNanos, settleNanos);
+                cooldownNanos, settleNanos, sloNanos);
+    }
+
+    /** This configuration planning for another latency objective (0: the scheduler's). */
+    public AutoscalerConfig withSlo(long sloNanos) {
+        return new AutoscalerConfig(minReplicas, maxReplicas, policy, utilisation, badRateThreshold, idleThreshold,
+                cooldownNanos, settleNanos, sloNanos);
+    }
+
+    /** The objective the capacity model plans for: this configuration's, else {@code schedulerSloNanos}. */
+    public long sloNanosOr(long schedulerSloNanos) {
+        return sloNanos > 0 ? sloNanos : schedulerSloNanos;
     }
 }

@@ -15,7 +15,8 @@ import io.servegate.core.scheduling.ModelScheduler;
  * @param recentRate    the busiest rate of the last {@value #RECENT_SECONDS} s, from the envelope
  * @param recentWindow  the window length that rate was seen over, nanoseconds
  * @param sustainedRate the busiest rate of the last cooldown, from the envelope
- * @param capacity      the capacity model on the current profile; null while nothing is measured
+ * @param capacity      the capacity model on the current profile and the autoscaler's SLO (the
+ *                      scheduler's unless its configuration names one); null while nothing is measured
  */
 public record ScalingSignals(long atNanos, int replicas, int ready, long arrived, long bad, double idleFraction,
         int queued, double recentRate, long recentWindow, double sustainedRate, CapacityModel capacity) {
@@ -35,7 +36,8 @@ public record ScalingSignals(long atNanos, int replicas, int ready, long arrived
      * Reads the signals of {@code scheduler}, which the caller serialises as it does its events.
      *
      * @param replicas replicas asked for, as the caller knows it
-     * @param config   the autoscaler's: the sustained rate covers its cooldown
+     * @param config   the autoscaler's: the sustained rate covers its cooldown, the capacity model
+     *                 plans for its SLO
      */
     public static ScalingSignals read(ModelScheduler<?> scheduler, int replicas, AutoscalerConfig config, long now) {
         ArrivalEnvelope envelope = scheduler.envelope();
@@ -46,7 +48,7 @@ public record ScalingSignals(long atNanos, int replicas, int ready, long arrived
         long[] sustained = busiestRate(envelope, lookback, now);
         long[] latency = scheduler.latencyByBatchNanos();
         CapacityModel capacity = latency == null ? null
-                : new CapacityModel(b -> latency[b - 1], scheduler.sloNanos(), latency.length);
+                : new CapacityModel(b -> latency[b - 1], config.sloNanosOr(scheduler.sloNanos()), latency.length);
         return new ScalingSignals(now, replicas, scheduler.availableReplicas(), scheduler.arrived(),
                 scheduler.bad(), scheduler.idleFraction(now), scheduler.queued(), Double.longBitsToDouble(recent[0]),
                 recent[1], Double.longBitsToDouble(sustained[0]), capacity);

@@ -1,6 +1,7 @@
 package io.servegate.core.autoscaling;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -150,5 +151,16 @@ class AutoscalerTest {
         ScalingDecision d = a.decide(new ScalingSignals(S, 2, 2, 1_000, 500, 0, 0, 1e6, S, 1e6, null));
         assertThat(d.reason()).isEqualTo(ScalingReason.BAD_RATE);
         assertThat(d.to()).isEqualTo(4);
+    }
+
+    /** A pipeline stage's autoscaler plans for the stage's budget; without one, for the scheduler's SLO. */
+    @Test
+    void theConfiguredSloReplacesTheSchedulersOnlyWhenSet() {
+        assertThat(CONFIG.sloNanos()).isZero();
+        assertThat(CONFIG.sloNanosOr(20_000_000L)).isEqualTo(20_000_000L);
+        AutoscalerConfig stage = CONFIG.withSlo(8_000_000L).withTiming(S, S).withThresholds(0.5, 0.1, 0.2);
+        assertThat(stage.sloNanosOr(20_000_000L)).as("kept through the other with-methods").isEqualTo(8_000_000L);
+        assertThatThrownBy(() -> CONFIG.withSlo(-1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("SLO");
     }
 }

@@ -5,6 +5,11 @@ import io.servegate.core.autoscaling.AutoscalerConfig;
 import io.servegate.core.autoscaling.AutoscalingPolicy;
 import io.servegate.gateway.autoscaling.AutoscalingService;
 import io.servegate.gateway.autoscaling.AutoscalingView;
+import io.servegate.gateway.query.PipelineService;
+import io.servegate.gateway.query.StageDeadlines;
+import io.servegate.gateway.registry.PipelineGraph;
+import io.servegate.gateway.registry.PipelineStage;
+import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.rpc.ModelSignals;
@@ -13,6 +18,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.springframework.http.HttpStatus;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
@@ -24,20 +30,24 @@ import tools.jackson.databind.JsonNode;
  * on (with its bounds, policy and thresholds), replaces it, or with {@code "enabled": false} turns
  * it off; {@code get_autoscaling} reports each autoscaler's state and last decisions, and every
  * model version's load signals (arrival rate, traffic envelope, bad and idle counts, queue).
+ * {@code set_pipeline_tuning} sets (or clears) the autoscaler of every model stage of a pipeline,
+ * each planning for its stage's budget rather than its model's SLO.
  */
 public final class AutoscalingHandler {
 
     private final Registry registry;
     private final ReplicaPool pool;
     private final AutoscalingService autoscaling;
+    private final PipelineService pipelines;
     private final JsonBodies bodies;
     private final int maxReplicas;
 
-    public AutoscalingHandler(Registry registry, ReplicaPool pool, AutoscalingService autoscaling, JsonBodies bodies,
-            int maxReplicas) {
+    public AutoscalingHandler(Registry registry, ReplicaPool pool, AutoscalingService autoscaling,
+            PipelineService pipelines, JsonBodies bodies, int maxReplicas) {
         this.registry = registry;
         this.pool = pool;
         this.autoscaling = autoscaling;
+        this.pipelines = pipelines;
         this.bodies = bodies;
         this.maxReplicas = maxReplicas;
     }
@@ -60,6 +70,80 @@ public final class AutoscalingHandler {
             }
             return autoscaling.set(m.name(), m.version(), config(body))
                     .flatMap(view -> ok(describe(view, pool.signals(m.name(), m.version()))));
+        });
+    }
+
+    /**
+     * {@code set_pipeline_tuning} {@code {name, enabled?, min_replicas, max_replicas, ...}}: the
+     * autoscaler of each model stage's current version, with {@code set_autoscaling}'s settings
+     * and the stage's budget as its SLO (the plan's {@code deadline_micros}, or its share of the
+     * end-to-end SLO as the split gives it now; a model behind two stages plans for the smaller).
+     * Every stage's version must be deployed by the container manager, else none is set.
+     */
+    public Mono<ServerResponse> setPipelineTuning(ServerRequest request) {
+        return bodies.object(request).flatMap(body -> {
+            String name = JsonBodies.requiredString(body, "name");
+            RegistrySnapshot snapshot = registry.snapshot();
+            PipelineGraph graph = snapshot.pipeline(name)
+                    .orElseThrow(() -> ApiException.notFound("unknown pipeline '" + name + "'"));
+            JsonNode enabled = body.get("enabled");
+            if (enabled != null && !enabled.isNull() && !enabled.isBoolean()) {
+                throw ApiException.badRequest("field 'enabled' must be true or false");
+            }
+            boolean on = enabled == null || enabled.isNull() || enabled.booleanValue();
+            long[] budgets = StageDeadlines.budgets(graph, pipelines.deadlines(graph, snapshot));
+            // per model version, the tightest budget of the stages it serves
+            Map<ModelVersion, Long> budgetByVersion = new LinkedHashMap<>();
+            Map<String, ModelVersion> versionByStage = new LinkedHashMap<>();
+            for (PipelineStage stage : graph.order()) {
+                if (stage.isCombine()) {
+                    continue;
+                }
+                String v = snapshot.currentVersion(stage.model()).orElseThrow(() -> ApiException.notFound(
+                        "stage '" + stage.name() + "': model '" + stage.model() + "' has no version"));
+                ModelVersion m = snapshot.model(stage.model(), v).orElseThrow(() -> ApiException.notFound(
+                        "stage '" + stage.name() + "': unknown model '" + stage.model() + ":" + v + "'"));
+                versionByStage.put(stage.name(), m);
+                budgetByVersion.merge(m, budgets[graph.position(stage.name())], Math::min);
+            }
+            if (!on) {
+                List<Object> stages = new ArrayList<>();
+                versionByStage.forEach((stage, m) -> stages.add(Map.of("stage", stage, "model_name", m.name(),
+                        "model_version", m.version(), "was_enabled", autoscaling.clear(m.name(), m.version()))));
+                return ok(Map.of("name", name, "enabled", false, "stages", stages));
+            }
+            AutoscalerConfig config = config(body);
+            List<AutoscalingService.Target> targets = new ArrayList<>();
+            for (Map.Entry<ModelVersion, Long> e : budgetByVersion.entrySet()) {
+                if (e.getValue() <= 0) {
+                    throw ApiException.badRequest("model '" + e.getKey().name() + "' has no time left in pipeline '"
+                            + name + "' to plan for");
+                }
+                targets.add(new AutoscalingService.Target(e.getKey().name(), e.getKey().version(),
+                        config.withSlo(e.getValue())));
+            }
+            return autoscaling.setAll(targets).flatMap(views -> {
+                Map<ModelVersion, AutoscalingView> byVersion = new LinkedHashMap<>();
+                int i = 0;
+                for (ModelVersion m : budgetByVersion.keySet()) {
+                    byVersion.put(m, views.get(i++));
+                }
+                List<Object> stages = new ArrayList<>();
+                versionByStage.forEach((stage, m) -> {
+                    AutoscalingView view = byVersion.get(m);
+                    Map<String, Object> row = new LinkedHashMap<>();
+                    row.put("stage", stage);
+                    row.put("budget_micros", TimeUnit.NANOSECONDS.toMicros(budgets[graph.position(stage)]));
+                    row.put("autoscaler", describe(view, null));
+                    stages.add(row);
+                });
+                Map<String, Object> out = new LinkedHashMap<>();
+                out.put("name", name);
+                out.put("enabled", true);
+                out.put("planned", graph.planned());
+                out.put("stages", stages);
+                return ok(out);
+            });
         });
     }
 
@@ -119,7 +203,7 @@ public final class AutoscalingHandler {
                     number(body, "bad_rate_threshold", defaults.badRateThreshold()),
                     number(body, "idle_threshold", defaults.idleThreshold()),
                     Math.round(number(body, "cooldown_s", defaults.cooldownNanos() / 1e9) * 1e9),
-                    Math.round(number(body, "settle_s", defaults.settleNanos() / 1e9) * 1e9));
+                    Math.round(number(body, "settle_s", defaults.settleNanos() / 1e9) * 1e9), 0);
         } catch (IllegalArgumentException e) {
             throw ApiException.badRequest(e.getMessage());
         }
@@ -151,6 +235,8 @@ public final class AutoscalingHandler {
         config.put("idle_threshold", c.idleThreshold());
         config.put("cooldown_s", c.cooldownNanos() / 1e9);
         config.put("settle_s", c.settleNanos() / 1e9);
+        // the SLO the capacity model plans for: a pipeline stage's budget, or the model's own (null)
+        config.put("slo_micros", c.sloNanos() > 0 ? TimeUnit.NANOSECONDS.toMicros(c.sloNanos()) : null);
         out.put("config", config);
         out.put("replicas", v.replicas());
         out.put("last_bad_rate", v.lastBadRate());

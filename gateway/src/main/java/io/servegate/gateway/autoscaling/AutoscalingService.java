@@ -8,6 +8,7 @@ import io.servegate.gateway.containers.ContainerManager;
 import io.servegate.gateway.containers.ContainerManagerException;
 import io.servegate.gateway.containers.Deployment;
 import io.servegate.gateway.rpc.ReplicaPool;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -59,25 +60,47 @@ public final class AutoscalingService implements AutoCloseable {
      * @return its state
      */
     public Mono<AutoscalingView> set(String model, String version, AutoscalerConfig config) {
+        return setAll(List.of(new Target(model, version, config))).map(views -> views.get(0));
+    }
+
+    /** A model version and the configuration of its autoscaler. */
+    public record Target(String model, String version, AutoscalerConfig config) {
+    }
+
+    /**
+     * {@link #set} for several model versions at once (a pipeline's stages): every one must be
+     * deployed by the manager, else none is set.
+     *
+     * @return their states, in order
+     */
+    public Mono<List<AutoscalingView>> setAll(List<Target> targets) {
         if (containers.kind().equals("external")) {
+            Target t = targets.get(0);
             return Mono.error(new ContainerManagerException(ContainerManagerException.Kind.INVALID,
-                    "the external container manager does not run containers, so it cannot scale '" + model + ":"
-                            + version + "'; use the process, docker or kubernetes manager"));
+                    "the external container manager does not run containers, so it cannot scale '" + t.model() + ":"
+                            + t.version() + "'; use the process, docker or kubernetes manager"));
         }
         return containers.list().map(deployments -> {
-            Deployment d = deployments.stream()
-                    .filter(x -> x.modelName().equals(model) && x.modelVersion().equals(version)).findFirst()
+            List<Deployment> found = targets.stream().map(t -> deployments.stream()
+                    .filter(x -> x.modelName().equals(t.model()) && x.modelVersion().equals(t.version())).findFirst()
                     .orElseThrow(() -> new ContainerManagerException(ContainerManagerException.Kind.CONFLICT,
-                            "model version '" + model + ":" + version + "' is not deployed by the "
-                                    + containers.kind() + " container manager; deploy it with deploy_model first"));
-            ModelAutoscaler next = models.compute(key(model, version), (k, old) -> {
-                if (old != null) {
-                    old.close();
-                }
-                return new ModelAutoscaler(model, version, config, d.desiredReplicas(), pool, containers, backoff,
-                        props.decisionsKept(), meters, clock);
-            });
-            return next.view();
+                            "model version '" + t.model() + ":" + t.version() + "' is not deployed by the "
+                                    + containers.kind() + " container manager; deploy it with deploy_model first")))
+                    .toList();
+            List<AutoscalingView> views = new ArrayList<>();
+            for (int i = 0; i < targets.size(); i++) {
+                Target t = targets.get(i);
+                int desired = found.get(i).desiredReplicas();
+                ModelAutoscaler next = models.compute(key(t.model(), t.version()), (k, old) -> {
+                    if (old != null) {
+                        old.close();
+                    }
+                    return new ModelAutoscaler(t.model(), t.version(), t.config(), desired, pool, containers, backoff,
+                            props.decisionsKept(), meters, clock);
+                });
+                views.add(next.view());
+            }
+            return views;
         });
     }
 

@@ -258,7 +258,7 @@ public class GatewayConfiguration {
                 new ProcessCommandPolicy(process.allowedCommands(), process.allowedEnv(), !token.isEmpty(),
                         process.requireAdminToken()),
                 props.containers().maxReplicas());
-        AutoscalingHandler scaling = new AutoscalingHandler(registry, pool, autoscaling, bodies,
+        AutoscalingHandler scaling = new AutoscalingHandler(registry, pool, autoscaling, pipelines, bodies,
                 props.containers().maxReplicas());
         PipelineAdminHandler pipelineAdmin = new PipelineAdminHandler(registry, pipelines, bodies);
         ProfileHandler profiles = new ProfileHandler(registry, pool, new ReplicaProfiler(registry, pool,
@@ -288,6 +288,7 @@ public class GatewayConfiguration {
                 .GET("/admin/get_placements", admin::getPlacements)
                 .POST("/admin/set_autoscaling", scaling::set)
                 .POST("/admin/get_autoscaling", scaling::get)
+                .POST("/admin/set_pipeline_tuning", scaling::setPipelineTuning)
                 .POST("/admin/add_pipeline", pipelineAdmin::addPipeline)
                 .POST("/admin/delete_pipeline", pipelineAdmin::deletePipeline)
                 .POST("/admin/get_pipeline", pipelineAdmin::getPipeline)

@@ -64,6 +64,35 @@ public final class StageDeadlines {
         return offsets;
     }
 
+    /**
+     * Each stage's own budget, the time it may take once its predecessors are done: a planned
+     * stage's {@code deadline_micros}; otherwise its deadline offset less its predecessors'
+     * latest (the final stage's includes what the split leaves over). Combine stages get 0.
+     *
+     * @param offsets {@link #offsets}'s answer for {@code graph}
+     * @return nanoseconds, indexed by {@link PipelineGraph#position}
+     */
+    public static long[] budgets(PipelineGraph graph, long[] offsets) {
+        List<PipelineStage> order = graph.order();
+        long[] budgets = new long[order.size()];
+        for (int i = 0; i < budgets.length; i++) {
+            PipelineStage stage = order.get(i);
+            if (stage.isCombine()) {
+                continue;
+            }
+            if (graph.planned()) {
+                budgets[i] = TimeUnit.MICROSECONDS.toNanos(stage.deadlineMicros());
+                continue;
+            }
+            long start = 0;
+            for (PipelineEdge e : graph.incoming(stage.name())) {
+                start = Math.max(start, offsets[graph.position(e.from())]);
+            }
+            budgets[i] = Math.max(0, offsets[i] - start);
+        }
+        return budgets;
+    }
+
     /** Each stage's end when it starts at its predecessors' latest end and takes its weight. */
     private static double[] ends(PipelineGraph graph, double[] weight) {
         List<PipelineStage> order = graph.order();

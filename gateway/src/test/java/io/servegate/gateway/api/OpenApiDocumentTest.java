@@ -77,6 +77,7 @@ class OpenApiDocumentTest {
             new Route("GET", "/admin/get_placements"),
             new Route("POST", "/admin/set_autoscaling"),
             new Route("POST", "/admin/get_autoscaling"),
+            new Route("POST", "/admin/set_pipeline_tuning"),
             new Route("POST", "/admin/add_pipeline"),
             new Route("POST", "/admin/delete_pipeline"),
             new Route("POST", "/admin/get_pipeline"),
