@@ -18,7 +18,6 @@ import io.servegate.core.selection.WeightedState;
 import io.servegate.gateway.selection.SelectionStateStore;
 import io.servegate.sdk.TensorType;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -100,10 +99,11 @@ public final class SelectionService {
     private <S> Mono<Prediction> predict(SelectionPolicy<S> policy, Application app, RegistrySnapshot snapshot,
             String context, TensorType<?> type, Object input, long arrivalNanos) {
         long deadline = predictions.deadline(app, arrivalNanos);
+        EncodedInput encoded = PredictionService.encode(type, input);
         return state(policy, app, context).flatMap(state -> {
             List<String> selected = policy.select(state, input, ThreadLocalRandom.current());
-            return outputs(snapshot, selected, type, input, deadline).map(outputs -> {
-                played.put(new PlayedKey(app.name(), policy.name(), context, length(type, input), input),
+            return outputs(snapshot, selected, input, encoded, deadline).map(outputs -> {
+                played.put(new PlayedKey(app.name(), policy.name(), context, encoded),
                         played(policy, state, selected, outputs));
                 Optional<Combined> combined = policy.combine(state, input, outputs, selected);
                 if (combined.isEmpty()) {
@@ -140,8 +140,8 @@ public final class SelectionService {
     private <S> Mono<Long> observe(SelectionPolicy<S> policy, Application app, RegistrySnapshot snapshot,
             String context, TensorType<?> type, Object input, String label, Duration timeout) {
         List<String> models = app.linkedModels();
-        Played known = played.getIfPresent(
-                new PlayedKey(app.name(), policy.name(), context, length(type, input), input));
+        EncodedInput encoded = PredictionService.encode(type, input);
+        Played known = played.getIfPresent(new PlayedKey(app.name(), policy.name(), context, encoded));
         Mono<Played> prediction;
         if (known != null) {
             joined.increment();
@@ -151,7 +151,7 @@ public final class SelectionService {
             long deadline = clock.getAsLong() + timeout.toNanos();
             prediction = drawState(policy, app, context).flatMap(state -> {
                 List<String> selected = policy.select(state, input, ThreadLocalRandom.current());
-                return outputs(snapshot, selected, type, input, deadline)
+                return outputs(snapshot, selected, input, encoded, deadline)
                         .map(outputs -> played(policy, state, selected, outputs));
             });
         }
@@ -169,11 +169,6 @@ public final class SelectionService {
                     lastKnown.put(key(app, policy, context), state);
                     return observations(state);
                 });
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T> int length(TensorType<T> type, Object input) {
-        return type.length((T) input);
     }
 
     /** What a prediction selected: the outputs of the selected models that answered, and each one's probability. */
@@ -203,9 +198,8 @@ public final class SelectionService {
     }
 
     /** Each model's output by the deadline; models that fail or are late are simply absent. */
-    private Mono<Map<String, String>> outputs(RegistrySnapshot snapshot, List<String> models, TensorType<?> type,
-            Object input, long deadline) {
-        EncodedInput encoded = PredictionService.encode(type, input);
+    private Mono<Map<String, String>> outputs(RegistrySnapshot snapshot, List<String> models, Object input,
+            EncodedInput encoded, long deadline) {
         return Flux.fromIterable(models)
                 .flatMap(m -> snapshot.currentVersion(m)
                         .map(v -> predictions.infer(m, v, input, encoded, deadline)
@@ -258,43 +252,16 @@ public final class SelectionService {
         }
     }
 
-    /**
-     * An app, policy, context and input, compared by the input's contents (the inputs are arrays
-     * or strings, see {@link TensorType}).
-     */
-    private static final class PlayedKey {
+    /** An app, policy, context and input, the input compared by its encoded bytes (hashed once for the cache too). */
+    private record PlayedKey(String app, String policy, String context, EncodedInput input) {
 
-        private final String app;
-        private final String policy;
-        private final String context;
-        private final int length;
-        private final Object input;
-        private final int hash;
-
-        PlayedKey(String app, String policy, String context, int length, Object input) {
-            this.app = app;
-            this.policy = policy;
-            this.context = context == null ? "" : context;
-            this.length = length;
-            this.input = input;
-            this.hash = (31 * (31 * app.hashCode() + policy.hashCode()) + this.context.hashCode()) * 31
-                    + Arrays.deepHashCode(new Object[] {input});
+        PlayedKey {
+            context = context == null ? "" : context;
         }
 
-        /** About the heap the key holds: the input (at most 8 bytes an element) and the names. */
+        /** About the heap the key holds: the encoded input and the names. */
         int weight() {
-            return 96 + 8 * length + 2 * (app.length() + policy.length() + context.length());
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof PlayedKey k && hash == k.hash && app.equals(k.app) && policy.equals(k.policy)
-                    && context.equals(k.context) && Arrays.deepEquals(new Object[] {input}, new Object[] {k.input});
-        }
-
-        @Override
-        public int hashCode() {
-            return hash;
+            return 96 + input.length() + 2 * (app.length() + policy.length() + context.length());
         }
     }
 }
