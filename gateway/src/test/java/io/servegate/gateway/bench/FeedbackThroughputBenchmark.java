@@ -56,7 +56,11 @@ import reactor.netty.resources.ConnectionProvider;
  *       predictions were app-wide, so the join is the four models' cached predictions;</li>
  *   <li>{@code cache-misses}: every feedback a never-seen input (the other test images, then all
  *       10,000 again with pixel 0 shifted by {@code r·10⁻⁵} on pass {@code r}), so the gateway has
- *       to query the four models for the join.</li>
+ *       to query the four models for the join;</li>
+ *   <li>{@code predict-hits}, a control: {@code POST /fb/predict {"input": image}} of the images of
+ *       (1), answered from the prediction cache: the same body through the same HTTP stack, JSON
+ *       reader, selection draw and four cache lookups, without feedback's join, step or Redis
+ *       write. What the gateway reaches there bounds what any feedback path could.</li>
  * </ol>
  * The cache-hit phases' load comes from {@code wrk} ({@code --client wrk}, the default: a separate
  * C process, {@value #WRK_THREADS} threads, {@code --clients} connections, bodies cycled by
@@ -294,8 +298,11 @@ public final class FeedbackThroughputBenchmark {
                 case "cache-misses" -> phase("cache-misses",
                         "app-wide state; every input never seen: the gateway queries the four models for the join",
                         this::missBody, 0, warmupS, durationS);
+                case "predict-hits" -> phase(Endpoint.PREDICT, "predict-hits", "control: /" + APP
+                        + "/predict of the inputs of cache-hits (cached), no feedback", this::predictBody,
+                        warmImages, warmupS, durationS);
                 default -> throw new IllegalArgumentException("unknown phase " + phase
-                        + "; phases: cache-hits, cache-hits-per-user, cache-misses");
+                        + "; phases: cache-hits, cache-hits-per-user, cache-misses, predict-hits");
             };
             results.add(r);
             System.out.println(line(r));
@@ -353,6 +360,16 @@ public final class FeedbackThroughputBenchmark {
         }
         if (hits > 0 && perUser > 0) {
             ratios.put("per_user_over_app_wide", perUser / hits);
+        }
+        double control = rate(results, "predict-hits");
+        if (control > 0) {
+            // the control's answers per second: the ceiling of the same bodies through the same gateway
+            if (hits > 0) {
+                ratios.put("cache_hits_over_predict_control", hits / control);
+            }
+            if (perUser > 0) {
+                ratios.put("cache_hits_per_user_over_predict_control", perUser / control);
+            }
         }
         json.put("ratios", ratios);
         BenchOutput.write(out.resolve("feedback-throughput.json"), BenchOutput.json(json));
@@ -493,6 +510,15 @@ public final class FeedbackThroughputBenchmark {
         return body(null, image, pixel0[image]);
     }
 
+    /** {@code {"input": image}} of the images feedback of cache-hits is about. */
+    private byte[] predictBody(long i) {
+        int image = (int) (i % warmImages);
+        ByteArrayOutputStream b = new ByteArrayOutputStream(tails[image].length + 32);
+        b.writeBytes(("{\"input\":[" + pixel0[image]).getBytes(StandardCharsets.US_ASCII));
+        b.writeBytes(tails[image]);
+        return b.toByteArray();
+    }
+
     private byte[] perUserBody(long i) {
         int image = (int) (i % warmImages);
         return body(i % users, image, pixel0[image]);
@@ -581,9 +607,28 @@ public final class FeedbackThroughputBenchmark {
      */
     private Map<String, Object> phase(String name, String description, LongFunction<byte[]> bodies, int period,
             int warmupS, int durationS) throws Exception {
+        return phase(Endpoint.UPDATE, name, description, bodies, period, warmupS, durationS);
+    }
+
+    private Map<String, Object> phase(Endpoint endpoint, String name, String description, LongFunction<byte[]> bodies,
+            int period, int warmupS, int durationS) throws Exception {
         return client == LoadClient.WRK && period > 0
-                ? wrkPhase(name, description, bodies, period, warmupS, durationS)
-                : jvmPhase(name, description, bodies, warmupS, durationS).toJson();
+                ? wrkPhase(endpoint, name, description, bodies, period, warmupS, durationS)
+                : jvmPhase(endpoint, name, description, bodies, warmupS, durationS).toJson();
+    }
+
+    /** Where a phase sends its bodies, and what a successful answer contains. */
+    private enum Endpoint {
+        UPDATE("update", "\"observed\":true"),
+        PREDICT("predict", "\"default\":false");
+
+        final String path;
+        final String success;
+
+        Endpoint(String path, String success) {
+            this.path = "/" + APP + "/" + path;
+            this.success = success;
+        }
     }
 
     private static final int WRK_THREADS = 2;
@@ -593,8 +638,8 @@ public final class FeedbackThroughputBenchmark {
      * measured one with its latency distribution. The gateway's own feedback counter is read
      * around both, as a check that every request wrk counted was an observation.
      */
-    private Map<String, Object> wrkPhase(String name, String description, LongFunction<byte[]> bodies, int period,
-            int warmupS, int durationS) throws Exception {
+    private Map<String, Object> wrkPhase(Endpoint endpoint, String name, String description,
+            LongFunction<byte[]> bodies, int period, int warmupS, int durationS) throws Exception {
         Path file = Files.createTempFile("feedback-bodies", ".jsonl");
         try {
             try (var w = Files.newOutputStream(file)) {
@@ -605,8 +650,8 @@ public final class FeedbackThroughputBenchmark {
             }
             long[] cacheBefore = cacheCounters();
             long feedbackBefore = feedbackCounter();
-            WrkRun warm = wrk(file, warmupS, false);
-            WrkRun run = wrk(file, durationS, true);
+            WrkRun warm = wrk(endpoint, file, warmupS, false);
+            WrkRun run = wrk(endpoint, file, durationS, true);
             long feedback = feedbackCounter() - feedbackBefore;
             long[] cacheAfter = cacheCounters();
             Map<String, Object> m = new LinkedHashMap<>();
@@ -643,13 +688,13 @@ public final class FeedbackThroughputBenchmark {
     private record WrkRun(long requests, long errors, double seconds, Map<String, Object> latencyMs) {
     }
 
-    private WrkRun wrk(Path bodies, int seconds, boolean latency) throws Exception {
+    private WrkRun wrk(Endpoint endpoint, Path bodies, int seconds, boolean latency) throws Exception {
         List<String> cmd = new ArrayList<>(List.of("wrk", "-t" + Math.min(WRK_THREADS, clients), "-c" + clients,
                 "-d" + seconds + "s", "-s", WRK_SCRIPT.toString()));
         if (latency) {
             cmd.add("--latency");
         }
-        cmd.addAll(List.of("http://127.0.0.1:" + queryPort + "/" + APP + "/update", "--", bodies.toString(),
+        cmd.addAll(List.of("http://127.0.0.1:" + queryPort + endpoint.path, "--", bodies.toString(),
                 Integer.toString(Math.min(WRK_THREADS, clients))));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -722,8 +767,8 @@ public final class FeedbackThroughputBenchmark {
         return total;
     }
 
-    private PhaseResult jvmPhase(String name, String description, LongFunction<byte[]> bodies, int warmupS,
-            int durationS) throws InterruptedException {
+    private PhaseResult jvmPhase(Endpoint endpoint, String name, String description, LongFunction<byte[]> bodies,
+            int warmupS, int durationS) throws InterruptedException {
         long[] cacheBefore = cacheCounters();
         long start = System.nanoTime();
         long measureFrom = start + TimeUnit.SECONDS.toNanos(warmupS);
@@ -732,7 +777,7 @@ public final class FeedbackThroughputBenchmark {
         CountDownLatch done = new CountDownLatch(clients);
         ConcurrentLinkedQueue<String> samples = new ConcurrentLinkedQueue<>();
         List<Client> all = new ArrayList<>();
-        String path = "/" + APP + "/update";
+        String path = endpoint.path;
         for (int c = 0; c < clients; c++) {
             Client client = new Client();
             all.add(client);
@@ -745,7 +790,7 @@ public final class FeedbackThroughputBenchmark {
                     byte[] body = bodies.apply(seq.getAndIncrement());
                     long sent = System.nanoTime();
                     post(queryPort, path, body).subscribe(
-                            r -> complete(sent, r.status() == 200 && r.body().contains("\"observed\":true")
+                            r -> complete(sent, r.status() == 200 && r.body().contains(endpoint.success)
                                     ? null : r.status() + " " + abbreviate(r.body())),
                             e -> complete(sent, e.toString()));
                 }
