@@ -1,5 +1,7 @@
 package io.servegate.gateway.api;
 
+import java.nio.charset.StandardCharsets;
+
 /**
  * Converts a JSON number's text to a double, exactly as {@link Double#parseDouble} does. Short
  * decimals (model inputs such as {@code 0.003921569}: at most 15 significant digits and a power
@@ -19,8 +21,8 @@ final class DecimalText {
     private DecimalText() {
     }
 
-    /** The double of the number written in {@code text[offset, offset + length)}, which is a valid JSON number. */
-    static double toDouble(char[] text, int offset, int length) {
+    /** The double of the number written in {@code text[offset, offset + length)} (ASCII), which is a valid JSON number. */
+    static double toDouble(byte[] text, int offset, int length) {
         int i = offset;
         int end = offset + length;
         boolean negative = text[i] == '-';
@@ -32,7 +34,7 @@ final class DecimalText {
         int exponent = 0;
         boolean fraction = false;
         for (; i < end; i++) {
-            char c = text[i];
+            byte c = text[i];
             if (c == '.') {
                 fraction = true;
             } else if (c >= '0' && c <= '9') {
@@ -78,7 +80,7 @@ final class DecimalText {
         return negative ? -value : value;
     }
 
-    private static double slow(char[] text, int offset, int length) {
-        return Double.parseDouble(new String(text, offset, length));
+    private static double slow(byte[] text, int offset, int length) {
+        return Double.parseDouble(new String(text, offset, length, StandardCharsets.US_ASCII));
     }
 }

@@ -9,11 +9,12 @@ import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * A JSON object body read in one streaming pass, with one field that is a flat array of numbers
- * (a model input: 784 pixels for Fashion-MNIST) kept as a {@code double[]} instead of a tree node
- * per element. Building and then walking those nodes was most of the JSON cost of a feedback
- * request (a JFR profile of the feedback benchmark put JSON parsing at about a fifth of the
- * gateway's CPU).
+ * A JSON object body read in one pass, with one field that is a flat array of numbers (a model
+ * input: 784 pixels for Fashion-MNIST) kept as a {@code double[]} instead of a tree node per
+ * element. Building and then walking those nodes was most of the JSON cost of a feedback request.
+ * The object's other fields go through Jackson's streaming parser; the array itself is scanned
+ * straight from the body's bytes, each number converted where it lies ({@link DecimalText}), since
+ * tokenizing the numbers and copying each one's text for conversion was most of what remained.
  *
  * @param others   every other field of the object, as a tree
  * @param numbers  the field's numbers, each as the double the tree would have held
@@ -24,8 +25,9 @@ public record NumericFieldBody(ObjectNode others, double[] numbers, boolean inte
     /**
      * Reads {@code json} as an object whose {@code field} is an array of numbers; null when it is
      * anything else (malformed, not an object, the field absent, repeated, nested or not all
-     * numbers), which the caller then reads as a tree to say precisely what is wrong. The
-     * body's size is bounded by the codec configuration, and so is the array.
+     * numbers, or a number in a form strict JSON does not allow), which the caller then reads as
+     * a tree to say precisely what is wrong. The body's size is bounded by the codec
+     * configuration, and so is the array.
      */
     public static NumericFieldBody read(ObjectMapper mapper, byte[] json, String field) {
         try (JsonParser p = mapper.createParser(json)) {
@@ -33,9 +35,7 @@ public record NumericFieldBody(ObjectNode others, double[] numbers, boolean inte
                 return null;
             }
             ObjectNode others = mapper.createObjectNode();
-            double[] numbers = null;
-            int n = 0;
-            boolean integral = true;
+            NumberArray array = null;
             while (p.nextToken() == JsonToken.PROPERTY_NAME) {
                 String name = p.currentName();
                 JsonToken value = p.nextToken();
@@ -44,27 +44,26 @@ public record NumericFieldBody(ObjectNode others, double[] numbers, boolean inte
                     others.set(name, p.<JsonNode>readValueAsTree());
                     continue;
                 }
-                if (numbers != null || value != JsonToken.START_ARRAY) {
+                long open = p.currentTokenLocation().getByteOffset();
+                if (value != JsonToken.START_ARRAY || open < 0 || json[(int) open] != '[') {
                     return null;
                 }
-                numbers = new double[1024];
-                for (JsonToken t = p.nextToken(); t != JsonToken.END_ARRAY; t = p.nextToken()) {
-                    if (t != JsonToken.VALUE_NUMBER_INT && t != JsonToken.VALUE_NUMBER_FLOAT) {
-                        return null;
-                    }
-                    integral &= t == JsonToken.VALUE_NUMBER_INT && p.getNumberType() == JsonParser.NumberType.INT;
-                    if (n == numbers.length) {
-                        numbers = Arrays.copyOf(numbers, 2 * n);
-                    }
-                    numbers[n++] = t == JsonToken.VALUE_NUMBER_FLOAT
-                            ? DecimalText.toDouble(p.getTextCharacters(), p.getTextOffset(), p.getTextLength())
-                            : p.getDoubleValue();
+                array = NumberArray.scan(json, (int) open);
+                if (array == null) {
+                    return null;
+                }
+                // the rest of the object, after the array, as an object of its own: {"k": v, ...}
+                byte[] rest = rest(json, array.end());
+                if (rest == null) {
+                    return null;
+                }
+                try (JsonParser r = mapper.createParser(rest)) {
+                    r.nextToken();
+                    return readOthers(r, others, field) ? new NumericFieldBody(others, array.values(), array.integral())
+                            : null;
                 }
             }
-            if (numbers == null || n == 0 || p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
-                return null;
-            }
-            return new NumericFieldBody(others, Arrays.copyOf(numbers, n), integral);
+            return null;
         } catch (JacksonException e) {
             return null;
         }
@@ -73,5 +72,40 @@ public record NumericFieldBody(ObjectNode others, double[] numbers, boolean inte
     /** The other fields' value of {@code name}, or null. */
     public JsonNode get(String name) {
         return others.get(name);
+    }
+
+    /**
+     * After the array's closing bracket: {@code }} and only whitespace (the empty object), or a
+     * comma and the next field ({@code {} followed by the rest); null for anything else.
+     */
+    private static byte[] rest(byte[] json, int from) {
+        int i = NumberArray.skipWhitespace(json, from);
+        if (i < json.length && json[i] == '}') {
+            return NumberArray.skipWhitespace(json, i + 1) == json.length ? new byte[] {'{', '}'} : null;
+        }
+        if (i >= json.length || json[i] != ',') {
+            return null;
+        }
+        int next = NumberArray.skipWhitespace(json, i + 1);
+        if (next >= json.length || json[next] != '"') {
+            return null;
+        }
+        byte[] rest = new byte[1 + json.length - next];
+        rest[0] = '{';
+        System.arraycopy(json, next, rest, 1, json.length - next);
+        return rest;
+    }
+
+    /** The remaining fields into {@code others}; false if {@code field} comes again or the object is not well-formed. */
+    private static boolean readOthers(JsonParser p, ObjectNode others, String field) {
+        while (p.nextToken() == JsonToken.PROPERTY_NAME) {
+            String name = p.currentName();
+            if (field.equals(name)) {
+                return false;
+            }
+            p.nextToken();
+            others.set(name, p.<JsonNode>readValueAsTree());
+        }
+        return p.currentToken() == JsonToken.END_OBJECT && p.nextToken() == null;
     }
 }

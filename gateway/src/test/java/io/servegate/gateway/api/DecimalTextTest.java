@@ -2,6 +2,7 @@ package io.servegate.gateway.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -34,7 +35,7 @@ class DecimalTextTest {
     }
 
     private static void assertSame(String s) {
-        char[] padded = ("[" + s + ",").toCharArray();
+        byte[] padded = ("[" + s + ",").getBytes(StandardCharsets.US_ASCII);
         double fast = DecimalText.toDouble(padded, 1, s.length());
         assertThat(Double.doubleToRawLongBits(fast)).as(s).isEqualTo(Double.doubleToRawLongBits(Double.parseDouble(s)));
     }

@@ -80,6 +80,33 @@ class NumericFieldBodyTest {
         }
     }
 
+    @Test
+    void whitespaceAndFieldsAfterTheArrayAreReadAsJacksonReadsThem() {
+        NumericFieldBody body = read(" {\n\t\"input\" : [ 1 ,\r\n-0 , 2.5e-3 ] ,\n \"label\" : \"é\" , \"x\":[1,{\"y\":2}] }\n ");
+        assertThat(body).isNotNull();
+        assertThat(body.numbers()).containsExactly(1, -0.0, 2.5e-3);
+        assertThat(body.integral()).isFalse();
+        assertThat(body.others()).isEqualTo(MAPPER.readTree("{\"label\":\"é\",\"x\":[1,{\"y\":2}]}"));
+        assertThat(read("{\"ü\":\"ß\",\"input\":[-0,7]}").others()).isEqualTo(MAPPER.readTree("{\"ü\":\"ß\"}"));
+        assertThat(read("{\"input\":[-0,7]}").integral()).isTrue();
+        assertThat(read("{\"input\":[2147483647,-2147483648]}").integral()).isTrue();
+        assertThat(read("{\"input\":[-2147483649]}").integral()).isFalse();
+        assertThat(read("{\"input\":[1.0]}").integral()).isFalse();
+    }
+
+    /** What strict JSON does not allow is not read here, whether the tree path then rejects it or not. */
+    @Test
+    void numbersAndSeparatorsOutsideStrictJsonAreLeftToTheTreePath() {
+        for (String text : List.of("{\"input\":[01]}", "{\"input\":[+1]}", "{\"input\":[1.]}",
+                "{\"input\":[.5]}", "{\"input\":[1e]}", "{\"input\":[1e+]}", "{\"input\":[-]}",
+                "{\"input\":[NaN]}", "{\"input\":[1,]}", "{\"input\":[,1]}", "{\"input\":[1 2]}",
+                "{\"input\":[1],}", "{\"input\":[1],\"a\"}", "{\"input\":[1],\"a\":1,}",
+                "{\"input\":[1]}}", "{\"input\":[1],\"input\":[2]}", "{\"input\":[1],\"a\":1,\"input\":[2]}",
+                "{\"input\":[1]\"a\":1}", "{\"input\":[1] x}", "{\"input\":[1],\u00a0\"a\":1}")) {
+            assertThat(read(text)).as(text).isNull();
+        }
+    }
+
     /** Checks the tree path would fail are failed here too (null), so that it words the error. */
     @Test
     void conversionsTheTreePathRejectsGiveNothing() {
