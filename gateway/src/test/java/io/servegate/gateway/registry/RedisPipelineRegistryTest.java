@@ -2,14 +2,11 @@ package io.servegate.gateway.registry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.lettuce.core.RedisClient;
-import io.servegate.gateway.testsupport.RedisServer;
+import io.servegate.gateway.testsupport.RegistryRedisExtension;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Pipelines in the {@link RedisRegistry} on a real {@code redis-server}, each test under its own
@@ -17,31 +14,15 @@ import org.junit.jupiter.api.Test;
  */
 class RedisPipelineRegistryTest extends PipelineRegistryContractTest {
 
-    private static final AtomicInteger PREFIXES = new AtomicInteger();
-    private static RedisServer server;
-    private static RedisClient client;
+    @RegisterExtension
+    static final RegistryRedisExtension REDIS = new RegistryRedisExtension();
+
     private String prefix;
-
-    @BeforeAll
-    static void startRedis() {
-        server = RedisServer.start();
-        client = RedisRegistry.newClient(server.uri());
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        if (client != null) {
-            client.shutdown();
-        }
-        if (server != null) {
-            server.close();
-        }
-    }
 
     @Override
     protected Registry newRegistry() {
-        prefix = "pipelines" + PREFIXES.incrementAndGet();
-        return new RedisRegistry(client, prefix, Duration.ofMillis(100));
+        prefix = REDIS.newPrefix("pipelines");
+        return new RedisRegistry(REDIS.client(), prefix, Duration.ofMillis(100));
     }
 
     @Test
@@ -49,7 +30,7 @@ class RedisPipelineRegistryTest extends PipelineRegistryContractTest {
         Pipeline p = new Pipeline("shared", "floats", "-1", 50_000,
                 List.of(PipelineStage.model("only", "cnn", StageOutput.LABEL)), List.of());
         RegistryContractTest.ok(registry.addPipeline(p));
-        try (RedisRegistry other = new RedisRegistry(client, prefix, Duration.ofMillis(100))) {
+        try (RedisRegistry other = new RedisRegistry(REDIS.client(), prefix, Duration.ofMillis(100))) {
             assertThat(other.snapshot().pipelines()).containsExactly(p);
         }
     }

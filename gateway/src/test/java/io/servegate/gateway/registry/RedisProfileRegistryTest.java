@@ -2,16 +2,13 @@ package io.servegate.gateway.registry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.lettuce.core.RedisClient;
 import io.servegate.gateway.registry.RegistryException.Kind;
-import io.servegate.gateway.testsupport.RedisServer;
+import io.servegate.gateway.testsupport.RegistryRedisExtension;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Profiles and plans in the {@link RedisRegistry} on a real {@code redis-server}, each test under
@@ -20,31 +17,15 @@ import org.junit.jupiter.api.Test;
  */
 class RedisProfileRegistryTest extends ProfileRegistryContractTest {
 
-    private static final AtomicInteger PREFIXES = new AtomicInteger();
-    private static RedisServer server;
-    private static RedisClient client;
+    @RegisterExtension
+    static final RegistryRedisExtension REDIS = new RegistryRedisExtension();
+
     private String prefix;
-
-    @BeforeAll
-    static void startRedis() {
-        server = RedisServer.start();
-        client = RedisRegistry.newClient(server.uri());
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        if (client != null) {
-            client.shutdown();
-        }
-        if (server != null) {
-            server.close();
-        }
-    }
 
     @Override
     protected Registry newRegistry() {
-        prefix = "profiles" + PREFIXES.incrementAndGet();
-        return new RedisRegistry(client, prefix, Duration.ofMillis(100));
+        prefix = REDIS.newPrefix("profiles");
+        return new RedisRegistry(REDIS.client(), prefix, Duration.ofMillis(100));
     }
 
     @Test
@@ -53,7 +34,7 @@ class RedisProfileRegistryTest extends ProfileRegistryContractTest {
         RegistryContractTest.ok(registry.putProfile(p));
         RegistryContractTest.ok(registry.applyPipelinePlan(new PipelinePlanChange("cascade",
                 Map.of("fast", 20_000L, "accurate", 70_000L), List.of(new PipelinePlanChange.BatchCap("cnn", "2", 4)))));
-        try (RedisRegistry other = new RedisRegistry(client, prefix, Duration.ofMillis(100))) {
+        try (RedisRegistry other = new RedisRegistry(REDIS.client(), prefix, Duration.ofMillis(100))) {
             assertThat(other.snapshot().profiles()).containsExactly(p);
             assertThat(other.snapshot().pipeline("cascade").orElseThrow().planned()).isTrue();
             assertThat(other.snapshot().model("cnn", "2").orElseThrow().maxBatchSize()).isEqualTo(4);
@@ -63,7 +44,7 @@ class RedisProfileRegistryTest extends ProfileRegistryContractTest {
     @Test
     void aPlanIsRefusedWhenTheStoreChangedBehindTheSnapshot() {
         // a change that neither bumps the revision nor publishes: this instance's snapshot stays stale
-        try (var connection = client.connect()) {
+        try (var connection = REDIS.client().connect()) {
             String key = prefix + ":pipelines";
             String stored = connection.sync().hget(key, "cascade");
             connection.sync().hset(key, "cascade", stored.replace("100000", "100001"));
@@ -77,7 +58,7 @@ class RedisProfileRegistryTest extends ProfileRegistryContractTest {
     @Test
     void aPlanAppliesToAVersionStoredBeforeVersionsHadAHardwareKind() throws Exception {
         long revision;
-        try (var connection = client.connect()) {
+        try (var connection = REDIS.client().connect()) {
             connection.sync().hset(prefix + ":models", "cnn:2", "{\"v\":1,\"name\":\"cnn\",\"version\":\"2\","
                     + "\"labels\":[],\"inputType\":\"floats\",\"containerName\":\"\",\"modelDataPath\":\"\","
                     + "\"batchSize\":-1}");

@@ -1,11 +1,8 @@
 package io.servegate.gateway.registry;
 
-import io.lettuce.core.RedisClient;
-import io.servegate.gateway.testsupport.RedisServer;
+import io.servegate.gateway.testsupport.RegistryRedisExtension;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The registry contract against {@link RedisRegistry} on a real {@code redis-server}; every test
@@ -13,28 +10,11 @@ import org.junit.jupiter.api.BeforeAll;
  */
 class RedisRegistryContractTest extends RegistryContractTest {
 
-    private static final AtomicInteger PREFIXES = new AtomicInteger();
-    private static RedisServer server;
-    private static RedisClient client;
-
-    @BeforeAll
-    static void startRedis() {
-        server = RedisServer.start();
-        client = RedisRegistry.newClient(server.uri());
-    }
-
-    @AfterAll
-    static void stopRedis() {
-        if (client != null) {
-            client.shutdown();
-        }
-        if (server != null) {
-            server.close();
-        }
-    }
+    @RegisterExtension
+    static final RegistryRedisExtension REDIS = new RegistryRedisExtension();
 
     @Override
     protected Registry newRegistry() {
-        return new RedisRegistry(client, "contract" + PREFIXES.incrementAndGet(), Duration.ofMillis(100));
+        return new RedisRegistry(REDIS.client(), REDIS.newPrefix("contract"), Duration.ofMillis(100));
     }
 }

@@ -11,18 +11,18 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.servegate.gateway.testsupport.RedisServer;
+import io.servegate.gateway.testsupport.RegistryRedisExtension;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import reactor.core.publisher.Mono;
 import reactor.util.function.Tuple2;
 
@@ -33,22 +33,19 @@ import reactor.util.function.Tuple2;
  */
 class RedisRegistryTest {
 
-    private static final AtomicInteger PREFIXES = new AtomicInteger();
-    private static RedisServer server;
-    private static RedisClient client;
+    @RegisterExtension
+    static final RegistryRedisExtension REDIS = new RegistryRedisExtension();
 
     private final List<AutoCloseable> toClose = new ArrayList<>();
     private String prefix;
     private StatefulRedisConnection<String, String> raw;
 
     @BeforeAll
-    static void startRedis() throws InterruptedException {
-        server = RedisServer.start();
-        client = RedisRegistry.newClient(server.uri());
+    static void warmUp() throws InterruptedException {
         // Warm up (class loading, JIT, script cache) so the 1 s bounds below measure propagation,
         // not a cold JVM: one write on one instance, seen by another.
-        try (RedisRegistry a = new RedisRegistry(client, "warmup", RedisRegistry.DEFAULT_POLL_INTERVAL);
-             RedisRegistry b = new RedisRegistry(client, "warmup", RedisRegistry.DEFAULT_POLL_INTERVAL)) {
+        try (RedisRegistry a = new RedisRegistry(REDIS.client(), "warmup", RedisRegistry.DEFAULT_POLL_INTERVAL);
+             RedisRegistry b = new RedisRegistry(REDIS.client(), "warmup", RedisRegistry.DEFAULT_POLL_INTERVAL)) {
             ok(a.addModel(model("m", "1", "ints")));
             ok(a.addApp(app("a", "ints", "m")));
             ok(a.addReplica(replica("r", "m", "1")));
@@ -56,20 +53,10 @@ class RedisRegistryTest {
         }
     }
 
-    @AfterAll
-    static void stopRedis() {
-        if (client != null) {
-            client.shutdown();
-        }
-        if (server != null) {
-            server.close();
-        }
-    }
-
     @BeforeEach
     void newPrefix() {
-        prefix = "shared" + PREFIXES.incrementAndGet();
-        raw = client.connect();
+        prefix = REDIS.newPrefix("shared");
+        raw = REDIS.client().connect();
         toClose.add(raw);
     }
 
@@ -81,7 +68,7 @@ class RedisRegistryTest {
     }
 
     private RedisRegistry open() {
-        RedisRegistry r = new RedisRegistry(client, prefix, RedisRegistry.DEFAULT_POLL_INTERVAL);
+        RedisRegistry r = new RedisRegistry(REDIS.client(), prefix, RedisRegistry.DEFAULT_POLL_INTERVAL);
         toClose.add(r);
         return r;
     }
@@ -204,7 +191,7 @@ class RedisRegistryTest {
         RedisRegistry a = open();
         RedisCommands<String, String> redis = raw.sync();
         LinkedBlockingQueue<String> published = new LinkedBlockingQueue<>();
-        var sub = client.connectPubSub();
+        var sub = REDIS.client().connectPubSub();
         toClose.add(sub);
         sub.addListener(new io.lettuce.core.pubsub.RedisPubSubAdapter<>() {
             @Override
@@ -266,7 +253,7 @@ class RedisRegistryTest {
 
     @Test
     void connectCreatesAWorkingRegistry() {
-        try (RedisRegistry r = RedisRegistry.connect(server.uri(), prefix, Duration.ofMillis(200))) {
+        try (RedisRegistry r = RedisRegistry.connect(REDIS.uri(), prefix, Duration.ofMillis(200))) {
             ok(r.addApp(app("via-connect", "strings")));
             assertThat(open().snapshot().app("via-connect")).isPresent();
         }
