@@ -7,7 +7,6 @@ import io.servegate.gateway.testsupport.ContainerProcess;
 import io.servegate.gateway.testsupport.GatewayCalls;
 import io.servegate.gateway.testsupport.JavaCommand;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -55,21 +54,12 @@ class GrafanaDashboardTest {
     private static final Pattern OWN_METRIC = Pattern.compile("servegate_[a-zA-Z0-9_]+");
 
     /** The emulated container on the test classpath, for deploy_model. */
-    private static final List<String> COMMAND;
-
-    static {
-        try {
-            COMMAND = JavaCommand.of(Files.createTempDirectory("servegate-dashboard-deploy"),
-                    "io.servegate.containers.emulated.EmulatedContainer");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
+    private static final List<String> COMMAND = JavaCommand.inTempDirectory("servegate-dashboard-deploy",
+            "io.servegate.containers.emulated.EmulatedContainer");
 
     @DynamicPropertySource
     static void allowTheContainerCommand(DynamicPropertyRegistry properties) {
-        properties.add("servegate.containers.process.allowed-commands[0]",
-                () -> String.join(",", COMMAND.subList(0, 2)));
+        JavaCommand.allow(properties, COMMAND);
     }
 
     @LocalServerPort

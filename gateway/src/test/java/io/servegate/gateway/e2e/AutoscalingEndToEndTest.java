@@ -10,8 +10,6 @@ import io.servegate.gateway.containers.DeploymentSpec;
 import io.servegate.gateway.testsupport.JavaCommand;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -45,16 +43,8 @@ import tools.jackson.databind.ObjectMapper;
 class AutoscalingEndToEndTest {
 
     static final String TOKEN = "autoscaling-e2e-token-5c2a";
-    private static final List<String> COMMAND;
-
-    static {
-        try {
-            COMMAND = JavaCommand.of(Files.createTempDirectory("autoscaling-e2e"),
-                    "io.servegate.containers.emulated.EmulatedContainer");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
+    private static final List<String> COMMAND = JavaCommand.inTempDirectory("autoscaling-e2e",
+            "io.servegate.containers.emulated.EmulatedContainer");
 
     /** The real manager, whose next {@code failures} scale actions the platform fails. */
     static final AtomicInteger FAILURES = new AtomicInteger();
@@ -112,8 +102,7 @@ class AutoscalingEndToEndTest {
 
     @DynamicPropertySource
     static void allowTheContainerCommand(DynamicPropertyRegistry properties) {
-        properties.add("servegate.containers.process.allowed-commands[0]",
-                () -> String.join(",", COMMAND.subList(0, 2)));
+        JavaCommand.allow(properties, COMMAND);
     }
 
     @Test

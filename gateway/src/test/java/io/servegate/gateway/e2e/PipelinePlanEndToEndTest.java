@@ -9,7 +9,6 @@ import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.testsupport.JavaCommand;
 import io.servegate.sim.SimCommand;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -46,16 +45,8 @@ import tools.jackson.databind.ObjectMapper;
 class PipelinePlanEndToEndTest {
 
     static final String TOKEN = "plan-e2e-token-81d0";
-    private static final List<String> COMMAND;
-
-    static {
-        try {
-            COMMAND = JavaCommand.of(Files.createTempDirectory("plan-e2e"),
-                    "io.servegate.containers.emulated.EmulatedContainer");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
+    private static final List<String> COMMAND = JavaCommand.inTempDirectory("plan-e2e",
+            "io.servegate.containers.emulated.EmulatedContainer");
 
     @Autowired
     AdminServer adminServer;
@@ -70,8 +61,7 @@ class PipelinePlanEndToEndTest {
 
     @DynamicPropertySource
     static void allowTheContainerCommand(DynamicPropertyRegistry properties) {
-        properties.add("servegate.containers.process.allowed-commands[0]",
-                () -> String.join(",", COMMAND.subList(0, 2)));
+        JavaCommand.allow(properties, COMMAND);
     }
 
     private String url() {

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.servegate.gateway.api.AdminServer;
 import io.servegate.gateway.testsupport.JavaCommand;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -35,16 +33,8 @@ import tools.jackson.databind.ObjectMapper;
 class PipelineTuningEndToEndTest {
 
     static final String TOKEN = "pipeline-tuning-e2e-token-81d0";
-    private static final List<String> COMMAND;
-
-    static {
-        try {
-            COMMAND = JavaCommand.of(Files.createTempDirectory("pipeline-tuning-e2e"),
-                    "io.servegate.containers.emulated.EmulatedContainer");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
+    private static final List<String> COMMAND = JavaCommand.inTempDirectory("pipeline-tuning-e2e",
+            "io.servegate.containers.emulated.EmulatedContainer");
 
     @Autowired
     AdminServer adminServer;
@@ -54,8 +44,7 @@ class PipelineTuningEndToEndTest {
 
     @DynamicPropertySource
     static void allowTheContainerCommand(DynamicPropertyRegistry properties) {
-        properties.add("servegate.containers.process.allowed-commands[0]",
-                () -> String.join(",", COMMAND.subList(0, 2)));
+        JavaCommand.allow(properties, COMMAND);
     }
 
     @Test

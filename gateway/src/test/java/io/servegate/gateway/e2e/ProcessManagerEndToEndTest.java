@@ -9,8 +9,6 @@ import io.servegate.gateway.containers.ProcessContainerManager;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.testsupport.JavaCommand;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,16 +48,9 @@ class ProcessManagerEndToEndTest {
     static final String TOKEN = "process-manager-e2e-token-7d1f";
     private static final Path MODEL = Path.of("../containers/onnx/models/fmnist-cnn.onnx").toAbsolutePath();
     /** The ONNX container on the test classpath: {@code java @argfile --model ...}, allowed by its first two arguments. */
-    private static final List<String> COMMAND;
+    private static final List<String> COMMAND = JavaCommand.inTempDirectory("process-manager-e2e",
+            "io.servegate.containers.onnx.OnnxContainer", "--model", MODEL.toString());
 
-    static {
-        try {
-            COMMAND = JavaCommand.of(Files.createTempDirectory("process-manager-e2e"),
-                    "io.servegate.containers.onnx.OnnxContainer", "--model", MODEL.toString());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
     private static final long SLO_MICROS = 250_000;
     /**
      * Allowance over the SLO for a shared, busy CI machine (the gateway itself defaults 1 ms
@@ -85,8 +76,7 @@ class ProcessManagerEndToEndTest {
 
     @DynamicPropertySource
     static void allowTheContainerCommand(DynamicPropertyRegistry properties) {
-        properties.add("servegate.containers.process.allowed-commands[0]",
-                () -> String.join(",", COMMAND.subList(0, 2)));
+        JavaCommand.allow(properties, COMMAND);
     }
 
     record Answer(long sentNanos, long latencyNanos, boolean isDefault) {

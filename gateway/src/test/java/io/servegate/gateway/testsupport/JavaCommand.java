@@ -1,10 +1,12 @@
 package io.servegate.gateway.testsupport;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.springframework.test.context.DynamicPropertyRegistry;
 
 /**
  * The command line of a model container's main class in a fresh JVM on the test classpath, for
@@ -25,5 +27,19 @@ public final class JavaCommand {
                 "@" + argfile));
         cmd.addAll(List.of(args));
         return cmd;
+    }
+
+    /** {@link #of} with the argfile in a new temporary directory named after {@code prefix}; for static initializers. */
+    public static List<String> inTempDirectory(String prefix, String mainClass, String... args) {
+        try {
+            return of(Files.createTempDirectory(prefix), mainClass, args);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Allows {@code command} (its java executable and argfile) in the process container manager of a test's gateway. */
+    public static void allow(DynamicPropertyRegistry properties, List<String> command) {
+        properties.add("servegate.containers.process.allowed-commands[0]", () -> String.join(",", command.subList(0, 2)));
     }
 }
