@@ -35,7 +35,6 @@ public record NumericFieldBody(ObjectNode others, double[] numbers, boolean inte
                 return null;
             }
             ObjectNode others = mapper.createObjectNode();
-            NumberArray array = null;
             while (p.nextToken() == JsonToken.PROPERTY_NAME) {
                 String name = p.currentName();
                 JsonToken value = p.nextToken();
@@ -48,19 +47,23 @@ public record NumericFieldBody(ObjectNode others, double[] numbers, boolean inte
                 if (value != JsonToken.START_ARRAY || open < 0 || json[(int) open] != '[') {
                     return null;
                 }
-                array = NumberArray.scan(json, (int) open);
+                NumberArray array = NumberArray.scan(json, (int) open);
                 if (array == null) {
                     return null;
                 }
-                // the rest of the object, after the array, as an object of its own: {"k": v, ...}
-                byte[] rest = rest(json, array.end());
+                NumericFieldBody body = new NumericFieldBody(others, array.values(), array.integral());
+                int after = NumberArray.skipWhitespace(json, array.end());
+                if (after < json.length && json[after] == '}') {
+                    return NumberArray.skipWhitespace(json, after + 1) == json.length ? body : null;
+                }
+                // the fields after the array, as an object of their own: {"k": v, ...}
+                byte[] rest = fieldsAfter(json, after);
                 if (rest == null) {
                     return null;
                 }
                 try (JsonParser r = mapper.createParser(rest)) {
                     r.nextToken();
-                    return readOthers(r, others, field) ? new NumericFieldBody(others, array.values(), array.integral())
-                            : null;
+                    return readOthers(r, others, field) ? body : null;
                 }
             }
             return null;
@@ -75,14 +78,10 @@ public record NumericFieldBody(ObjectNode others, double[] numbers, boolean inte
     }
 
     /**
-     * After the array's closing bracket: {@code }} and only whitespace (the empty object), or a
-     * comma and the next field ({@code {} followed by the rest); null for anything else.
+     * From a comma after the array: the next field and the rest of the body, behind a {@code {};
+     * null when {@code json[i]} is not a comma followed by a field name.
      */
-    private static byte[] rest(byte[] json, int from) {
-        int i = NumberArray.skipWhitespace(json, from);
-        if (i < json.length && json[i] == '}') {
-            return NumberArray.skipWhitespace(json, i + 1) == json.length ? new byte[] {'{', '}'} : null;
-        }
+    private static byte[] fieldsAfter(byte[] json, int i) {
         if (i >= json.length || json[i] != ',') {
             return null;
         }
