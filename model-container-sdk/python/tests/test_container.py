@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import servegate
-from servegate.container import pb, pb_grpc
+from servegate.oip import GRPCInferenceServiceStub, pb
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -25,10 +25,11 @@ class Server:
     def __init__(self, predict_batch, **kw):
         kw.setdefault("name", "m")
         kw.setdefault("version", "1")
+        kw.setdefault("warmup_batch_sizes", [])  # the warm-up has its own tests; here the predictor sees requests only
         self.container = servegate.ModelContainer(predict_batch, host="127.0.0.1", port=0, **kw).start()
         self.channel = grpc.insecure_channel("127.0.0.1:%d" % self.container.port,
                                              options=[("grpc.max_send_message_length", 64 << 20)])
-        self.stub = pb_grpc.GRPCInferenceServiceStub(self.channel)
+        self.stub = GRPCInferenceServiceStub(self.channel)
 
     def close(self):
         self.channel.close()
@@ -392,7 +393,7 @@ def test_sigterm_mid_batch_drains_the_batch_and_exits_zero(drain_seconds, drains
     p, port = start_process({"SLOW_SECONDS": "1.5", "DRAIN_SECONDS": drain_seconds})
     try:
         with grpc.insecure_channel("127.0.0.1:%d" % port) as channel:
-            stub = pb_grpc.GRPCInferenceServiceStub(channel)
+            stub = GRPCInferenceServiceStub(channel)
             meta = stub.ModelMetadata(pb.ModelMetadataRequest(name="slow"))
             assert list(meta.versions) == ["7"]
             in_flight = stub.ModelInfer.future(request("BYTES", [1], bytes_raw([b"x"]), model="slow"), timeout=20)
@@ -416,7 +417,7 @@ def test_sigterm_mid_batch_drains_the_batch_and_exits_zero(drain_seconds, drains
 # ---------------------------------------------------------------------------------- grpc.health.v1
 
 def test_health_is_serving_while_ready_and_not_serving_from_the_start_of_draining():
-    from servegate.container import health_grpc, health_pb
+    from servegate.oip import HealthStub, health_pb
 
     release = threading.Event()
     entered = threading.Event()
@@ -429,7 +430,7 @@ def test_health_is_serving_while_ready_and_not_serving_from_the_start_of_drainin
     container = servegate.ModelContainer(blocking, name="m", host="127.0.0.1", port=0).start()
     channel = grpc.insecure_channel("127.0.0.1:%d" % container.port)
     try:
-        health = health_grpc.HealthStub(channel)
+        health = HealthStub(channel)
         serving = health_pb.HealthCheckResponse.SERVING
         for service in ("", "inference.GRPCInferenceService"):
             assert health.Check(health_pb.HealthCheckRequest(service=service), timeout=5).status == serving
@@ -438,7 +439,7 @@ def test_health_is_serving_while_ready_and_not_serving_from_the_start_of_drainin
         assert e.value.code() == grpc.StatusCode.NOT_FOUND
         watch = health.Watch(health_pb.HealthCheckRequest(service=""), timeout=20)
         assert next(watch).status == serving
-        in_flight = pb_grpc.GRPCInferenceServiceStub(channel).ModelInfer.future(
+        in_flight = GRPCInferenceServiceStub(channel).ModelInfer.future(
             request("FP32", [1, 1], f32(1)), timeout=20)
         assert entered.wait(10)
         closer = threading.Thread(target=container.close)
@@ -460,7 +461,7 @@ def test_a_batch_outliving_the_drain_timeout_does_not_keep_the_process_alive():
     p, port = start_process({"SLOW_SECONDS": "60", "DRAIN_SECONDS": "1"})
     try:
         with grpc.insecure_channel("127.0.0.1:%d" % port) as channel:
-            stub = pb_grpc.GRPCInferenceServiceStub(channel)
+            stub = GRPCInferenceServiceStub(channel)
             in_flight = stub.ModelInfer.future(request("BYTES", [1], bytes_raw([b"x"]), model="slow"), timeout=30)
             wait_for_batch(p)
             p.send_signal(signal.SIGTERM)
