@@ -230,19 +230,18 @@ class BytesType(TensorType):
             outputs = outputs.tolist()  # Python numbers render as the Java SDK renders them
         if len(outputs) == 0:
             raise TensorFormatError("empty batch")
-        parts = []
-        for v in outputs:
-            if isinstance(v, (bytes, bytearray, memoryview)):
-                b = bytes(v)
-            elif isinstance(v, str):
-                b = v.encode("utf-8")
-            elif isinstance(v, (numbers.Number, np.generic)) and not isinstance(v, np.void):
-                b = str(v.item() if isinstance(v, np.generic) else v).encode("utf-8")
-            else:
-                raise TensorFormatError("output of type %s is neither str, bytes nor a number" % type(v).__name__)
-            parts.append(struct.pack("<I", len(b)))
-            parts.append(b)
-        return [len(outputs)], b"".join(parts)
+        encoded = [v.encode("utf-8") if type(v) is str else _element_bytes(v) for v in outputs]
+        return [len(encoded)], b"".join(struct.pack("<I", len(b)) + b for b in encoded)
+
+
+def _element_bytes(v):
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v)
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    if isinstance(v, (numbers.Number, np.generic)) and not isinstance(v, np.void):
+        return str(v.item() if isinstance(v, np.generic) else v).encode("utf-8")
+    raise TensorFormatError("output of type %s is neither str, bytes nor a number" % type(v).__name__)
 
 
 def _packed(elements):
