@@ -7,7 +7,8 @@ this checkout's SDK side by side with another checkout's (--baseline), rounds in
 
 Each SDK serves bench/python_noop_container.py in its own process. One client (this process)
 sends pre-serialized requests in a closed loop, so that both servers get identical bytes and the
-client's own protobuf work is not measured. Forms: `bytes`, a BYTES tensor [N] of length-prefixed
+client's own protobuf work is not measured; each container's CPU time per call (from /proc) is
+reported beside the latencies, as it depends far less on what else runs on the machine. Forms: `bytes`, a BYTES tensor [N] of length-prefixed
 elements (what the gateway sends today; every SDK takes it), and `uint8`, one UINT8 tensor
 [N, L] holding the whole batch (this SDK). Writes bench/results/python-sdk-direct.json and a table.
 """
@@ -52,6 +53,12 @@ class Target:
                                              options=[("grpc.max_send_message_length", -1),
                                                       ("grpc.max_receive_message_length", -1)])
         self.call = self.channel.unary_unary(METHOD)  # bytes in, bytes out
+
+    def cpu_seconds(self):
+        """User + system CPU time of the container process so far."""
+        with open("/proc/%d/stat" % self.process.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def close(self):
         self.channel.close()
@@ -104,7 +111,7 @@ def main():
                       os.path.join(args.out, "python-sdk-direct.prof.txt") if args.profile else None)]
     if args.baseline:
         targets.append(Target("baseline", os.path.abspath(args.baseline), ("bytes",)))
-    samples = {}
+    samples, cpu = {}, {}
     try:
         bodies = {(f, b): request(f, b, element) for f in ("bytes", "uint8") for b in batch_sizes}
         for t in targets:
@@ -118,10 +125,12 @@ def main():
                 for t in targets:
                     for f in t.forms:
                         body, recorded = bodies[(f, b)], samples.setdefault((t.label, f, b), [])
+                        cpu_before = t.cpu_seconds()
                         for _ in range(args.calls):
                             start = time.perf_counter_ns()
                             t.call(body, timeout=60)
                             recorded.append((time.perf_counter_ns() - start) / 1e6)
+                        cpu[(t.label, f, b)] = cpu.get((t.label, f, b), 0.0) + t.cpu_seconds() - cpu_before
     finally:
         for t in targets:
             t.close()
@@ -130,7 +139,8 @@ def main():
     for (label, form, batch), values in samples.items():
         values.sort()
         rows.append(dict(sdk=label, form=form, batch=batch, calls=len(values), p50_ms=round(percentile(values, 0.5), 3),
-                         p99_ms=round(percentile(values, 0.99), 3), mean_ms=round(statistics.fmean(values), 3)))
+                         p99_ms=round(percentile(values, 0.99), 3), mean_ms=round(statistics.fmean(values), 3),
+                         server_cpu_ms=round(cpu[(label, form, batch)] / len(values) * 1e3, 3)))
     rows.sort(key=lambda r: (r["batch"], r["form"], r["sdk"] != "this"))
     report = dict(benchmark="python-sdk-direct", date_utc=datetime.datetime.utcnow().isoformat(timespec="seconds"),
                   machine="%s, %d cores" % (platform.node(), os.cpu_count()), load_before=load_before,
@@ -142,9 +152,10 @@ def main():
         json.dump(report, f, indent=2)
     print("load %s -> %s; %d rounds x %d calls, inputs of %d bytes" % (
         " ".join(load_before), " ".join(load_after), args.rounds, args.calls, args.input_bytes))
-    print("%-8s %-6s %5s %9s %9s %9s" % ("sdk", "form", "batch", "p50 ms", "p99 ms", "mean ms"))
+    print("%-8s %-6s %5s %9s %9s %9s %14s" % ("sdk", "form", "batch", "p50 ms", "p99 ms", "mean ms", "server CPU ms"))
     for r in rows:
-        print("%-8s %-6s %5d %9.2f %9.2f %9.2f" % (r["sdk"], r["form"], r["batch"], r["p50_ms"], r["p99_ms"], r["mean_ms"]))
+        print("%-8s %-6s %5d %9.2f %9.2f %9.2f %14.2f" % (r["sdk"], r["form"], r["batch"], r["p50_ms"], r["p99_ms"],
+                                                        r["mean_ms"], r["server_cpu_ms"]))
 
 
 if __name__ == "__main__":

@@ -183,6 +183,9 @@ class BytesType(TensorType):
                                         % (len(values), _fmt(shape), n))
             return self._batch(*_packed(values))
         view = memoryview(raw)
+        uniform = _uniform_length(view, n)
+        if uniform is not None:  # the usual batch of equal-sized inputs: no loop over the elements
+            return self._batch(view, list(range(4, len(view), uniform + 4)), [uniform] * n)
         starts, lengths = [], []
         pos = 0
         for i in range(n):
@@ -242,6 +245,17 @@ def _element_bytes(v):
     if isinstance(v, (numbers.Number, np.generic)) and not isinstance(v, np.void):
         return str(v.item() if isinstance(v, np.generic) else v).encode("utf-8")
     raise TensorFormatError("output of type %s is neither str, bytes nor a number" % type(v).__name__)
+
+
+def _uniform_length(view, n):
+    """L when ``view`` is exactly n length-prefixed elements of L bytes each, else None."""
+    if len(view) < 4:
+        return None
+    (first,) = struct.unpack_from("<I", view, 0)
+    if (first + 4) * n != len(view):
+        return None
+    prefixes = np.ndarray((n,), "<u4", view, 0, (first + 4,))
+    return first if bool((prefixes == first).all()) else None
 
 
 def _packed(elements):
