@@ -147,6 +147,8 @@ def generate(target, protos=None):
             f.write('"""Protobuf messages of the OIP and grpc.health.v1 protos, generated at build time."""\n')
         with open(os.path.join(out, STAMP), "w") as f:
             f.write(digest(protos) + "\n")
+        if stamp(target) == digest(protos):
+            return target  # another process generated the same meanwhile
         if os.path.isdir(target):
             shutil.rmtree(target)
         try:
