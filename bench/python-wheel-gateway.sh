@@ -15,7 +15,7 @@ trap cleanup EXIT
 free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 /usr/bin/python3 -m pip wheel --quiet --no-build-isolation --no-deps -w "$work/dist" model-container-sdk/python
-rm -rf model-container-sdk/python/build
+rm -rf model-container-sdk/python/build model-container-sdk/python/servegate.egg-info
 /usr/bin/python3 -m venv --system-site-packages "$work/venv"
 "$work/venv/bin/pip" install --quiet --no-index --no-deps "$work"/dist/servegate-*.whl
 

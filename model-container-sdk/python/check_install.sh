@@ -21,6 +21,7 @@ trap cleanup EXIT
 wheel=${1:-}
 if [ -z "$wheel" ]; then
   "$python" -m pip wheel --quiet --no-build-isolation --no-deps -w "$work/dist" "$here" >&2
+  rm -rf "$here/build" "$here/servegate.egg-info"  # setuptools' work files in the source tree
   wheel=$(ls "$work"/dist/servegate-*.whl)
 fi
 wheel=$(cd "$(dirname "$wheel")" && pwd)/$(basename "$wheel")

@@ -27,10 +27,6 @@ BATCH_SIZE = "servegate_batch_size"
 MAX_BATCH_SIZE = "servegate_max_batch_size"
 INPUT_BYTES = "servegate_input_bytes"
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-# gRPC reads a socket into buffers that start at 8 KiB and grow; a batch of images then arrives in
-# hundreds of slices that gRPC's Python layer copies one by one. Reading 1 MiB at a time halved the
-# server's CPU time per 4.8 MB request here (docs/containers.md), at no cost for small ones.
-DEFAULT_READ_CHUNK_BYTES = 1 << 20
 
 
 def _invalid(message):
@@ -50,8 +46,7 @@ class ModelContainer:
     ``input_length`` declares the vector length of numeric inputs or the byte length of each
     ``bytes`` input; ``max_batch_size`` the largest batch the model takes (0: undeclared). Requests
     are validated against both before the predictor sees them. ``max_message_bytes`` (default
-    16 MiB, or room for a full batch when both are declared) bounds requests and responses;
-    ``read_chunk_bytes`` (1 MiB; 0 for gRPC's default) is how much gRPC reads from a socket at once.
+    16 MiB, or room for a full batch when both are declared) bounds requests and responses.
 
     Before it is ready the container warms up (:class:`~servegate.warmup.WarmupPlan`): by default
     every batch size up to ``max_batch_size`` (1 when undeclared), ``warmup_runs`` times each, on
@@ -71,7 +66,7 @@ class ModelContainer:
     def __init__(self, predict_batch, name, version="1", input_type="floats", output_type=STRINGS,
                  host="0.0.0.0", port=8001, input_length=-1, max_batch_size=0, max_message_bytes=None,
                  concurrency=1, max_queued_batches=1024, drain_seconds=30.0, warmup_batch_sizes=None,
-                 warmup_runs=2, warmup_input=None, read_chunk_bytes=DEFAULT_READ_CHUNK_BYTES):
+                 warmup_runs=2, warmup_input=None):
         if not callable(predict_batch):
             raise TypeError("predict_batch must be callable")
         if not name or not str(name).strip():
@@ -100,7 +95,6 @@ class ModelContainer:
         self.concurrency = int(concurrency)
         self.max_queued_batches = int(max_queued_batches)
         self.drain_seconds = float(drain_seconds)
-        self.read_chunk_bytes = int(read_chunk_bytes)
         self.warmup = WarmupPlan(self.input_type, self.input_length, self.max_batch_size,
                                  batch_sizes=warmup_batch_sizes, runs=warmup_runs, sample=warmup_input)
         self.warmup_report = None
@@ -174,14 +168,11 @@ class ModelContainer:
         self._loop.close()
 
     async def _start_server(self):
-        options = [("grpc.max_receive_message_length", self.max_message_bytes),
-                   ("grpc.max_send_message_length", self.max_message_bytes),
-                   ("grpc.so_reuseport", 0)]  # a port in use is an error, as in Java, not a shared listener
-        if self.read_chunk_bytes > 0:
-            options += [("grpc.experimental.tcp_read_chunk_size", self.read_chunk_bytes),
-                        ("grpc.experimental.tcp_min_read_chunk_size", self.read_chunk_bytes),
-                        ("grpc.experimental.tcp_max_read_chunk_size", max(self.read_chunk_bytes, 8 << 20))]
-        self._server = grpc.aio.server(options=options)
+        self._server = grpc.aio.server(options=[
+            ("grpc.max_receive_message_length", self.max_message_bytes),
+            ("grpc.max_send_message_length", self.max_message_bytes),
+            ("grpc.so_reuseport", 0),  # a port in use is an error, as in Java, not a shared listener
+        ])
         self._server.add_generic_rpc_handlers((OipService(self).handler(), HealthService(self).handler()))
         self.health_changed = asyncio.Event()
         address = "%s:%d" % (_bracket(self.host), self._requested_port)
@@ -382,7 +373,7 @@ def serve(predict_batch, name=None, version=None, input_type="floats", port=None
     ``name``, ``version``, ``port`` and ``host`` default to the environment variables
     MODEL_NAME, MODEL_VERSION (1), PORT (8001) and HOST (0.0.0.0), as the Java ContainerOptions;
     MAX_MESSAGE_BYTES, CONCURRENCY, DRAIN_SECONDS, MAX_BATCH_SIZE, WARMUP_BATCH_SIZES (comma-separated,
-    or ``none``), WARMUP_RUNS, WARMUP_INPUT_FILE (one input's raw bytes) and READ_CHUNK_BYTES fill the options
+    or ``none``), WARMUP_RUNS and WARMUP_INPUT_FILE (one input's raw bytes) fill the options
     not passed. Other keyword options go to :class:`ModelContainer`.
     """
     if not logging.getLogger().handlers:
@@ -390,8 +381,7 @@ def serve(predict_batch, name=None, version=None, input_type="floats", port=None
     for option, key, parse in (("max_message_bytes", "MAX_MESSAGE_BYTES", int), ("concurrency", "CONCURRENCY", int),
                                ("drain_seconds", "DRAIN_SECONDS", float), ("max_batch_size", "MAX_BATCH_SIZE", int),
                                ("warmup_batch_sizes", "WARMUP_BATCH_SIZES", parse_batch_sizes),
-                               ("warmup_runs", "WARMUP_RUNS", int), ("warmup_input", "WARMUP_INPUT_FILE", _read),
-                               ("read_chunk_bytes", "READ_CHUNK_BYTES", int)):
+                               ("warmup_runs", "WARMUP_RUNS", int), ("warmup_input", "WARMUP_INPUT_FILE", _read)):
         if option not in options and _env(key, None) is not None:
             options[option] = parse(_env(key, None))
     container = ModelContainer(

@@ -18,7 +18,8 @@ CHECK = os.path.join(SDK, "check_install.sh")
 def build_wheel(out, **env):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-build-isolation", "--no-deps", "-w",
                     str(out), SDK], check=True, env=dict(os.environ, **env), cwd=str(out.parent))
-    shutil.rmtree(os.path.join(SDK, "build"), ignore_errors=True)
+    for leftover in ("build", "servegate.egg-info"):  # setuptools' work files in the source tree
+        shutil.rmtree(os.path.join(SDK, leftover), ignore_errors=True)
     (wheel,) = glob.glob(os.path.join(str(out), "servegate-*.whl"))
     return wheel
 
