@@ -8,7 +8,8 @@ this checkout's SDK side by side with another checkout's (--baseline), rounds in
 Each SDK serves bench/python_noop_container.py in its own process. One client (this process)
 sends pre-serialized requests in a closed loop, so that both servers get identical bytes and the
 client's own protobuf work is not measured; each container's CPU time per call (from /proc) is
-reported beside the latencies, as it depends far less on what else runs on the machine. Forms: `bytes`, a BYTES tensor [N] of length-prefixed
+reported beside the latencies, as it depends less on what else runs on the machine, and so is
+the CPU time of the SDK's own part of a call, in process (bench/python_decode_cost.py). Forms: `bytes`, a BYTES tensor [N] of length-prefixed
 elements (what the gateway sends today; every SDK takes it), and `uint8`, one UINT8 tensor
 [N, L] holding the whole batch (this SDK). Writes bench/results/python-sdk-direct.json and a table.
 """
@@ -87,6 +88,14 @@ def percentile(sorted_values, q):
     return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
+def own_cpu_us(sdk_dir, batch_sizes, input_bytes):
+    """{batch size: median thread CPU microseconds of the SDK's own part of a call} of one checkout's SDK."""
+    out = subprocess.run([sys.executable, os.path.join(HERE, "python_decode_cost.py"), ",".join(map(str, batch_sizes))],
+                         env=dict(os.environ, SDK_DIR=sdk_dir, INPUT_BYTES=str(input_bytes)), capture_output=True,
+                         text=True, check=True).stdout
+    return {int(b): float(us) for b, us in (line.split() for line in out.splitlines())}
+
+
 def uptime():
     with open("/proc/loadavg") as f:
         return f.read().split()[:3]
@@ -134,13 +143,20 @@ def main():
     finally:
         for t in targets:
             t.close()
+    own = {}
+    for _ in range(3):  # alternating processes; the median of three per SDK and size
+        for t in targets:
+            for b, us in own_cpu_us(os.path.abspath(args.baseline) if t.label == "baseline" else ROOT, batch_sizes,
+                                    args.input_bytes).items():
+                own.setdefault((t.label, b), []).append(us)
     load_after = uptime()
     rows = []
     for (label, form, batch), values in samples.items():
         values.sort()
         rows.append(dict(sdk=label, form=form, batch=batch, calls=len(values), p50_ms=round(percentile(values, 0.5), 3),
                          p99_ms=round(percentile(values, 0.99), 3), mean_ms=round(statistics.fmean(values), 3),
-                         server_cpu_ms=round(cpu[(label, form, batch)] / len(values) * 1e3, 3)))
+                         server_cpu_ms=round(cpu[(label, form, batch)] / len(values) * 1e3, 3),
+                         sdk_own_cpu_us=round(statistics.median(own[(label, batch)]), 1) if form == "bytes" else None))
     rows.sort(key=lambda r: (r["batch"], r["form"], r["sdk"] != "this"))
     report = dict(benchmark="python-sdk-direct", date_utc=datetime.datetime.utcnow().isoformat(timespec="seconds"),
                   machine="%s, %d cores" % (platform.node(), os.cpu_count()), load_before=load_before,
@@ -152,10 +168,12 @@ def main():
         json.dump(report, f, indent=2)
     print("load %s -> %s; %d rounds x %d calls, inputs of %d bytes" % (
         " ".join(load_before), " ".join(load_after), args.rounds, args.calls, args.input_bytes))
-    print("%-8s %-6s %5s %9s %9s %9s %14s" % ("sdk", "form", "batch", "p50 ms", "p99 ms", "mean ms", "server CPU ms"))
+    print("%-8s %-6s %5s %9s %9s %9s %14s %15s" % ("sdk", "form", "batch", "p50 ms", "p99 ms", "mean ms",
+                                                  "server CPU ms", "SDK's own us"))
     for r in rows:
-        print("%-8s %-6s %5d %9.2f %9.2f %9.2f %14.2f" % (r["sdk"], r["form"], r["batch"], r["p50_ms"], r["p99_ms"],
-                                                        r["mean_ms"], r["server_cpu_ms"]))
+        print("%-8s %-6s %5d %9.2f %9.2f %9.2f %14.2f %15s" % (
+            r["sdk"], r["form"], r["batch"], r["p50_ms"], r["p99_ms"], r["mean_ms"], r["server_cpu_ms"],
+            "%.1f" % r["sdk_own_cpu_us"] if r["sdk_own_cpu_us"] is not None else "-"))
 
 
 if __name__ == "__main__":
