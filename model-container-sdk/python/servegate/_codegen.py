@@ -7,9 +7,9 @@ of protoc 26+ removed: that gate refuses any runtime older than the protoc, whic
 wheel to the protobuf of the machine that built it. The gRPC service glue needs no generated
 code (see ``_services``), so no grpc plugin is involved.
 
-protoc is looked up in this order: ``$PROTOC``; the one bundled with ``grpcio-tools`` when it is
-3.20 or later; ``protoc`` on the PATH when it is; the newest one Maven has downloaded to
-``~/.m2/repository/com/google/protobuf/protoc``.
+protoc is ``$PROTOC``, else the newest of those at hand that is 3.20 or later: the one bundled
+with ``grpcio-tools``, ``protoc`` on the PATH, and the newest one Maven has downloaded to
+``~/.m2/repository/com/google/protobuf/protoc`` for the Java build.
 """
 
 import glob
@@ -91,29 +91,31 @@ def _maven_protocs():
 
 
 def find_protoc(work_dir):
-    """A protoc command (list of arguments) that writes builder-style Python; RuntimeError naming the
-    places tried when there is none."""
-    tried = []
+    """A protoc command (list of arguments) that writes builder-style Python: ``$PROTOC``, else the
+    newest of grpcio-tools' own, ``protoc`` on the PATH and Maven's (the newest writes the code the
+    newest protobuf runtimes expect; the gate removed, older runtimes load it too). RuntimeError
+    naming the places tried when none is 3.20 or later."""
     env = os.environ.get("PROTOC")
     if env:
         return [env]
+    candidates, tried = [], []
     bundled = [sys.executable, "-m", "grpc_tools.protoc"]
-    version = _version(bundled)
-    if _new_enough(version):
-        return bundled
-    tried.append("grpcio-tools (%s)" % (".".join(map(str, version)) if version else "absent"))
+    candidates.append(("grpcio-tools", bundled, _version(bundled)))
     path = shutil.which("protoc")
-    version = _version([path]) if path else None
-    if _new_enough(version):
-        return [path]
-    tried.append("protoc on PATH (%s)" % (".".join(map(str, version)) if version else "absent"))
-    for jar_exe in _maven_protocs():
+    candidates.append(("protoc on PATH", [path] if path else None, _version([path]) if path else None))
+    mavens = _maven_protocs()
+    if mavens:
         exe = os.path.join(work_dir, "protoc")  # Maven leaves it without the execute bit
-        shutil.copyfile(jar_exe, exe)
+        shutil.copyfile(mavens[0], exe)
         os.chmod(exe, os.stat(exe).st_mode | stat.S_IXUSR)
-        if _new_enough(_version([exe])):
-            return [exe]
-    tried.append("Maven's protoc (%s)" % ("none runs" if _maven_protocs() else "none downloaded"))
+        candidates.append(("Maven's protoc", [exe], _version([exe])))
+    else:
+        candidates.append(("Maven's protoc", None, None))
+    usable = [(version, command) for _, command, version in candidates if command and _new_enough(version)]
+    if usable:
+        return max(usable, key=lambda c: c[0])[1]
+    for name, _, version in candidates:
+        tried.append("%s (%s)" % (name, ".".join(map(str, version)) if version else "absent"))
     raise RuntimeError("no protoc >= 3.20 to generate the servegate stubs with; tried " + ", ".join(tried)
                        + ". Install one (Debian: apt-get install protobuf-compiler; pip: grpcio-tools) or set PROTOC")
 
