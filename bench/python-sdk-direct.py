@@ -9,9 +9,10 @@ Each SDK serves bench/python_noop_container.py in its own process. One client (t
 sends pre-serialized requests in a closed loop, so that both servers get identical bytes and the
 client's own protobuf work is not measured; each container's CPU time per call (from /proc) is
 reported beside the latencies, as it depends less on what else runs on the machine, and so is
-the CPU time of the SDK's own part of a call, in process (bench/python_decode_cost.py). Forms: `bytes`, a BYTES tensor [N] of length-prefixed
-elements (what the gateway sends today; every SDK takes it), and `uint8`, one UINT8 tensor
-[N, L] holding the whole batch (this SDK). Writes bench/results/python-sdk-direct.json and a table.
+the CPU time of the SDK's own part of a call, in process (bench/python_decode_cost.py).
+Forms: `bytes`, a BYTES tensor [N] of length-prefixed elements (what the gateway sends today;
+every SDK takes it), and `uint8`, one UINT8 tensor [N, L] holding the whole batch (this SDK).
+Writes bench/results/python-sdk-direct.json and a table.
 """
 
 import argparse

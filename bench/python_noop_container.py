@@ -40,7 +40,8 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     container.start()
     # CPU time of each thread: wall-clock time on a shared machine would mostly measure the others
-    profiles = {"event loop thread": cProfile.Profile(time.thread_time), "predictor thread": cProfile.Profile(time.thread_time)}
+    profiles = {"event loop thread": cProfile.Profile(time.thread_time),
+                "predictor thread": cProfile.Profile(time.thread_time)}
     on_loop = {"event loop thread": lambda f: container._loop.call_soon_threadsafe(f),
                "predictor thread": lambda f: container._pool.submit(f)}
     for title, profile in profiles.items():
