@@ -14,7 +14,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "model-container-sdk", "python"))
 
 import fashion_mnist  # noqa: E402
-from servegate.container import pb, pb_grpc  # noqa: E402
+from servegate.oip import GRPCInferenceServiceStub, pb  # noqa: E402
 
 HELDOUT = 2000  # the first 2,000 test images, as the Java ONNX accuracy test uses
 
@@ -29,7 +29,7 @@ class ContainerProcess:
             raise AssertionError("%s did not become ready: %r" % (script, line))
         self.port = int(line.strip().split("=")[1])
         self.channel = grpc.insecure_channel("127.0.0.1:%d" % self.port)
-        self.stub = pb_grpc.GRPCInferenceServiceStub(self.channel)
+        self.stub = GRPCInferenceServiceStub(self.channel)
 
     def predict(self, model, images):
         """Labels (as text) for a batch of [n, 784] float images, in one ModelInfer call."""
@@ -69,3 +69,33 @@ def start_container():
 def heldout():
     x, y = fashion_mnist.load("test")
     return x[:HELDOUT], y[:HELDOUT]
+
+
+class Plant:
+    """Unpickling this calls open(marker, "w"): the file appears exactly when the pickle's code runs."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return open, (self.marker, "w")
+
+
+@pytest.fixture
+def planted_pickle(tmp_path):
+    """(a pickle in its own directory that creates a marker file when loaded, the marker's path)."""
+    import pickle
+
+    directory = tmp_path / "planted"
+    directory.mkdir()
+    marker = tmp_path / "code-ran"
+    path = directory / "model.bin"
+    path.write_bytes(pickle.dumps(Plant(str(marker))))
+    return path, marker
+
+
+def run_to_exit(script, timeout=120, **env):
+    """Runs a container that is expected to refuse to start: (exit code, stdout + stderr)."""
+    full_env = dict(os.environ, HOST="127.0.0.1", PORT="0", **env)
+    done = subprocess.run([sys.executable, script], env=full_env, capture_output=True, text=True, timeout=timeout)
+    return done.returncode, done.stdout + done.stderr

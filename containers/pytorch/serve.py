@@ -6,10 +6,15 @@ on CUDA when torch.cuda.is_available() (or DEVICE=cuda / DEVICE=cpu), else on th
 
 Inputs: floats[784], pixels scaled to [0, 1]. Output: the argmax class index 0..9 as text, like
 the onnx container's argmax mode. Environment: MODEL_NAME (default fmnist-torch), MODEL_VERSION
-(1), PORT (8001), HOST (0.0.0.0), MODEL_PATH, DEVICE, TORCH_THREADS (default 1).
+(1), PORT (8001), HOST (0.0.0.0), MODEL_PATH, DEVICE, TORCH_THREADS (default 1), and the SDK's
+options (MAX_BATCH_SIZE, WARMUP_BATCH_SIZES, ...).
+
+MODEL_PATH is a state_dict, read with torch.load(weights_only=True): tensors and plain containers
+only, never code. It must lie in this directory or one that SERVEGATE_MODEL_DIRS names.
 """
 
 import os
+import pickle
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,7 +34,7 @@ class TorchPredictor:
     def __init__(self, path, device):
         self.device = torch.device(device)
         self.model = FashionCNN()
-        self.model.load_state_dict(torch.load(path, map_location="cpu"))
+        self.model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
         self.model.to(self.device).eval()
 
     def __call__(self, batch):
@@ -41,7 +46,14 @@ class TorchPredictor:
 def main():
     torch.set_num_threads(int(os.environ.get("TORCH_THREADS", "1")))
     device = os.environ.get("DEVICE") or ("cuda" if torch.cuda.is_available() else "cpu")
-    predictor = TorchPredictor(os.environ.get("MODEL_PATH") or os.path.join(HERE, "model.pt"), device)
+    try:
+        path = servegate.model_path(os.environ.get("MODEL_PATH") or os.path.join(HERE, "model.pt"), HERE)
+    except (servegate.ModelPathError, FileNotFoundError) as e:
+        sys.exit("fmnist-torch: %s" % e)
+    try:
+        predictor = TorchPredictor(path, device)
+    except (pickle.UnpicklingError, RuntimeError) as e:  # weights_only refuses anything but tensors
+        sys.exit("fmnist-torch: cannot load %s as a state_dict: %s" % (path, e))
     print("fmnist-torch on %s" % device, file=sys.stderr, flush=True)
     servegate.serve(predictor, name=os.environ.get("MODEL_NAME") or "fmnist-torch", input_type="floats",
                     input_length=784)

@@ -2,6 +2,7 @@
 with the trained CNN's labels and its stated accuracy."""
 
 import os
+import subprocess
 import sys
 
 import grpc
@@ -11,6 +12,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from conftest import Plant, run_to_exit  # noqa: E402
 from serve import TorchPredictor  # noqa: E402
 
 ACCURACY_FIRST_2000 = 0.9030  # README.md; train.py prints it
@@ -46,3 +48,25 @@ def test_cuda_answers_equal_the_cpu_answers(start_container, heldout):
     x = heldout[0][:500]
     cpu = TorchPredictor(os.path.join(HERE, "model.pt"), "cpu")(x)
     assert np.mean(np.array(c.predict("fmnist-torch", x), dtype=int) == cpu) > 0.99
+
+
+def test_a_planted_pickle_does_not_run_even_from_a_model_directory(tmp_path):
+    path, marker = tmp_path / "model.pt", tmp_path / "code-ran"
+    torch.save(Plant(str(marker)), path)  # what torch.save writes for an object whose unpickling runs code
+    control = subprocess.run([sys.executable, "-c", "import torch, sys; torch.load(sys.argv[1])", str(path)],
+                             capture_output=True)
+    assert marker.exists(), "control: torch.load without weights_only runs the planted pickle's code"
+    assert control.returncode == 0
+    marker.unlink()
+
+    code, out = run_to_exit(os.path.join(HERE, "serve.py"), MODEL_PATH=str(path), DEVICE="cpu",
+                            SERVEGATE_MODEL_DIRS=str(path.parent))
+    assert code != 0 and "cannot load %s as a state_dict" % path in out
+    assert not marker.exists()
+
+
+def test_weights_outside_the_model_directories_are_refused(tmp_path):
+    outside = tmp_path / "model.pt"
+    outside.write_bytes(open(os.path.join(HERE, "model.pt"), "rb").read())
+    code, out = run_to_exit(os.path.join(HERE, "serve.py"), MODEL_PATH=str(outside), DEVICE="cpu")
+    assert code != 0 and "refusing to load model file %s" % outside in out

@@ -1,6 +1,10 @@
-"""``python3 -m servegate.build``: generates the OIP stubs now (e.g. in a Dockerfile) and prints where."""
+"""``python3 -m servegate.build``: generates the protobuf modules of a checkout now (e.g. before
+copying it to a machine without protoc) and prints where they are."""
 
-from servegate import _stubs
+from servegate import _codegen
 
 if __name__ == "__main__":
-    print(_stubs.generate())
+    import os
+
+    target = os.path.join(_codegen.PKG_DIR, _codegen.GENERATED)
+    print(_codegen.generate(target))

@@ -14,66 +14,10 @@ import numpy as np
 import pytest
 
 import servegate
-from servegate.container import pb, pb_grpc
+from servegate.oip import GRPCInferenceServiceStub, pb
+from oip_testing import bytes_raw, echo_rows, parse_bytes, request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-class Server:
-    """A container in this process on a free loopback port, with a stub to call it."""
-
-    def __init__(self, predict_batch, **kw):
-        kw.setdefault("name", "m")
-        kw.setdefault("version", "1")
-        self.container = servegate.ModelContainer(predict_batch, host="127.0.0.1", port=0, **kw).start()
-        self.channel = grpc.insecure_channel("127.0.0.1:%d" % self.container.port,
-                                             options=[("grpc.max_send_message_length", 64 << 20)])
-        self.stub = pb_grpc.GRPCInferenceServiceStub(self.channel)
-
-    def close(self):
-        self.channel.close()
-        self.container.close()
-
-
-@pytest.fixture
-def server_factory():
-    servers = []
-
-    def make(predict_batch, **kw):
-        s = Server(predict_batch, **kw)
-        servers.append(s)
-        return s
-
-    yield make
-    for s in servers:
-        s.close()
-
-
-def request(datatype, shape, raw=None, model="m", version="", contents=None, name="input"):
-    r = pb.ModelInferRequest(model_name=model, model_version=version, id="req-1")
-    t = r.inputs.add(name=name, datatype=datatype, shape=shape)
-    if contents is not None:
-        t.contents.CopyFrom(contents)
-    if raw is not None:
-        r.raw_input_contents.append(raw)
-    return r
-
-
-def bytes_raw(elements):
-    return b"".join(struct.pack("<I", len(e)) + e for e in elements)
-
-
-def parse_bytes(raw):
-    out, pos = [], 0
-    while pos < len(raw):
-        (n,) = struct.unpack_from("<I", raw, pos)
-        out.append(raw[pos + 4:pos + 4 + n])
-        pos += 4 + n
-    return out
-
-
-def echo_rows(batch):
-    return [",".join(str(v) for v in row.tolist()) for row in batch]
 
 
 def floats_ok(s):
@@ -392,7 +336,7 @@ def test_sigterm_mid_batch_drains_the_batch_and_exits_zero(drain_seconds, drains
     p, port = start_process({"SLOW_SECONDS": "1.5", "DRAIN_SECONDS": drain_seconds})
     try:
         with grpc.insecure_channel("127.0.0.1:%d" % port) as channel:
-            stub = pb_grpc.GRPCInferenceServiceStub(channel)
+            stub = GRPCInferenceServiceStub(channel)
             meta = stub.ModelMetadata(pb.ModelMetadataRequest(name="slow"))
             assert list(meta.versions) == ["7"]
             in_flight = stub.ModelInfer.future(request("BYTES", [1], bytes_raw([b"x"]), model="slow"), timeout=20)
@@ -416,7 +360,7 @@ def test_sigterm_mid_batch_drains_the_batch_and_exits_zero(drain_seconds, drains
 # ---------------------------------------------------------------------------------- grpc.health.v1
 
 def test_health_is_serving_while_ready_and_not_serving_from_the_start_of_draining():
-    from servegate.container import health_grpc, health_pb
+    from servegate.oip import HealthStub, health_pb
 
     release = threading.Event()
     entered = threading.Event()
@@ -429,7 +373,7 @@ def test_health_is_serving_while_ready_and_not_serving_from_the_start_of_drainin
     container = servegate.ModelContainer(blocking, name="m", host="127.0.0.1", port=0).start()
     channel = grpc.insecure_channel("127.0.0.1:%d" % container.port)
     try:
-        health = health_grpc.HealthStub(channel)
+        health = HealthStub(channel)
         serving = health_pb.HealthCheckResponse.SERVING
         for service in ("", "inference.GRPCInferenceService"):
             assert health.Check(health_pb.HealthCheckRequest(service=service), timeout=5).status == serving
@@ -438,7 +382,7 @@ def test_health_is_serving_while_ready_and_not_serving_from_the_start_of_drainin
         assert e.value.code() == grpc.StatusCode.NOT_FOUND
         watch = health.Watch(health_pb.HealthCheckRequest(service=""), timeout=20)
         assert next(watch).status == serving
-        in_flight = pb_grpc.GRPCInferenceServiceStub(channel).ModelInfer.future(
+        in_flight = GRPCInferenceServiceStub(channel).ModelInfer.future(
             request("FP32", [1, 1], f32(1)), timeout=20)
         assert entered.wait(10)
         closer = threading.Thread(target=container.close)
@@ -460,7 +404,7 @@ def test_a_batch_outliving_the_drain_timeout_does_not_keep_the_process_alive():
     p, port = start_process({"SLOW_SECONDS": "60", "DRAIN_SECONDS": "1"})
     try:
         with grpc.insecure_channel("127.0.0.1:%d" % port) as channel:
-            stub = pb_grpc.GRPCInferenceServiceStub(channel)
+            stub = GRPCInferenceServiceStub(channel)
             in_flight = stub.ModelInfer.future(request("BYTES", [1], bytes_raw([b"x"]), model="slow"), timeout=30)
             wait_for_batch(p)
             p.send_signal(signal.SIGTERM)
