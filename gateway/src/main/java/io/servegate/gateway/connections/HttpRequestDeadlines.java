@@ -6,6 +6,8 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.PrematureChannelClosureException;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
@@ -110,7 +112,10 @@ final class HttpRequestDeadlines {
 
             @Override
             public void write(ChannelHandlerContext context, Object msg, ChannelPromise promise) {
-                if (msg instanceof LastHttpContent) {
+                // a 100 Continue is a whole message too, but no answer
+                boolean informational = msg instanceof HttpResponse response
+                        && response.status().codeClass() == HttpStatusClass.INFORMATIONAL;
+                if (msg instanceof LastHttpContent && !informational) {
                     if (phase == Phase.HANDLING) {
                         enter(Phase.IDLE);
                     } else if (phase == Phase.BODY) {
