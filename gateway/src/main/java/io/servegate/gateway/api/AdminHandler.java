@@ -113,10 +113,10 @@ public final class AdminHandler {
         JsonNode t = body.get("confidence_threshold");
         double threshold = 0;
         if (t != null && !t.isNull()) {
-            if (!t.isNumber() || !(t.doubleValue() >= 0 && t.doubleValue() <= 1)) {
+            threshold = t.isNumber() ? JsonBodies.toDouble(t) : Double.NaN;
+            if (!(threshold >= 0 && threshold <= 1)) {
                 throw ApiException.badRequest("'confidence_threshold' must be a number in [0, 1]");
             }
-            threshold = t.doubleValue();
         }
         return new SelectionConfig(policy, params, threshold);
     }
@@ -321,8 +321,8 @@ public final class AdminHandler {
             }
         }
         JsonNode cpus = r.get("cpus");
-        if (cpus != null && !cpus.isNull() && !(cpus.isNumber() && cpus.doubleValue() >= 0
-                && cpus.doubleValue() <= 1024)) {
+        if (cpus != null && !cpus.isNull() && !(cpus.isNumber() && JsonBodies.toDouble(cpus) >= 0
+                && JsonBodies.toDouble(cpus) <= 1024)) {
             throw ApiException.badRequest("'resources.cpus' must be a number in 0..1024");
         }
         long memory = r.has("memory_bytes") ? JsonBodies.requiredLong(r, "memory_bytes") : 0;

@@ -1,5 +1,6 @@
 package io.servegate.gateway.api;
 
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
@@ -23,20 +24,24 @@ public final class AdminServer implements SmartLifecycle {
     private final HandlerStrategies strategies;
     private final String address;
     private final int port;
+    private final UnaryOperator<HttpServer> connections;
     private volatile DisposableServer server;
 
-    public AdminServer(RouterFunction<ServerResponse> routes, HandlerStrategies strategies, String address, int port) {
+    /** @param connections the port's timeouts and connection cap, applied to its server */
+    public AdminServer(RouterFunction<ServerResponse> routes, HandlerStrategies strategies, String address, int port,
+            UnaryOperator<HttpServer> connections) {
         this.routes = routes;
         this.strategies = strategies;
         this.address = address;
         this.port = port;
+        this.connections = connections;
     }
 
     @Override
     public void start() {
         ReactorHttpHandlerAdapter adapter = new ReactorHttpHandlerAdapter(
                 RouterFunctions.toHttpHandler(routes, strategies));
-        server = HttpServer.create().host(address).port(port).handle(adapter).bindNow();
+        server = connections.apply(HttpServer.create().host(address).port(port)).handle(adapter).bindNow();
         LOG.info("admin API listening on {}:{}", address, server.port());
     }
 

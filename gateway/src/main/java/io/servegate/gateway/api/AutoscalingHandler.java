@@ -214,10 +214,11 @@ public final class AutoscalingHandler {
         if (n == null || n.isNull()) {
             return fallback;
         }
-        if (!n.isNumber() || !Double.isFinite(n.doubleValue())) {
-            throw ApiException.badRequest("field '" + field + "' must be a number");
+        double value = n.isNumber() ? JsonBodies.toDouble(n) : Double.NaN;
+        if (!Double.isFinite(value)) {
+            throw ApiException.badRequest("field '" + field + "' must be a finite number");
         }
-        return n.doubleValue();
+        return value;
     }
 
     private static Map<String, Object> describe(AutoscalingView v, ModelSignals signals) {

@@ -16,6 +16,8 @@ import org.springframework.web.reactive.function.server.HandlerFilterFunction;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import org.springframework.web.server.ResponseStatusException;
 import reactor.core.publisher.Mono;
+import reactor.netty.channel.AbortedException;
+import tools.jackson.databind.exc.JsonNodeException;
 
 /** Maps every failure to {@code {"error", "cause"}} with the right status; nothing leaks a stack trace. */
 public final class Errors {
@@ -76,11 +78,22 @@ public final class Errors {
         } else if (t instanceof IllegalArgumentException) {
             status = HttpStatus.BAD_REQUEST;
             error = "bad request";
+        } else if (t instanceof JsonNodeException) {
+            // a field's value that Jackson cannot convert (an integer beyond every number type)
+            status = HttpStatus.BAD_REQUEST;
+            error = "bad request";
+            cause = "a value in the request is out of range or of the wrong type";
         } else if (t instanceof ResponseStatusException e) {
             status = e.getStatusCode();
             HttpStatus known = HttpStatus.resolve(status.value());
             error = known != null ? known.getReasonPhrase().toLowerCase(java.util.Locale.ROOT) : "error";
-            cause = e.getReason() != null ? e.getReason() : e.getMessage();
+            // the framework's reasons quote the request back (its URL with the Host header, its Content-Type)
+            cause = status.value() == HttpStatus.UNSUPPORTED_MEDIA_TYPE.value()
+                    ? "the body must be JSON (Content-Type: application/json)" : error;
+        } else if (t instanceof AbortedException) {
+            // the client closed the connection: no one to answer, nothing to log
+            status = HttpStatus.BAD_REQUEST;
+            error = "connection closed";
         } else {
             LOG.error("unexpected failure", t);
             status = HttpStatus.INTERNAL_SERVER_ERROR;

@@ -140,9 +140,10 @@ public final class InputParser {
         if (!e.isNumber()) {
             throw ApiException.badRequest("'" + where + "[" + i + "]' must be a number, got " + brief(e));
         }
-        double d = e.doubleValue();
+        double d = JsonBodies.toDouble(e);
         if (!Double.isFinite(d)) {
-            throw ApiException.badRequest("'" + where + "[" + i + "]' is not a finite number");
+            throw ApiException.badRequest("'" + where + "[" + i + "]' is not a finite number (beyond the double "
+                    + "range)");
         }
         return d;
     }

@@ -49,7 +49,7 @@ public final class JsonBodies {
         try {
             node = mapper.readTree(body);
         } catch (JacksonException e) {
-            throw ApiException.badRequest("malformed JSON: " + e.getOriginalMessage());
+            throw ApiException.badRequest(MalformedJson.describe(e));
         }
         return requireObject(node);
     }
@@ -59,7 +59,7 @@ public final class JsonBodies {
         try {
             node = mapper.readTree(body);
         } catch (JacksonException e) {
-            throw ApiException.badRequest("malformed JSON: " + e.getOriginalMessage());
+            throw ApiException.badRequest(MalformedJson.describe(e));
         }
         return requireObject(node);
     }
@@ -99,6 +99,16 @@ public final class JsonBodies {
         } catch (JacksonException e) {
             return null;
         }
+    }
+
+    /**
+     * A JSON number as a double, infinite when it lies beyond the double range: Jackson's
+     * {@link JsonNode#doubleValue} throws for such integers instead, which is no answer to give a
+     * client.
+     */
+    public static double toDouble(JsonNode number) {
+        return number.isBigInteger() ? number.bigIntegerValue().doubleValue()
+                : number.isBigDecimal() ? number.decimalValue().doubleValue() : number.doubleValue();
     }
 
     public static String requiredString(JsonNode body, String field) {

@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
@@ -27,6 +28,7 @@ public final class OipGrpcServer implements SmartLifecycle {
     private final int port;
     private final int maxMessageBytes;
     private final Duration grace;
+    private final UnaryOperator<NettyServerBuilder> connections;
     private volatile Server server;
 
     /**
@@ -34,8 +36,10 @@ public final class OipGrpcServer implements SmartLifecycle {
      * @param port            the port; 0 = no server
      * @param maxMessageBytes largest request message accepted (larger: {@code RESOURCE_EXHAUSTED})
      * @param grace           how long stopping waits for calls in flight
+     * @param connections     the port's timeouts and connection cap, applied to its server
      */
-    public OipGrpcServer(BindableService service, String address, int port, int maxMessageBytes, Duration grace) {
+    public OipGrpcServer(BindableService service, String address, int port, int maxMessageBytes, Duration grace,
+            UnaryOperator<NettyServerBuilder> connections) {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("servegate.oip.grpc-port must be in 0..65535 (0 = off), got " + port);
         }
@@ -44,6 +48,7 @@ public final class OipGrpcServer implements SmartLifecycle {
         this.port = port;
         this.maxMessageBytes = maxMessageBytes;
         this.grace = grace;
+        this.connections = connections;
     }
 
     @Override
@@ -55,8 +60,8 @@ public final class OipGrpcServer implements SmartLifecycle {
         NettyServerBuilder builder = address.isEmpty() ? NettyServerBuilder.forPort(port)
                 : NettyServerBuilder.forAddress(new InetSocketAddress(address, port));
         try {
-            server = builder.directExecutor().maxInboundMessageSize(maxMessageBytes).addService(service).build()
-                    .start();
+            server = connections.apply(builder).directExecutor().maxInboundMessageSize(maxMessageBytes)
+                    .addService(service).build().start();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot serve OIP gRPC on " + (address.isEmpty() ? "*" : address) + ":"
                     + port + " (servegate.oip.grpc-port): " + e.getMessage(), e);

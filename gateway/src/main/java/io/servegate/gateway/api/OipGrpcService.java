@@ -8,6 +8,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.ModelVersion;
+import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.rpc.PredictionException;
@@ -53,6 +54,8 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
 
     static final String PLATFORM = "servegate";
     static final String OUTPUT = "output";
+    private static final int SHOWN_NAME = 128;
+    private static final int MAX_DESCRIPTION = 1024;
 
     private final Registry registry;
     private final ReplicaPool pool;
@@ -88,9 +91,9 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
 
     @Override
     public void serverMetadata(ServerMetadataRequest request, StreamObserver<ServerMetadataResponse> out) {
-        String version = OipGrpcService.class.getPackage().getImplementationVersion();
-        reply(out, ServerMetadataResponse.newBuilder().setName(PLATFORM).setVersion(version == null ? "dev" : version)
-                .build());
+        OipServerMetadata server = OipServerMetadata.GATEWAY;
+        reply(out, ServerMetadataResponse.newBuilder().setName(server.name()).setVersion(server.version())
+                .addAllExtensions(server.extensions()).build());
     }
 
     @Override
@@ -193,13 +196,18 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
         }
         for (ModelInferRequest.InferRequestedOutputTensor requested : request.getOutputsList()) {
             if (!OUTPUT.equals(requested.getName())) {
-                throw invalid("model '" + m.name() + "' has no output '" + requested.getName() + "'; its only output is '"
+                throw invalid("model '" + m.name() + "' has no output '" + brief(requested.getName())
+                        + "'; its only output is '"
                         + OUTPUT + "'");
             }
         }
         ModelInferRequest.InferInputTensor input = request.getInputs(0);
         if (request.getRawInputContentsCount() > 1) {
             throw invalid("raw_input_contents has " + request.getRawInputContentsCount() + " entries for 1 input tensor");
+        }
+        if (request.getRawInputContentsCount() == 1 && input.hasContents()) {
+            throw invalid("input '" + brief(input.getName()) + "' has both typed contents and raw_input_contents; "
+                    + "the protocol allows one");
         }
         if (!input.getShapeList().isEmpty() && input.getShape(0) > maxBatchInputs) {
             throw invalid("the tensor has " + input.getShape(0) + " rows; the limit is " + maxBatchInputs);
@@ -210,7 +218,7 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
                     ? type.decode(input.getDatatype(), input.getShapeList(), request.getRawInputContents(0))
                     : type.decode(input.getDatatype(), input.getShapeList(), input.getContents());
         } catch (TensorFormatException e) {
-            throw invalid("input '" + input.getName() + "' of model '" + m.name() + "': " + e.getMessage());
+            throw invalid("input '" + brief(input.getName()) + "' of model '" + m.name() + "': " + e.getMessage());
         }
         int expected = pool.inputLength(m.name(), m.version());
         for (int r = 0; r < rows.size(); r++) {
@@ -253,15 +261,15 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
     /** The version asked for, or the model's current one when {@code version} is empty. */
     private static ModelVersion resolve(RegistrySnapshot snapshot, String name, String version) {
         String v = !version.isEmpty() ? version : snapshot.currentVersion(name).orElseThrow(() ->
-                Status.NOT_FOUND.withDescription("unknown model '" + name + "'").asRuntimeException());
-        return snapshot.model(name, v).orElseThrow(() ->
-                Status.NOT_FOUND.withDescription("model '" + name + "' has no version '" + v + "'").asRuntimeException());
+                described(Status.NOT_FOUND, "unknown model '" + brief(name) + "'").asRuntimeException());
+        return snapshot.model(name, v).orElseThrow(() -> described(Status.NOT_FOUND,
+                "model '" + brief(name) + "' has no version '" + brief(v) + "'").asRuntimeException());
     }
 
     /** How a query that got no prediction fails, by why. */
     private static Status status(Throwable error) {
         if (!(error instanceof PredictionException e)) {
-            return Status.INTERNAL.withDescription("inference failed: " + error.getMessage());
+            return described(Status.INTERNAL, "inference failed: " + error.getMessage());
         }
         Status status = switch (e.reason()) {
             case DEADLINE, INFEASIBLE, NO_ANSWER -> Status.DEADLINE_EXCEEDED;
@@ -270,11 +278,22 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
             case CONTAINER_ERROR -> Status.INTERNAL;
             case LOW_CONFIDENCE -> Status.FAILED_PRECONDITION;
         };
-        return status.withDescription(e.getMessage());
+        return described(status, e.getMessage());
     }
 
     private static StatusRuntimeException invalid(String message) {
-        return Status.INVALID_ARGUMENT.withDescription(message).asRuntimeException();
+        return described(Status.INVALID_ARGUMENT, message).asRuntimeException();
+    }
+
+    /** A client's name as an error shows it: cut short, so that an error never grows with the request. */
+    private static String brief(String name) {
+        return Names.brief(name, SHOWN_NAME);
+    }
+
+    /** A status with its description bounded, whatever it quotes (a container's error, a tensor's datatype). */
+    private static Status described(Status status, String description) {
+        return status.withDescription(description.length() <= MAX_DESCRIPTION ? description
+                : description.substring(0, MAX_DESCRIPTION) + "\u2026");
     }
 
     private static <T> void reply(StreamObserver<T> out, T response) {

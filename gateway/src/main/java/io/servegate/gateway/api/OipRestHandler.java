@@ -2,6 +2,7 @@ package io.servegate.gateway.api;
 
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.ModelVersion;
+import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.rpc.DefaultReason;
@@ -48,6 +49,13 @@ public final class OipRestHandler {
         this.maxBatchInputs = maxBatchInputs;
     }
 
+    /** {@code GET /v2}: the server's name, version and protocol extensions. */
+    public Mono<ServerResponse> serverMetadata(ServerRequest request) {
+        OipServerMetadata server = OipServerMetadata.GATEWAY;
+        return json(HttpStatus.OK, Map.of("name", server.name(), "version", server.version(),
+                "extensions", server.extensions()));
+    }
+
     public Mono<ServerResponse> live(ServerRequest request) {
         return json(HttpStatus.OK, Map.of("live", true));
     }
@@ -62,7 +70,7 @@ public final class OipRestHandler {
         List<String> versions = snapshot.models().stream().filter(m -> m.name().equals(name))
                 .map(ModelVersion::version).toList();
         if (versions.isEmpty()) {
-            throw ApiException.notFound("unknown model '" + name + "'");
+            throw ApiException.notFound("unknown model '" + Names.brief(name, 128) + "'");
         }
         ModelVersion m = resolve(snapshot, name, null);
         TensorType<?> type = TensorType.forName(m.inputType());
@@ -197,9 +205,9 @@ public final class OipRestHandler {
 
     private static ModelVersion resolve(RegistrySnapshot snapshot, String name, String version) {
         String v = version != null ? version : snapshot.currentVersion(name)
-                .orElseThrow(() -> ApiException.notFound("unknown model '" + name + "'"));
-        return snapshot.model(name, v)
-                .orElseThrow(() -> ApiException.notFound("model '" + name + "' has no version '" + v + "'"));
+                .orElseThrow(() -> ApiException.notFound("unknown model '" + Names.brief(name, 128) + "'"));
+        return snapshot.model(name, v).orElseThrow(() -> ApiException.notFound("model '" + Names.brief(name, 128)
+                + "' has no version '" + Names.brief(v, 128) + "'"));
     }
 
     private Mono<ServerResponse> json(HttpStatus status, Object body) {

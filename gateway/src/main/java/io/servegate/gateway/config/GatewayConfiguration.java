@@ -16,12 +16,15 @@ import io.servegate.gateway.api.PipelineAdminHandler;
 import io.servegate.gateway.api.PipelinePlanHandler;
 import io.servegate.gateway.api.ProfileHandler;
 import io.servegate.gateway.api.QueryHandler;
+import io.servegate.gateway.api.UnroutedRequests;
 import io.servegate.core.cache.PredictionCache;
+import io.servegate.gateway.connections.HttpConnectionGuard;
 import io.servegate.gateway.containers.Backoff;
 import io.servegate.gateway.containers.ContainerManager;
 import io.servegate.gateway.containers.DockerContainerManager;
 import io.servegate.gateway.containers.ExternalContainerManager;
 import io.servegate.gateway.containers.KubernetesContainerManager;
+import io.servegate.gateway.containers.ModelDirectories;
 import io.servegate.gateway.containers.ProcessCommandPolicy;
 import io.servegate.gateway.containers.ProcessContainerManager;
 import io.servegate.gateway.containers.ReadinessProbe;
@@ -169,7 +172,7 @@ public class GatewayConfiguration {
             case "process" -> new ProcessContainerManager(registry, probe, new ProcessContainerManager.Settings(
                     c.readinessTimeout(), c.probeInterval(), c.livenessFailures(),
                     RestartPolicy.parse(c.restartPolicy()), new Backoff(c.restartBackoff(), c.restartBackoffMax()),
-                    c.stopGracePeriod()), Schedulers.boundedElastic());
+                    c.stopGracePeriod(), modelDirectories(c)), Schedulers.boundedElastic());
             case "external" -> new ExternalContainerManager(registry, probe, c.readinessTimeout(), c.probeInterval(),
                     c.livenessFailures(), Schedulers.parallel());
             case "docker" -> DockerContainerManager.start(c.docker().host(), registry, probe,
@@ -185,6 +188,10 @@ public class GatewayConfiguration {
             default -> throw new IllegalArgumentException("servegate.containers.manager must be 'process', 'docker', "
                     + "'kubernetes' or 'external', got '" + c.manager() + "'");
         };
+    }
+
+    private static ModelDirectories modelDirectories(ServegateProperties.Containers c) {
+        return new ModelDirectories(c.modelDirectories(), c.modelPathEnv());
     }
 
     @Bean
@@ -226,7 +233,8 @@ public class GatewayConfiguration {
                 clock);
         OipRestHandler oip = new OipRestHandler(registry, pool, predictions, bodies, inputs, props.oip().timeout(),
                 props.limits().maxBatchInputs());
-        return RouterFunctions.route()
+        RouterFunction<ServerResponse> served = RouterFunctions.route()
+                .GET("/v2", oip::serverMetadata)
                 .GET("/v2/health/live", oip::live)
                 .GET("/v2/health/ready", oip::ready)
                 .GET("/v2/models/{model}", oip::metadata)
@@ -236,9 +244,10 @@ public class GatewayConfiguration {
                 .GET("/metrics", new MetricsHandler(clipperMetrics, prometheus::getObject)::metrics)
                 .POST("/{app}/predict", query::predict)
                 .POST("/{app}/update", query::update)
-                .filter(new EventLoopDeadlines())
-                .filter(Errors.filter())
                 .build();
+        return UnroutedRequests.after(served, "endpoint")
+                .filter(new EventLoopDeadlines())
+                .filter(Errors.filter());
     }
 
     @Bean
@@ -250,13 +259,13 @@ public class GatewayConfiguration {
     @Bean
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
             PipelineService pipelines, JsonBodies bodies, ServegateProperties props, ContainerManager containers,
-            AutoscalingService autoscaling) {
+            AutoscalingService autoscaling, MeterRegistry meters) {
         String token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
         ServegateProperties.ProcessManager process = props.containers().process();
         AdminHandler admin = new AdminHandler(registry, pool, cache, selection, bodies, containers,
                 new ProcessCommandPolicy(process.allowedCommands(), process.allowedEnv(), !token.isEmpty(),
-                        process.requireAdminToken()),
+                        process.requireAdminToken(), modelDirectories(props.containers())),
                 props.containers().maxReplicas());
         AutoscalingHandler scaling = new AutoscalingHandler(registry, pool, autoscaling, pipelines, bodies,
                 props.containers().maxReplicas());
@@ -265,7 +274,7 @@ public class GatewayConfiguration {
                 (int) props.rpc().maxMessageSize().toBytes(), java.time.Clock.systemUTC()), bodies);
         PipelinePlanHandler plans = new PipelinePlanHandler(registry, containers, autoscaling, pool, bodies,
                 props.containers().maxReplicas());
-        RouterFunction<ServerResponse> routes = RouterFunctions.route()
+        RouterFunction<ServerResponse> served = RouterFunctions.route()
                 .GET("/admin/ping", admin::ping)
                 .POST("/admin/add_app", admin::addApp)
                 .POST("/admin/delete_app", admin::deleteApp)
@@ -296,16 +305,16 @@ public class GatewayConfiguration {
                 .POST("/admin/profile_model", profiles::profileModel)
                 .POST("/admin/get_profiles", profiles::getProfiles)
                 .POST("/admin/apply_pipeline_plan", plans::applyPipelinePlan)
-                .route(request -> true, request -> Errors.json(org.springframework.http.HttpStatus.NOT_FOUND,
-                        "not found", "no admin endpoint " + request.method() + " " + request.path()))
-                .filter(Errors.filter())
-                .filter(BearerAuth.of(token, "servegate-admin").filter())
                 .build();
+        RouterFunction<ServerResponse> routes = UnroutedRequests.after(served, "admin endpoint")
+                .filter(Errors.filter())
+                .filter(BearerAuth.of(token, "servegate-admin").filter());
         HandlerStrategies strategies = HandlerStrategies.builder()
                 .codecs(c -> c.defaultCodecs().maxInMemorySize((int) props.limits().maxBodySize().toBytes()))
                 .exceptionHandler(new JsonErrorWebExceptionHandler(ServerCodecConfigurer.create().getWriters()))
                 .build();
-        return new AdminServer(routes, strategies, props.admin().address(), props.admin().port());
+        return new AdminServer(routes, strategies, props.admin().address(), props.admin().port(),
+                HttpConnectionGuard.of(props.connections(), "admin", meters));
     }
 
     /** Bodies over the limit fail with DataBufferLimitException, which {@link Errors} turns into 413. */

@@ -1,13 +1,17 @@
 package io.servegate.gateway.config;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.api.OipGrpcServer;
 import io.servegate.gateway.api.OipGrpcService;
+import io.servegate.gateway.connections.GrpcConnectionGuard;
+import io.servegate.gateway.connections.PortConnections;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.rpc.ReplicaPool;
 import java.time.Duration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import reactor.core.scheduler.Schedulers;
 
 /** The Open Inference Protocol over gRPC on {@code servegate.oip.grpc-port}, beside the REST binding. */
 @Configuration(proxyBeanMethods = false)
@@ -18,11 +22,19 @@ public class OipGrpcConfiguration {
 
     @Bean
     OipGrpcServer oipGrpcServer(Registry registry, ReplicaPool pool, PredictionService predictions,
-            ServegateProperties props) {
+            ServegateProperties props, GrpcConnectionGuard connections) {
         ServegateProperties.Oip oip = props.oip();
         OipGrpcService service = new OipGrpcService(registry, pool, predictions, oip.timeout(),
                 props.limits().maxBatchInputs(), props.limits().maxInputLength());
         return new OipGrpcServer(service, oip.grpcAddress(), oip.grpcPort(),
-                (int) props.limits().maxBodySize().toBytes(), GRACE);
+                (int) props.limits().maxBodySize().toBytes(), GRACE, connections);
+    }
+
+    /** Closed after the server has stopped (it depends on this): the event loops it made. */
+    @Bean(destroyMethod = "close")
+    GrpcConnectionGuard grpcConnections(ServegateProperties props, MeterRegistry meters) {
+        ServegateProperties.Connections c = props.connections();
+        return new GrpcConnectionGuard(c.grpc(), new PortConnections("grpc", c.maxConnections(), c.logInterval(),
+                meters, Schedulers.parallel()));
     }
 }

@@ -1,6 +1,7 @@
 package io.servegate.gateway.config;
 
 import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.gateway.containers.ModelDirectories;
 import io.servegate.gateway.containers.ProcessCommandPolicy;
 import java.time.Duration;
 import java.util.List;
@@ -29,7 +30,8 @@ public record ServegateProperties(
         @DefaultValue Containers containers,
         @DefaultValue Metrics metrics,
         @DefaultValue Redis redis,
-        @DefaultValue Autoscaling autoscaling) {
+        @DefaultValue Autoscaling autoscaling,
+        @DefaultValue Connections connections) {
 
     /** The admin API's own server. */
     public record Admin(
@@ -72,6 +74,60 @@ public record ServegateProperties(
             /** A PKCS#12/JKS trust store instead of a PEM CA file. */
             @DefaultValue("") String trustStore,
             @DefaultValue("") String trustStorePassword) {
+    }
+
+    /**
+     * How long a client may take, and how many connections each port holds: the query and admin
+     * HTTP ports and the OIP gRPC port. A connection closed for being slow, idle or over the cap is
+     * counted in {@code servegate.connections.dropped} and summarised in the log at most once per
+     * {@code logInterval}.
+     */
+    public record Connections(
+            /** Open connections per port; one more is closed as soon as it is accepted. */
+            @DefaultValue("10000") int maxConnections,
+            /** Dropped connections are logged as one summary line per port at most this often. */
+            @DefaultValue("1m") Duration logInterval,
+            @DefaultValue Http http,
+            @DefaultValue Grpc grpc) {
+
+        public Connections {
+            if (maxConnections < 1) {
+                throw new IllegalArgumentException("servegate.connections.max-connections must be at least 1, got "
+                        + maxConnections);
+            }
+        }
+    }
+
+    /** Timeouts of the HTTP ports (query and admin), HTTP/1.1. */
+    public record Http(
+            /** A request's line and headers must arrive within this: from the connection's start, or a later request's first byte. */
+            @DefaultValue("10s") Duration headerTimeout,
+            /** Longest pause between two reads of a request body. */
+            @DefaultValue("10s") Duration readTimeout,
+            /** A request body must arrive whole within this of its headers. */
+            @DefaultValue("60s") Duration requestTimeout,
+            /** A kept-alive connection waits this long for its next request. */
+            @DefaultValue("60s") Duration idleTimeout) {
+    }
+
+    /** Connections of the OIP gRPC port (HTTP/2), in grpc-java's terms. */
+    public record Grpc(
+            /** A new connection must finish the HTTP/2 (and TLS) handshake within this. */
+            @DefaultValue("10s") Duration handshakeTimeout,
+            /** A connection with no call in progress for this long is closed (GOAWAY). */
+            @DefaultValue("5m") Duration maxConnectionIdle,
+            /** Any connection is closed after this long, letting calls in progress finish within the grace. */
+            @DefaultValue("30m") Duration maxConnectionAge,
+            @DefaultValue("30s") Duration maxConnectionAgeGrace,
+            /** The server pings a silent client after this long, and closes the connection if no answer comes within keepAliveTimeout. */
+            @DefaultValue("2h") Duration keepAliveTime,
+            @DefaultValue("20s") Duration keepAliveTimeout,
+            /** Clients' pings more frequent than this are a protocol violation (GOAWAY ENHANCE_YOUR_CALM). */
+            @DefaultValue("5m") Duration permitKeepAliveTime,
+            /** Whether clients may ping while no call is in progress. */
+            @DefaultValue("false") boolean permitKeepAliveWithoutCalls,
+            /** Largest header (metadata) block of a call. */
+            @DefaultValue("8KB") DataSize maxInboundMetadataSize) {
     }
 
     /** The prediction cache (Clipper §4.2). */
@@ -223,7 +279,20 @@ public record ServegateProperties(
             /** Settings of the {@code docker} manager. */
             @DefaultValue Docker docker,
             /** What the {@code process} manager may run for deploy_model. */
-            @DefaultValue ProcessManager process) {
+            @DefaultValue ProcessManager process,
+            /**
+             * Directories model files may be loaded from: a command's model path variables must name
+             * a path inside one (links resolved), and the process manager passes them to its
+             * containers as {@code SERVEGATE_MODEL_DIRS}; unset = the project's own model directories
+             * ({@link ModelDirectories#DEFAULT}), empty = none.
+             */
+            List<String> modelDirectories,
+            /** The variables of a deploy_model {@code env} that name model files or directories. */
+            @DefaultValue({"MODEL_PATH", "MODEL_DIR"}) List<String> modelPathEnv) {
+
+        public Containers {
+            modelDirectories = modelDirectories == null ? ModelDirectories.DEFAULT : modelDirectories;
+        }
     }
 
     /**

@@ -15,8 +15,9 @@ import java.util.stream.Collectors;
  * the allowed argument prefixes (an executable alone is a prefix of one element); every variable
  * in its {@code env} must be one of the allowed names, since variables such as
  * {@code LD_PRELOAD}, {@code JAVA_TOOL_OPTIONS} or {@code PYTHONPATH} change what an allowed
- * command loads. Unless the operator opts out, the admin API must also have a token: without one,
- * any local user who can reach the loopback admin port could run programs.
+ * command loads; and the variables that name model files must name files in the operator's
+ * {@link ModelDirectories}. Unless the operator opts out, the admin API must also have a token:
+ * without one, any local user who can reach the loopback admin port could run programs.
  *
  * <p>The built-in prefixes ({@link #defaultCommands()}) are the project's own containers, run from
  * the repository root as the demo and the documentation run them.
@@ -34,15 +35,17 @@ public final class ProcessCommandPolicy {
     private final Set<String> allowedEnv;
     private final boolean adminTokenSet;
     private final boolean requireAdminToken;
+    private final ModelDirectories modelDirectories;
 
     /**
      * @param allowedCommands   argument prefixes; an empty list allows no command
      * @param allowedEnv        variable names {@code env} may set
      * @param adminTokenSet     whether the admin API checks a bearer token
      * @param requireAdminToken refuse every command while no admin token is set
+     * @param modelDirectories  where the model paths in {@code env} must lie
      */
     public ProcessCommandPolicy(List<List<String>> allowedCommands, List<String> allowedEnv, boolean adminTokenSet,
-            boolean requireAdminToken) {
+            boolean requireAdminToken, ModelDirectories modelDirectories) {
         for (List<String> prefix : allowedCommands) {
             if (prefix.isEmpty() || prefix.stream().anyMatch(String::isEmpty)) {
                 throw new IllegalArgumentException(PREFIXES_PROPERTY + " entries must be non-empty lists of "
@@ -53,6 +56,7 @@ public final class ProcessCommandPolicy {
         this.allowedEnv = new LinkedHashSet<>(allowedEnv);
         this.adminTokenSet = adminTokenSet;
         this.requireAdminToken = requireAdminToken;
+        this.modelDirectories = modelDirectories;
     }
 
     /**
@@ -83,6 +87,10 @@ public final class ProcessCommandPolicy {
                     + "argument prefixes in " + PREFIXES_PROPERTY + ": " + allowedCommands.stream()
                             .map(ProcessCommandPolicy::render).collect(Collectors.joining(", "))
                     + (allowedCommands.isEmpty() ? "(none)" : ""));
+        }
+        Optional<String> modelPath = modelDirectories.refusal(env);
+        if (modelPath.isPresent()) {
+            return modelPath;
         }
         for (String name : env.keySet()) {
             if (!allowedEnv.contains(name)) {

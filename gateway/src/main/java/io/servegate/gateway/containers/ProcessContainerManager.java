@@ -27,7 +27,8 @@ import reactor.core.scheduler.Scheduler;
 /**
  * The embedded default manager: every replica is a local child process listening on a free
  * loopback port. The command ({@link DeploymentSpec#command()}) is run as given, with
- * {@code PORT}, {@code HOST=127.0.0.1}, {@code MODEL_NAME} and {@code MODEL_VERSION} added to
+ * {@code PORT}, {@code HOST=127.0.0.1}, {@code MODEL_NAME}, {@code MODEL_VERSION} and the
+ * operator's model directories ({@link ModelDirectories#ENV}) added to
  * {@link DeploymentSpec#env()} (which the SDK containers read); its output goes to this log,
  * each line prefixed with the replica id.
  *
@@ -55,9 +56,10 @@ public final class ProcessContainerManager implements ContainerManager {
      * @param restartPolicy    when a stopped replica is started again
      * @param backoff          delay before each restart
      * @param stopGracePeriod  time between SIGTERM and SIGKILL
+     * @param modelDirectories where the containers may load model files from, passed to each
      */
     public record Settings(Duration readinessTimeout, Duration probeInterval, int livenessFailures,
-            RestartPolicy restartPolicy, Backoff backoff, Duration stopGracePeriod) {
+            RestartPolicy restartPolicy, Backoff backoff, Duration stopGracePeriod, ModelDirectories modelDirectories) {
 
         public Settings {
             if (livenessFailures < 1) {
@@ -269,6 +271,7 @@ public final class ProcessContainerManager implements ContainerManager {
         env.put("MODEL_VERSION", spec.modelVersion());
         env.put("HOST", "127.0.0.1");
         env.put("PORT", Integer.toString(port));
+        env.put(ModelDirectories.ENV, settings.modelDirectories().envValue());
         Process p = pb.start();
         int gen = ++r.generation;
         r.process = p;

@@ -90,6 +90,20 @@ public final class Names {
         return String.format("U+%04X", (int) c);
     }
 
+    /**
+     * Text from a request as an error message may show it: cut to {@code max} characters, with an
+     * ellipsis where it was cut, and anything outside printable ASCII escaped ({@code \\u0000}),
+     * so that a message stays short and readable whatever a client sent.
+     */
+    public static String brief(String text, int max) {
+        StringBuilder sb = new StringBuilder(Math.min(text.length(), max) + 1);
+        for (int i = 0; i < Math.min(text.length(), max); i++) {
+            char c = text.charAt(i);
+            sb.append(c < 0x20 || c > 0x7e ? String.format("\\u%04x", (int) c) : String.valueOf(c));
+        }
+        return text.length() > max ? sb.append('\u2026').toString() : sb.toString();
+    }
+
     /** Quotes a name for a message, escaping anything outside printable ASCII. */
     private static String quote(String name) {
         StringBuilder sb = new StringBuilder(name.length() + 2).append('"');

@@ -125,8 +125,9 @@ public final class PipelineJson {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("'" + at + "': " + e.getMessage());
         }
-        if (!only.getValue().isNumber()) {
-            throw new IllegalArgumentException("'" + at + "." + only.getKey() + "' must be a number");
+        // an integer beyond a long is no confidence, and its doubleValue() may throw
+        if (!only.getValue().isNumber() || only.getValue().isBigInteger()) {
+            throw new IllegalArgumentException("'" + at + "." + only.getKey() + "' must be a number in [0, 1]");
         }
         return new EdgeCondition(kind, only.getValue().doubleValue());
     }

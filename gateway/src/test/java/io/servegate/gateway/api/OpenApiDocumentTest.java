@@ -43,6 +43,7 @@ class OpenApiDocumentTest {
 
     /** The query port's routes (GatewayConfiguration#queryRoutes). */
     private static final List<Route> QUERY_ROUTES = List.of(
+            new Route("GET", "/v2"),
             new Route("GET", "/v2/health/live"),
             new Route("GET", "/v2/health/ready"),
             new Route("GET", "/v2/models/{model}"),

@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.servegate.gateway.config.ServegateProperties;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 
@@ -15,10 +17,11 @@ import org.springframework.boot.context.properties.source.MapConfigurationProper
 class ProcessCommandPolicyTest {
 
     private static final List<String> ENV = List.of("INTRA_OP_THREADS", "MODEL_PATH");
+    private static final ModelDirectories NO_MODELS = new ModelDirectories(List.of(), List.of("MODEL_PATH"));
     private static final String OWN_JAVA = Path.of(System.getProperty("java.home"), "bin", "java").toString();
 
     private final ProcessCommandPolicy defaults = new ProcessCommandPolicy(ProcessCommandPolicy.defaultCommands(), ENV,
-            true, true);
+            true, true, NO_MODELS);
 
     @Test
     void theProjectsContainersAsTheDocumentationAndTheDemoRunThemAreAllowed() {
@@ -66,24 +69,55 @@ class ProcessCommandPolicyTest {
     void withoutAnAdminTokenEveryCommandIsRefusedUnlessTheOperatorOptsOut() {
         List<String> allowed = List.of("java", "-jar", "containers/noop/target/noop-container.jar");
         ProcessCommandPolicy noToken = new ProcessCommandPolicy(ProcessCommandPolicy.defaultCommands(), ENV, false,
-                true);
+                true, NO_MODELS);
         assertThat(noToken.refusal(allowed, Map.of())).hasValueSatisfying(cause -> assertThat(cause)
                 .contains("servegate.admin.token", "servegate.containers.process.require-admin-token=false"));
         ProcessCommandPolicy optedOut = new ProcessCommandPolicy(ProcessCommandPolicy.defaultCommands(), ENV, false,
-                false);
+                false, NO_MODELS);
         assertThat(optedOut.refusal(allowed, Map.of())).isEmpty();
         assertThat(optedOut.refusal(List.of("/bin/sh"), Map.of())).as("the allowlist still applies").isPresent();
     }
 
     @Test
     void anEmptyAllowlistAllowsNothingAndEmptyPrefixesAreRejected() {
-        ProcessCommandPolicy none = new ProcessCommandPolicy(List.of(), ENV, true, true);
+        ProcessCommandPolicy none = new ProcessCommandPolicy(List.of(), ENV, true, true, NO_MODELS);
         assertThat(none.refusal(List.of("java", "-jar", "containers/noop/target/noop-container.jar"), Map.of()))
                 .hasValueSatisfying(cause -> assertThat(cause).contains("(none)"));
-        assertThatThrownBy(() -> new ProcessCommandPolicy(List.of(List.of()), ENV, true, true))
+        assertThatThrownBy(() -> new ProcessCommandPolicy(List.of(List.of()), ENV, true, true, NO_MODELS))
                 .hasMessageContaining("non-empty");
-        assertThatThrownBy(() -> new ProcessCommandPolicy(List.of(List.of("java", "")), ENV, true, true))
+        assertThatThrownBy(() -> new ProcessCommandPolicy(List.of(List.of("java", "")), ENV, true, true, NO_MODELS))
                 .hasMessageContaining("non-empty");
+    }
+
+    @Test
+    void modelPathsMustNameExistingFilesInsideTheModelDirectoriesWithLinksResolved(@TempDir Path tmp)
+            throws Exception {
+        Path models = Files.createDirectories(tmp.resolve("models"));
+        Path outside = Files.writeString(tmp.resolve("planted.pkl"), "x");
+        Path inside = Files.writeString(models.resolve("m.onnx"), "x");
+        Files.createSymbolicLink(models.resolve("escape.pkl"), outside);
+        Files.createSymbolicLink(tmp.resolve("elsewhere.onnx"), inside);
+        ModelDirectories dirs = new ModelDirectories(List.of(models.toString()), List.of("MODEL_PATH", "MODEL_DIR"));
+        ProcessCommandPolicy policy = new ProcessCommandPolicy(ProcessCommandPolicy.defaultCommands(),
+                List.of("MODEL_PATH", "MODEL_DIR"), true, true, dirs);
+        List<String> sklearn = List.of("/usr/bin/python3", "containers/sklearn/serve.py");
+        for (String ok : List.of(inside.toString(), models.toString(), tmp.resolve("elsewhere.onnx").toString(),
+                models + "/./m.onnx")) {
+            assertThat(policy.refusal(sklearn, Map.of("MODEL_PATH", ok))).as(ok).isEmpty();
+        }
+        for (String bad : List.of(outside.toString(), models.resolve("escape.pkl").toString(), models + "/../planted.pkl",
+                models.resolve("none.pkl").toString(), "/", "bad\u0000path")) {
+            assertThat(policy.refusal(sklearn, Map.of("MODEL_PATH", bad))).as(bad).hasValueSatisfying(cause ->
+                    assertThat(cause).contains("MODEL_PATH=", "servegate.containers.model-directories")
+                            .doesNotContain("\u0000"));
+        }
+        assertThat(policy.refusal(sklearn, Map.of("MODEL_DIR", tmp.toString()))).isPresent();
+        assertThat(policy.refusal(sklearn, Map.of("SERVEGATE_MODEL_DIRS", "/"))).hasValueSatisfying(cause ->
+                assertThat(cause).contains("set by the container manager"));
+        assertThat(dirs.envValue()).isEqualTo(models.toRealPath().toString());
+        assertThat(NO_MODELS.refusal(Map.of("MODEL_PATH", inside.toString()))).as("no directories: no model path")
+                .hasValueSatisfying(cause -> assertThat(cause).contains("(none)"));
+        assertThatThrownBy(() -> new ModelDirectories(List.of("/a:/b"), List.of())).hasMessageContaining("':'");
     }
 
     @Test

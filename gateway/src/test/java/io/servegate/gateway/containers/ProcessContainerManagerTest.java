@@ -33,6 +33,7 @@ class ProcessContainerManagerTest {
 
     private static final String EMULATED = "io.servegate.containers.emulated.EmulatedContainer";
     private static final Duration WAIT = Duration.ofSeconds(120);
+    private static final ModelDirectories NO_MODEL_DIRECTORIES = new ModelDirectories(List.of(), List.of());
 
     @TempDir
     Path tmp;
@@ -61,7 +62,7 @@ class ProcessContainerManagerTest {
         ReadinessProbe probe = new ReadinessProbe(Duration.ofSeconds(1), Duration.ofMillis(100), s);
         manager = new ProcessContainerManager(registry, probe, new ProcessContainerManager.Settings(WAIT,
                 Duration.ofMillis(200), 2, policy, new Backoff(Duration.ofMillis(200), Duration.ofSeconds(2)),
-                Duration.ofSeconds(10)), s);
+                Duration.ofSeconds(10), NO_MODEL_DIRECTORIES), s);
         return manager;
     }
 
@@ -164,7 +165,8 @@ class ProcessContainerManagerTest {
         ReadinessProbe probe = new ReadinessProbe(Duration.ofSeconds(1), Duration.ofMillis(100), clock);
         manager = new ProcessContainerManager(registry, probe, new ProcessContainerManager.Settings(WAIT,
                 Duration.ofSeconds(1), 2, RestartPolicy.ON_FAILURE,
-                new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(4)), Duration.ofSeconds(10)), clock);
+                new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(4)), Duration.ofSeconds(10),
+                NO_MODEL_DIRECTORIES), clock);
         manager.deploy(spec(List.of("/bin/sh", "-c", "exit 3"), 1)).block();
 
         long[] expected = {1000, 2000, 4000, 4000, 4000};

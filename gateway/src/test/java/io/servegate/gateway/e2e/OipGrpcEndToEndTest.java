@@ -14,6 +14,7 @@ import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.rpc.ReplicaPool;
 import io.servegate.gateway.testsupport.ContainerProcess;
+import io.servegate.gateway.testsupport.FreePort;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelMetadataResponse;
@@ -22,9 +23,6 @@ import io.servegate.oip.ServerMetadataResponse;
 import io.servegate.sdk.ContainerClient;
 import io.servegate.sdk.InferResult;
 import io.servegate.sdk.TensorType;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,7 +55,7 @@ import tools.jackson.databind.ObjectMapper;
         "servegate.batching.queue-capacity=16"})
 class OipGrpcEndToEndTest {
 
-    private static final int GRPC_PORT = freePort();
+    private static final int GRPC_PORT = FreePort.pick();
     private static final Duration CALL = Duration.ofSeconds(10);
 
     /** Answers in about a millisecond: label = index of the largest element. */
@@ -213,10 +211,10 @@ class OipGrpcEndToEndTest {
     @Test
     void portZeroTurnsTheServerOff() {
         OipGrpcService service = new OipGrpcService(registry, pool, null, Duration.ofSeconds(1), 1, 1);
-        OipGrpcServer off = new OipGrpcServer(service, "", 0, 1024, Duration.ZERO);
+        OipGrpcServer off = new OipGrpcServer(service, "", 0, 1024, Duration.ZERO, b -> b);
         off.start();
         assertThat(off.isRunning()).isFalse();
-        assertThatThrownBy(() -> new OipGrpcServer(service, "", 70000, 1024, Duration.ZERO))
+        assertThatThrownBy(() -> new OipGrpcServer(service, "", 70000, 1024, Duration.ZERO, b -> b))
                 .hasMessageContaining("servegate.oip.grpc-port must be in 0..65535");
     }
 
@@ -255,13 +253,5 @@ class OipGrpcEndToEndTest {
         float[] v = new float[10];
         v[index] = value;
         return v;
-    }
-
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

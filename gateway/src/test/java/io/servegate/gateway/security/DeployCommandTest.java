@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.servegate.gateway.GatewayApplication;
 import io.servegate.gateway.api.AdminServer;
+import io.servegate.gateway.containers.ProcessContainerManager;
 import io.servegate.gateway.testsupport.ContainerProcess;
 import io.servegate.gateway.testsupport.JavaCommand;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -89,6 +91,40 @@ class DeployCommandTest {
             post(port, "deploy_model", deploy("shell", List.of("/bin/sh", "-c", "true"), Map.of()), null, 403);
             post(port, "deploy_model", deploy("emu", emulated, Map.of()), null, 200);
             awaitReady(port, "emu");
+        }
+    }
+
+    @Test
+    void modelPathsMustLieInTheModelDirectoriesAfterLinksAreResolved() throws Exception {
+        List<String> emulated = JavaCommand.of(tmp, ContainerProcess.EMULATED);
+        Path models = Files.createDirectories(tmp.resolve("models"));
+        Path outside = Files.createDirectories(tmp.resolve("outside"));
+        Path planted = Files.writeString(outside.resolve("planted.pkl"), "not a model");
+        Path model = Files.writeString(models.resolve("model.onnx"), "a model");
+        Path link = Files.createSymbolicLink(models.resolve("link.pkl"), planted);
+        Files.createSymbolicLink(tmp.resolve("models-link"), models);
+        try (ConfigurableApplicationContext gateway = start("servegate.admin.token=" + TOKEN,
+                "servegate.containers.process.allowed-commands[0]=" + String.join(",", emulated),
+                "servegate.containers.model-directories[0]=" + tmp.resolve("models-link"))) {
+            int port = gateway.getBean(AdminServer.class).port();
+            for (String path : List.of(planted.toString(), link.toString(), models + "/../outside/planted.pkl",
+                    models.resolve("missing.pkl").toString(), "relative/planted.pkl")) {
+                JsonNode refused = post(port, "deploy_model", deploy("evil", emulated, Map.of("MODEL_PATH", path)),
+                        TOKEN, 403);
+                assertThat(refused.get("cause").asString()).as(path).contains("MODEL_PATH", path,
+                        "servegate.containers.model-directories");
+            }
+            // the manager sets SERVEGATE_MODEL_DIRS itself; a caller may not
+            post(port, "deploy_model", deploy("evil", emulated, Map.of("SERVEGATE_MODEL_DIRS", outside.toString())),
+                    TOKEN, 403);
+            post(port, "get_model", Map.of("model_name", "evil", "model_version", "1"), TOKEN, 404);
+
+            post(port, "deploy_model", deploy("good", emulated, Map.of("MODEL_PATH", model.toString())), TOKEN, 200);
+            awaitReady(port, "good");
+            ProcessHandle child = gateway.getBean(ProcessContainerManager.class).process("good-1-p0").orElseThrow();
+            String environ = Files.readString(Path.of("/proc", Long.toString(child.pid()), "environ"));
+            assertThat(List.of(environ.split("\0"))).contains("SERVEGATE_MODEL_DIRS=" + models.toRealPath(),
+                    "MODEL_PATH=" + model);
         }
     }
 

@@ -284,7 +284,9 @@ class InputFuzzTest {
         fixed.add(new Case("oip rows over the limit", q, "POST", "/v2/models/emu-f/infer", "application/json",
                 utf8("{\"inputs\":[{\"name\":\"i\",\"datatype\":\"FP32\",\"shape\":[33,1],\"data\":[" + "1,".repeat(32)
                         + "1]}]}")));
-        for (String n : List.of("1e400", "99999999999999999999999", "-9223372036854775809", "NaN", "Infinity")) {
+        for (String n : List.of("1e400", "-1e400", "1e-400", "99999999999999999999999", "-9223372036854775809",
+                "2" + "0".repeat(308), "-" + "9".repeat(309), "9".repeat(999), "1e99999999999", "0." + "3".repeat(900),
+                "NaN", "Infinity", "01")) {
             fixed.add(new Case("number " + n, q, "POST", "/fz-f/predict", "application/json",
                     utf8("{\"input\":[1,2,3," + n + "]}")));
             fixed.add(new Case("slo " + n, a, "POST", "/admin/add_app", "application/json",
@@ -302,6 +304,13 @@ class InputFuzzTest {
                             + "\"confidence_threshold\":" + n + "}")));
             fixed.add(new Case("label " + n, q, "POST", "/fz-x/update", "application/json",
                     utf8("{\"input\":[1,2,3,4],\"label\":" + n + "}")));
+            fixed.add(new Case("update input " + n, q, "POST", "/fz-x/update", "application/json",
+                    utf8("{\"input\":[1,2,3," + n + "],\"label\":1}")));
+            fixed.add(new Case("batch input " + n, q, "POST", "/fz-d/predict", "application/json",
+                    utf8("{\"input_batch\":[[1],[" + n + "]]}")));
+            fixed.add(new Case("oip data " + n, q, "POST", "/v2/models/emu-f/infer", "application/json",
+                    utf8("{\"inputs\":[{\"name\":\"i\",\"datatype\":\"FP32\",\"shape\":[1,4],\"data\":[1,2,3," + n
+                            + "]}]}")));
         }
         for (String b64 : List.of("!!!", "QUJD=", "Q", "====", "QUJD\u00e9", "QU JD")) {
             fixed.add(new Case("base64 " + b64, q, "POST", "/fz-b/predict", "application/json",

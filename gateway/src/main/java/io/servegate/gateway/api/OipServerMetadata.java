@@ -1,0 +1,21 @@
+package io.servegate.gateway.api;
+
+import java.util.List;
+
+/**
+ * What the Open Inference Protocol's server metadata says about the gateway, over REST
+ * ({@code GET /v2}) and gRPC ({@code ServerMetadata}) alike.
+ *
+ * @param name       the server's name
+ * @param version    the gateway's version ({@code dev} when not run from a packaged jar)
+ * @param extensions the protocol extensions served; none yet
+ */
+record OipServerMetadata(String name, String version, List<String> extensions) {
+
+    static final OipServerMetadata GATEWAY = new OipServerMetadata("servegate", packageVersion(), List.of());
+
+    private static String packageVersion() {
+        String version = OipServerMetadata.class.getPackage().getImplementationVersion();
+        return version == null ? "dev" : version;
+    }
+}

@@ -1,0 +1,106 @@
+package io.servegate.gateway.connections;
+
+import io.grpc.Attributes;
+import io.grpc.Grpc;
+import io.grpc.ServerTransportFilter;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.Channel;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.servegate.gateway.config.ServegateProperties;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+
+/**
+ * What the OIP gRPC port does against slow, idle and too many clients: grpc-java's own handshake,
+ * idle, age and keep-alive limits and metadata bound, and a connection cap, which grpc-java lacks:
+ * the server channel counts what it accepts and closes one over the cap before gRPC sees it. A
+ * connection that closes without ever becoming a gRPC transport, after the handshake timeout, was
+ * closed by that timeout and is counted so. {@link #close()} stops the event loops it made.
+ */
+public final class GrpcConnectionGuard implements UnaryOperator<NettyServerBuilder>, AutoCloseable {
+
+    private final ServegateProperties.Grpc settings;
+    private final PortConnections port;
+    private final Set<SocketAddress> ready = ConcurrentHashMap.newKeySet();
+    private final EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final EventLoopGroup workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
+
+    public GrpcConnectionGuard(ServegateProperties.Grpc settings, PortConnections port) {
+        this.settings = settings;
+        this.port = port;
+    }
+
+    @Override
+    public NettyServerBuilder apply(NettyServerBuilder builder) {
+        return builder.channelFactory(this::serverChannel).bossEventLoopGroup(boss).workerEventLoopGroup(workers)
+                .addTransportFilter(new ServerTransportFilter() {
+                    @Override
+                    public Attributes transportReady(Attributes transport) {
+                        SocketAddress remote = transport.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+                        if (remote != null) {
+                            ready.add(remote);
+                        }
+                        return transport;
+                    }
+                })
+                .handshakeTimeout(nanos(settings.handshakeTimeout()), TimeUnit.NANOSECONDS)
+                .maxConnectionIdle(nanos(settings.maxConnectionIdle()), TimeUnit.NANOSECONDS)
+                .maxConnectionAge(nanos(settings.maxConnectionAge()), TimeUnit.NANOSECONDS)
+                .maxConnectionAgeGrace(nanos(settings.maxConnectionAgeGrace()), TimeUnit.NANOSECONDS)
+                .keepAliveTime(nanos(settings.keepAliveTime()), TimeUnit.NANOSECONDS)
+                .keepAliveTimeout(nanos(settings.keepAliveTimeout()), TimeUnit.NANOSECONDS)
+                .permitKeepAliveTime(nanos(settings.permitKeepAliveTime()), TimeUnit.NANOSECONDS)
+                .permitKeepAliveWithoutCalls(settings.permitKeepAliveWithoutCalls())
+                .maxInboundMetadataSize((int) settings.maxInboundMetadataSize().toBytes());
+    }
+
+    private NioServerSocketChannel serverChannel() {
+        return new NioServerSocketChannel() {
+            @Override
+            protected int doReadMessages(List<Object> accepted) throws Exception {
+                int from = accepted.size();
+                int n = super.doReadMessages(accepted);
+                for (int i = accepted.size() - 1; i >= from; i--) {
+                    Channel child = (Channel) accepted.get(i);
+                    if (port.tryOpen()) {
+                        watch(child);
+                    } else {
+                        accepted.remove(i);
+                        child.unsafe().closeForcibly();
+                        n--;
+                    }
+                }
+                return n;
+            }
+        };
+    }
+
+    private void watch(Channel child) {
+        SocketAddress remote = child.remoteAddress();
+        long start = System.nanoTime();
+        child.closeFuture().addListener(f -> {
+            port.closed();
+            if (!ready.remove(remote) && System.nanoTime() - start >= nanos(settings.handshakeTimeout())) {
+                port.dropped(DropReason.HANDSHAKE_TIMEOUT);
+            }
+        });
+    }
+
+    private static long nanos(Duration d) {
+        return d.toNanos();
+    }
+
+    @Override
+    public void close() {
+        boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+}

@@ -1,0 +1,49 @@
+package io.servegate.gateway.connections;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.gateway.config.ServegateProperties;
+import java.util.function.UnaryOperator;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.NettyPipeline;
+import reactor.netty.http.server.HttpServer;
+
+/**
+ * What an HTTP port (Reactor Netty) does against slow, idle and too many clients: each accepted
+ * connection is counted against the port's cap (one over it is closed at once) and, when it
+ * speaks HTTP/1.1, gets its {@link HttpRequestDeadlines}.
+ */
+public final class HttpConnectionGuard implements UnaryOperator<HttpServer> {
+
+    private final ServegateProperties.Http timeouts;
+    private final PortConnections port;
+
+    public HttpConnectionGuard(ServegateProperties.Http timeouts, PortConnections port) {
+        this.timeouts = timeouts;
+        this.port = port;
+    }
+
+    /** The guard of the HTTP port named {@code port} in metrics and the log, as {@code connections} configures it. */
+    public static HttpConnectionGuard of(ServegateProperties.Connections connections, String port,
+            MeterRegistry meters) {
+        return new HttpConnectionGuard(connections.http(), new PortConnections(port, connections.maxConnections(),
+                connections.logInterval(), meters, Schedulers.parallel()));
+    }
+
+    @Override
+    public HttpServer apply(HttpServer server) {
+        return server.doOnChannelInit((observer, channel, remote) -> {
+            if (!port.tryOpen()) {
+                channel.close();
+                return;
+            }
+            channel.closeFuture().addListener(f -> port.closed());
+            if (channel.pipeline().get(NettyPipeline.HttpCodec) == null) {
+                return; // HTTP/2 (TLS h2): Reactor Netty's own settings govern it, not these HTTP/1.1 deadlines
+            }
+            HttpRequestDeadlines deadlines = new HttpRequestDeadlines(timeouts.headerTimeout(),
+                    timeouts.readTimeout(), timeouts.requestTimeout(), timeouts.idleTimeout(), port);
+            channel.pipeline().addBefore(NettyPipeline.HttpCodec, "servegate.requestReads", deadlines.reads())
+                    .addAfter(NettyPipeline.HttpCodec, "servegate.requestMessages", deadlines.messages());
+        });
+    }
+}

@@ -1,0 +1,100 @@
+package io.servegate.gateway.connections;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.StringJoiner;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * The connections of one port: how many are open against its cap, and which were dropped. Every
+ * drop is counted in {@code servegate.connections.dropped} (tags {@code port}, {@code reason});
+ * the log gets one summary line per interval at most, however many connections a flood drops,
+ * written at the end of the interval that its first drop began.
+ */
+public final class PortConnections {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PortConnections.class);
+
+    private final String port;
+    private final int max;
+    private final Duration logInterval;
+    private final Scheduler scheduler;
+    private final AtomicInteger open = new AtomicInteger();
+    private final Map<DropReason, Counter> counters = new EnumMap<>(DropReason.class);
+    private final Map<DropReason, LongAdder> unlogged = new EnumMap<>(DropReason.class);
+    private final AtomicBoolean summaryDue = new AtomicBoolean();
+
+    /**
+     * @param port        the port's name in metrics and the log: {@code query}, {@code admin}, {@code grpc}
+     * @param max         most open connections
+     * @param logInterval how often a summary may be logged
+     * @param scheduler   times the summaries
+     */
+    public PortConnections(String port, int max, Duration logInterval, MeterRegistry meters, Scheduler scheduler) {
+        this.port = port;
+        this.max = max;
+        this.logInterval = logInterval;
+        this.scheduler = scheduler;
+        for (DropReason reason : DropReason.values()) {
+            counters.put(reason, Counter.builder("servegate.connections.dropped")
+                    .description("connections closed by the gateway (slow, idle, over the cap) or left mid-request")
+                    .tag("port", port).tag("reason", reason.tag()).register(meters));
+            unlogged.put(reason, new LongAdder());
+        }
+        Gauge.builder("servegate.connections.open", open, AtomicInteger::get).description("open connections")
+                .tag("port", port).register(meters);
+    }
+
+    /** Counts a new connection in; false (counted as dropped) when the port is full and it must be closed. */
+    public boolean tryOpen() {
+        if (open.incrementAndGet() > max) {
+            open.decrementAndGet();
+            dropped(DropReason.LIMIT);
+            return false;
+        }
+        return true;
+    }
+
+    /** Counts a connection {@link #tryOpen} let in out again. */
+    public void closed() {
+        open.decrementAndGet();
+    }
+
+    /** Counts a dropped connection, and logs a summary once the interval it begins is over. */
+    public void dropped(DropReason reason) {
+        counters.get(reason).increment();
+        if (reason.logged()) {
+            unlogged.get(reason).increment();
+            if (summaryDue.compareAndSet(false, true)) {
+                scheduler.schedule(this::logSummary, logInterval.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    private void logSummary() {
+        summaryDue.set(false);
+        long total = 0;
+        StringJoiner reasons = new StringJoiner(", ");
+        for (Map.Entry<DropReason, LongAdder> e : unlogged.entrySet()) {
+            long n = e.getValue().sumThenReset();
+            if (n > 0) {
+                total += n;
+                reasons.add(e.getKey().tag() + " " + n);
+            }
+        }
+        if (total > 0) {
+            LOG.warn("{} connections on the {} port closed or abandoned in the last {} ms: {} (counted in "
+                    + "servegate_connections_dropped_total)", total, port, logInterval.toMillis(), reasons);
+        }
+    }
+}
