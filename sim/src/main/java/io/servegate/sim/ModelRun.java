@@ -27,13 +27,13 @@ final class ModelRun implements SchedulerActions<Object> {
         this.spec = spec;
         this.sim = sim;
         this.router = router;
-        this.scheduler = new ModelScheduler<>(spec.config(), this);
+        this.scheduler = new ModelScheduler<>(spec.name(), spec.config(), this);
     }
 
     /** A query arrives carrying {@code payload}, which the router gets back when it leaves. */
     void submit(Object payload, long deadline, long now) {
         stats.arrived++;
-        scheduler.submit(payload, deadline, now);
+        scheduler.submit(spec.name(), payload, deadline, now);
     }
 
     /**
@@ -51,7 +51,7 @@ final class ModelRun implements SchedulerActions<Object> {
         scheduler.addReplica(id, r.spec.concurrency(), now);
         for (int b = 1; b <= profileMax; b *= 2) {
             long service = r.sample(b);
-            scheduler.profileSample(id, b, service, service + r.spec.overheadNanos(), now);
+            scheduler.profileSample(id, spec.name(), b, service, service + r.spec.overheadNanos(), now);
         }
         scheduler.setAvailable(id, true, now);
     }

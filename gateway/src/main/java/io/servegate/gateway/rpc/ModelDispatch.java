@@ -70,7 +70,7 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
         this.meters = meters;
         this.recorder = recorder;
         this.recordedName = model + ':' + version;
-        this.scheduler = new ModelScheduler<>(config, this);
+        this.scheduler = new ModelScheduler<>(recordedName, config, this);
         if (recorder != null) {
             recorder.model(recordedName, config.policy(), config.sloNanos());
         }
@@ -160,7 +160,7 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
     CompletableFuture<String> submit(Object input, long deadline) {
         PendingPrediction p = new PendingPrediction(input);
         event(now -> {
-            scheduler.submit(p, deadline, now);
+            scheduler.submit(recordedName, p, deadline, now);
             if (recorder != null) {
                 actions.add(() -> recorder.arrival(recordedName, now, deadline));
             }
@@ -201,7 +201,7 @@ final class ModelDispatch implements SchedulerActions<PendingPrediction>, AutoCl
     }
 
     void profileSample(String replica, int size, long serviceNanos, long roundTripNanos) {
-        event(now -> scheduler.profileSample(replica, size, serviceNanos, roundTripNanos, now));
+        event(now -> scheduler.profileSample(replica, recordedName, size, serviceNanos, roundTripNanos, now));
     }
 
     void completed(Batch<PendingPrediction> batch, long serviceNanos) {
