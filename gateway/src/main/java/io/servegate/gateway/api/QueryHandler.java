@@ -11,7 +11,7 @@ import io.servegate.gateway.query.Prediction;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.query.SelectionService;
 import io.servegate.gateway.registry.SelectionConfig;
-import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.gateway.dispatch.ReplicaPool;
 import io.servegate.sdk.TensorType;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -4,7 +4,7 @@ import io.servegate.gateway.api.OipGrpcServer;
 import io.servegate.gateway.api.OipGrpcService;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.Registry;
-import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.gateway.dispatch.ReplicaPool;
 import java.time.Duration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;

@@ -7,8 +7,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.registry.SelectionConfig;
-import io.servegate.gateway.rpc.DefaultReason;
-import io.servegate.gateway.rpc.PredictionException;
 import io.servegate.core.cache.EncodedInput;
 import io.servegate.core.selection.Combined;
 import io.servegate.core.selection.SelectionPolicies;

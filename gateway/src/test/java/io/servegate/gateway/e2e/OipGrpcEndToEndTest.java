@@ -12,7 +12,7 @@ import io.servegate.gateway.api.OipGrpcService;
 import io.servegate.gateway.registry.ContainerReplica;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Registry;
-import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.gateway.dispatch.ReplicaPool;
 import io.servegate.gateway.testsupport.ContainerProcess;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.ModelInferRequest;

@@ -1,4 +1,4 @@
-package io.servegate.gateway.rpc;
+package io.servegate.gateway.dispatch;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.grpc.Status;
@@ -10,6 +10,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.servegate.core.scheduling.Batch;
 import io.servegate.core.scheduling.Query;
+import io.servegate.gateway.query.DefaultReason;
+import io.servegate.gateway.query.PredictionException;
 import io.servegate.gateway.registry.ContainerReplica;
 import io.servegate.sdk.ContainerClient;
 import io.servegate.sdk.TensorType;

@@ -1,4 +1,4 @@
-package io.servegate.gateway.rpc;
+package io.servegate.gateway.dispatch;
 
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -13,6 +13,8 @@ import io.servegate.core.scheduling.Query;
 import io.servegate.core.scheduling.RejectReason;
 import io.servegate.core.scheduling.SchedulerActions;
 import io.servegate.core.scheduling.SchedulerConfig;
+import io.servegate.gateway.query.DefaultReason;
+import io.servegate.gateway.query.PredictionException;
 import io.servegate.sdk.ContainerClient;
 import java.time.Duration;
 import java.util.ArrayList;

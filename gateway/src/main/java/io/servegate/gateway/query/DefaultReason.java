@@ -1,4 +1,4 @@
-package io.servegate.gateway.rpc;
+package io.servegate.gateway.query;
 
 import io.servegate.core.scheduling.RejectReason;
 
@@ -30,7 +30,7 @@ public enum DefaultReason {
     }
 
     /** The reason a scheduler's rejection is reported with. */
-    static DefaultReason of(RejectReason reason) {
+    public static DefaultReason of(RejectReason reason) {
         return switch (reason) {
             case DEADLINE -> DEADLINE;
             case INFEASIBLE -> INFEASIBLE;

@@ -1,9 +1,11 @@
-package io.servegate.gateway.rpc;
+package io.servegate.gateway.dispatch;
 
 import io.grpc.Status;
 import io.servegate.core.scheduling.Batch;
 import io.servegate.core.scheduling.Load;
 import io.servegate.core.scheduling.Query;
+import io.servegate.gateway.query.DefaultReason;
+import io.servegate.gateway.query.PredictionException;
 import io.servegate.sdk.ContainerClient;
 import io.servegate.sdk.TensorType;
 import java.time.Duration;

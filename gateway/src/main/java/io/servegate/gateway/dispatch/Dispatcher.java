@@ -1,5 +1,6 @@
-package io.servegate.gateway.rpc;
+package io.servegate.gateway.dispatch;
 
+import io.servegate.gateway.query.PredictionException;
 import java.util.concurrent.CompletableFuture;
 
 /**

@@ -1,4 +1,4 @@
-package io.servegate.gateway.rpc;
+package io.servegate.gateway.dispatch;
 
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -17,6 +17,8 @@ import io.servegate.core.scheduling.RejectReason;
 import io.servegate.core.scheduling.SchedulerActions;
 import io.servegate.core.scheduling.SchedulerConfig;
 import io.servegate.core.trace.RunRecorder;
+import io.servegate.gateway.query.DefaultReason;
+import io.servegate.gateway.query.PredictionException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;

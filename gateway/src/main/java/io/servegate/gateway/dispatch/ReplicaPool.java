@@ -1,4 +1,4 @@
-package io.servegate.gateway.rpc;
+package io.servegate.gateway.dispatch;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
@@ -10,6 +10,8 @@ import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.core.scheduling.SchedulerConfig;
 import io.servegate.core.trace.RunRecorder;
 import io.servegate.gateway.config.ServegateProperties;
+import io.servegate.gateway.query.DefaultReason;
+import io.servegate.gateway.query.PredictionException;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.ContainerReplica;
 import io.servegate.gateway.registry.ModelVersion;
