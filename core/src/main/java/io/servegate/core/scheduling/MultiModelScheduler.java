@@ -128,6 +128,7 @@ public final class MultiModelScheduler<P> extends AbstractScheduler<P> {
      *
      * @throws IllegalArgumentException for an unknown replica or model, or one that does not fit
      */
+    @Override
     public void preloaded(String replica, String model, long now) {
         SharedReplica r = replicas.get(replica);
         ServedModel<P> m = model(model);

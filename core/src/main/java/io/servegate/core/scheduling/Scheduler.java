@@ -74,6 +74,18 @@ public interface Scheduler<P> {
     void profileSample(String replica, String model, int batchSize, long serviceNanos, long roundTripNanos,
             long now);
 
+    /**
+     * Replica {@code replica} holds {@code model} already (it was loaded before the replica
+     * registered, or is found loaded after it recovered): no load is needed before its batches.
+     * A scheduler whose replicas serve one model, held from the start, ignores it.
+     *
+     * @throws IllegalArgumentException for an unknown replica or model, or a model that does not
+     *                                  fit what the replica has left
+     */
+    default void preloaded(String replica, String model, long now) {
+        // single-model replicas hold their model from the start
+    }
+
     /** A wake-up requested through {@link SchedulerActions#wakeAt} is due (or any time: harmless). */
     void timer(long now);
 

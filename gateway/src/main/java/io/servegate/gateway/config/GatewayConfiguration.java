@@ -217,14 +217,14 @@ public class GatewayConfiguration {
     }
 
     @Bean
-    RouterFunction<ServerResponse> queryRoutes(Registry registry, ReplicaPool pool, PredictionService predictions,
+    RouterFunction<ServerResponse> queryRoutes(Registry registry, PredictionService predictions,
             SelectionService selection, PipelineService pipelines, JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
             ClipperMetrics clipperMetrics,
             ObjectProvider<io.prometheus.metrics.model.registry.PrometheusRegistry> prometheus) {
-        QueryHandler query = new QueryHandler(registry, pool, predictions, selection, pipelines,
+        QueryHandler query = new QueryHandler(registry, predictions, selection, pipelines,
                 props.selection().feedbackTimeout(), bodies, inputs, props.limits().maxBatchInputs(),
                 clock);
-        OipRestHandler oip = new OipRestHandler(registry, pool, predictions, bodies, inputs, props.oip().timeout(),
+        OipRestHandler oip = new OipRestHandler(registry, predictions, bodies, inputs, props.oip().timeout(),
                 props.limits().maxBatchInputs());
         return RouterFunctions.route()
                 .GET("/v2/health/live", oip::live)

@@ -1,17 +1,17 @@
 package io.servegate.gateway.dispatch;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.servegate.core.autoscaling.ArrivalEnvelope;
 import io.servegate.core.autoscaling.AutoscalerConfig;
 import io.servegate.core.autoscaling.ScalingSignals;
+import io.servegate.core.scheduling.ModelScheduler;
 import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.core.scheduling.SchedulerConfig;
 import io.servegate.core.trace.RunRecorder;
 import io.servegate.gateway.config.ServegateProperties;
-import io.servegate.gateway.query.DefaultReason;
-import io.servegate.gateway.query.PredictionException;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.ContainerReplica;
 import io.servegate.gateway.registry.ModelVersion;
@@ -29,11 +29,13 @@ import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * All container replicas the registry knows, grouped by model version: one scheduler per model
- * version ({@link ModelDispatch}, around the core's {@code ModelScheduler}) owns the version's
- * queue and binds batches to its replicas, whose {@link ReplicaWorker}s carry them out over
- * gRPC, each behind its own circuit breaker. It follows registry changes. Model versions placed
- * on a pool of multi-model replicas are served by its {@link SharedPools} instead.
+ * All container replicas the registry knows, grouped by model version, and the pools of
+ * multi-model replicas ({@link SharedPools}): the dispatch layer's face to the query layer. The
+ * scheduler that serves a model version is chosen in one place ({@link #driver}): the pool's it is
+ * placed on, else its own, around the core's {@code ModelScheduler}, which owns the version's
+ * queue and binds batches to its single-model replicas. Each scheduler runs in a
+ * {@link SchedulerDriver}; each replica's {@link ReplicaWorker} carries its batches out over gRPC,
+ * a single-model replica's behind its own circuit breaker. It follows registry changes.
  */
 public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoCloseable {
 
@@ -47,9 +49,17 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
     /** Null when the run is not recorded. */
     private final RunRecorder recorder;
     /** Copy-on-write: the request path reads without locks. */
-    private volatile Map<String, ReplicaWorker> workers = Map.of();
-    private volatile Map<String, ModelDispatch> models = Map.of();
+    private volatile Map<String, Registered> replicas = Map.of();
+    private volatile Map<String, OwnModel> models = Map.of();
     private final SharedPools shared;
+
+    /** A single-model replica as the registry lists it, and its worker. */
+    private record Registered(ContainerReplica replica, ReplicaWorker worker) {
+    }
+
+    /** A model version served by single-model replicas of its own, and its scheduler's driver. */
+    private record OwnModel(PlacedModel model, SchedulerDriver<ModelScheduler<PendingPrediction>> driver) {
+    }
 
     /** @param recorder records the run of every model version for replay, or null (the pool does not close it) */
     public ReplicaPool(ServegateProperties.Batching batching, ServegateProperties.Scheduling scheduling,
@@ -80,17 +90,56 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
                         "to", e.getStateTransition().getToState().name()).increment()));
     }
 
+    /**
+     * The driver of the scheduler that serves a model version, the one place that chooses it: the
+     * pool's it is placed on, whatever single-model replicas the registry lists for it, else its
+     * own; null when it has neither.
+     */
+    private SchedulerDriver<?> driver(String model, String version) {
+        String key = PlacedModel.key(model, version);
+        SchedulerDriver<?> pooled = shared.driver(key);
+        if (pooled != null) {
+            return pooled;
+        }
+        OwnModel own = models.get(key);
+        return own == null ? null : own.driver();
+    }
+
+    /** The driver of a model version's own single-model replicas, or null when it has none. */
+    private SchedulerDriver<ModelScheduler<PendingPrediction>> own(String model, String version) {
+        OwnModel own = models.get(PlacedModel.key(model, version));
+        return own == null ? null : own.driver();
+    }
+
     @Override
     public CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos) {
-        if (shared.serves(model, version)) {
-            return shared.submit(model, version, input, deadlineNanos);
-        }
-        ModelDispatch dispatch = models.get(key(model, version));
-        if (dispatch == null) {
-            return CompletableFuture.failedFuture(new PredictionException(DefaultReason.NO_REPLICA,
+        SchedulerDriver<?> driver = driver(model, version);
+        if (driver == null) {
+            return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.NO_REPLICA,
                     "model " + model + ":" + version));
         }
-        return dispatch.submit(input, deadlineNanos);
+        return driver.submit(PlacedModel.key(model, version), input, deadlineNanos);
+    }
+
+    /** Whether a model version has a replica that takes queries now (on a pool: whatever models it holds). */
+    @Override
+    public boolean ready(String model, String version) {
+        SchedulerDriver<?> driver = driver(model, version);
+        return driver != null && driver.ready();
+    }
+
+    /** The input vector length a model version's single-model containers declare, or -1 when unknown. */
+    @Override
+    public int inputLength(String model, String version) {
+        SchedulerDriver<?> driver = own(model, version);
+        if (driver != null) {
+            for (ReplicaWorker w : driver.workers()) {
+                if (w.inputLength() > 0) {
+                    return w.inputLength();
+                }
+            }
+        }
+        return -1;
     }
 
     /** The pools of multi-model replicas and the model versions placed on them. */
@@ -100,23 +149,26 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
 
     @Override
     public long singleQueryNanos(String model, String version) {
-        ModelDispatch dispatch = models.get(key(model, version));
-        if (dispatch == null) {
+        SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own(model, version);
+        if (driver == null) {
             return -1;
         }
-        return dispatch.read(s -> s.estimateNanos(1) < 0 ? -1 : s.estimateNanos(1) + s.overheadNanos());
+        return driver.read(s -> s.estimateNanos(1) < 0 ? -1 : s.estimateNanos(1) + s.overheadNanos());
     }
 
     /** Replicas of a model version, for the admin API and tests. */
     public List<ReplicaStatus> status(String model, String version) {
-        ModelDispatch dispatch = models.get(key(model, version));
+        SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own(model, version);
         List<ReplicaStatus> out = new ArrayList<>();
-        if (dispatch != null) {
-            for (ReplicaWorker w : dispatch.workers()) {
-                out.add(new ReplicaStatus(w.replica(), w.available(), w.inFlight(),
-                        dispatch.read(s -> s.maxBatchSize(w.replica().id())),
-                        breakers.circuitBreaker(w.replica().id()).getState().name(),
-                        dispatch.read(s -> s.idleFraction(w.replica().id(), clock.getAsLong()))));
+        if (driver != null) {
+            for (Registered r : replicas.values()) {
+                ReplicaWorker w = r.worker();
+                if (r.replica().modelName().equals(model) && r.replica().modelVersion().equals(version)) {
+                    out.add(new ReplicaStatus(r.replica(), w.available(), w.inFlight(),
+                            driver.read(s -> s.maxBatchSize(w.id())),
+                            breakers.circuitBreaker(w.id()).getState().name(),
+                            driver.read(s -> s.idleFraction(w.id(), clock.getAsLong()))));
+                }
             }
         }
         return out;
@@ -124,8 +176,12 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
 
     /** A model version's load signals, or null when it has no replicas here. */
     public ModelSignals signals(String model, String version) {
-        ModelDispatch dispatch = models.get(key(model, version));
-        return dispatch == null ? null : dispatch.signals();
+        SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own(model, version);
+        return driver == null ? null : driver.read(s -> {
+            long now = clock.getAsLong();
+            return new ModelSignals(s.arrivalRate(now), s.envelope().envelope(ArrivalEnvelope.MAX_LOOKBACK_NANOS, now),
+                    s.arrived(), s.bad(), s.idleFraction(now), s.queued(), s.availableReplicas());
+        });
     }
 
     /**
@@ -134,92 +190,90 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
      * @param replicas replicas asked for, as the autoscaler knows it
      */
     public ScalingSignals scalingSignals(String model, String version, int replicas, AutoscalerConfig config) {
-        ModelDispatch dispatch = models.get(key(model, version));
-        return dispatch == null ? null : dispatch.scalingSignals(replicas, config);
+        SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own(model, version);
+        return driver == null ? null : driver.read(s -> ScalingSignals.read(s, replicas, config, clock.getAsLong()));
     }
 
     /** A model version's scheduling policy, or null when it has no replicas here. */
     public PolicyKind policy(String model, String version) {
-        ModelDispatch dispatch = models.get(key(model, version));
-        return dispatch == null ? null : dispatch.read(s -> s.policy());
-    }
-
-    /** Whether a model version has at least one replica that takes queries now. */
-    public boolean ready(String model, String version) {
-        if (shared.serves(model, version)) {
-            return shared.ready(model, version);
-        }
-        ModelDispatch dispatch = models.get(key(model, version));
-        return dispatch != null && dispatch.workers().stream().anyMatch(ReplicaWorker::available);
-    }
-
-    /** The input vector length a model version's containers declare, or -1 when unknown. */
-    public int inputLength(String model, String version) {
-        ModelDispatch dispatch = models.get(key(model, version));
-        if (dispatch != null) {
-            for (ReplicaWorker w : dispatch.workers()) {
-                if (w.inputLength() > 0) {
-                    return w.inputLength();
-                }
-            }
-        }
-        return -1;
+        SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own(model, version);
+        return driver == null ? null : driver.read(ModelScheduler::policy);
     }
 
     /** Brings the schedulers and workers in line with the registry: new replicas get workers, removed ones are closed. */
     public synchronized void sync(RegistrySnapshot snapshot) {
-        Map<String, ReplicaWorker> next = new HashMap<>();
-        Map<String, ModelDispatch> nextModels = new HashMap<>(models);
-        List<ReplicaWorker> removed = new ArrayList<>(workers.values());
-        List<ReplicaWorker> added = new ArrayList<>();
+        Map<String, Registered> next = new HashMap<>();
+        Map<String, OwnModel> nextModels = new HashMap<>(models);
+        List<Registered> removed = new ArrayList<>(replicas.values());
+        List<Registered> added = new ArrayList<>();
         for (ContainerReplica r : snapshot.replicas()) {
-            ReplicaWorker existing = workers.get(r.id());
+            Registered existing = replicas.get(r.id());
             if (existing != null && existing.replica().equals(r)) {
                 next.put(r.id(), existing);
                 removed.remove(existing);
                 continue;
             }
             snapshot.model(r.modelName(), r.modelVersion()).ifPresent(m -> {
-                ModelDispatch dispatch = nextModels.computeIfAbsent(key(m.name(), m.version()),
-                        k -> new ModelDispatch(m.name(), m.version(), config(m, snapshot), clock, timers, meters,
-                                recorder));
-                ReplicaWorker w = newWorker(r, m, dispatch);
-                next.put(r.id(), w);
-                added.add(w);
+                OwnModel own = nextModels.computeIfAbsent(PlacedModel.key(m.name(), m.version()),
+                        k -> newModel(m, snapshot));
+                Registered registered = new Registered(r, newWorker(r, own));
+                next.put(r.id(), registered);
+                added.add(registered);
             });
         }
-        for (ReplicaWorker w : removed) {
-            nextModels.get(key(w.replica().modelName(), w.replica().modelVersion())).remove(w);
+        for (Registered r : removed) {
+            nextModels.get(PlacedModel.key(r.replica().modelName(), r.replica().modelVersion())).driver()
+                    .remove(r.worker());
         }
-        for (ReplicaWorker w : added) {
-            nextModels.get(key(w.replica().modelName(), w.replica().modelVersion())).add(w);
-            w.awaitReadiness();
+        for (Registered r : added) {
+            String id = r.replica().id();
+            nextModels.get(PlacedModel.key(r.replica().modelName(), r.replica().modelVersion())).driver()
+                    .add(r.worker(), (s, now) -> s.addReplica(id, 1, now));
+            r.worker().awaitReadiness();
         }
-        List<ModelDispatch> idle = new ArrayList<>();
-        nextModels.values().removeIf(d -> d.workers().isEmpty() && idle.add(d));
-        nextModels.values().forEach(d -> snapshot.model(d.model(), d.version())
-                .ifPresent(m -> d.setMaxBatchSize(maxBatchSize(m))));
-        workers = Map.copyOf(next);
+        List<OwnModel> idle = new ArrayList<>();
+        nextModels.values().removeIf(own -> own.driver().workers().isEmpty() && idle.add(own));
+        nextModels.values().forEach(own -> snapshot.model(own.model().name(), own.model().version())
+                .ifPresent(m -> own.driver().event((s, now) -> s.setMaxBatchSize(maxBatchSize(m), now))));
+        replicas = Map.copyOf(next);
         models = Map.copyOf(nextModels);
-        idle.forEach(ModelDispatch::close);
+        idle.forEach(own -> own.driver().close());
         // closing shuts a gRPC channel down gracefully: keep it off the caller's thread
-        for (ReplicaWorker w : removed) {
+        for (Registered r : removed) {
             Schedulers.boundedElastic().schedule(() -> {
-                w.close();
-                breakers.remove(w.replica().id());
+                r.worker().close();
+                breakers.remove(r.replica().id());
             });
         }
     }
 
-    @SuppressWarnings("unchecked")
-    private ReplicaWorker newWorker(ContainerReplica r, ModelVersion m, ModelDispatch dispatch) {
-        CircuitBreaker breaker = breakers.circuitBreaker(r.id());
-        ContainerClient client = ContainerClient.connect(r.address(), (int) rpc.maxMessageSize().toBytes());
-        PolicyKind policy = dispatch.read(s -> s.policy());
+    /** A model version's own scheduler, with its meters and, when the run is recorded, its recording. */
+    private OwnModel newModel(ModelVersion m, RegistrySnapshot snapshot) {
+        PlacedModel model = new PlacedModel(m.name(), m.version(), TensorType.forName(m.inputType()), 0, 0);
+        SchedulerConfig config = config(m, snapshot);
+        SchedulerDriver<ModelScheduler<PendingPrediction>> driver = new SchedulerDriver<>("model " + model.key(),
+                actions -> new ModelScheduler<>(model.key(), config, actions), clock, timers);
+        driver.serve(model);
+        driver.listen(new SchedulerMeters(tags(model), config, driver, meters));
+        if (recorder != null) {
+            driver.listen(new RunRecording(recorder, model.key(), config));
+        }
+        return new OwnModel(model, driver);
+    }
+
+    private ReplicaWorker newWorker(ContainerReplica r, OwnModel own) {
+        SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own.driver();
+        PolicyKind policy = driver.read(ModelScheduler::policy);
         int profileMaxBatch = scheduling.profileOnRegister() && policy != PolicyKind.CLIPPER
                 ? Math.min(scheduling.profileMaxBatch(), batching.maxBatchSize()) : 0;
-        return new ReplicaWorker(r, (TensorType<Object>) TensorType.forName(m.inputType()), dispatch, client, breaker,
-                clock, timers, rpc.minBatchTimeout(), profileMaxBatch, meters);
+        return new ReplicaWorker(r.id(), r.address(), false, driver,
+                ContainerClient.connect(r.address(), (int) rpc.maxMessageSize().toBytes()),
+                breakers.circuitBreaker(r.id()), new ProfilingWarmUp(own.model(), profileMaxBatch), timers,
+                rpc.minBatchTimeout(), w -> new ReplicaMeters(w, tags(own.model()), driver, meters));
+    }
+
+    private static Tags tags(PlacedModel model) {
+        return Tags.of("model", model.name(), "version", model.version());
     }
 
     /** A version's batch cap: its own (a pipeline plan's) within the gateway's {@code max-batch-size}. */
@@ -234,17 +288,16 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
 
     /** A model version's batch cap as its scheduler applies it now, or 0 when it has no replicas here. */
     public int maxBatchSize(String model, String version) {
-        ModelDispatch dispatch = models.get(key(model, version));
-        return dispatch == null ? 0 : dispatch.maxBatchSize();
+        SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own(model, version);
+        return driver == null ? 0 : driver.read(ModelScheduler::maxBatchSize);
     }
 
     /** The addresses of a model version's replicas that take queries now, by replica id. */
     public Map<String, String> availableReplicas(String model, String version) {
-        ModelDispatch dispatch = models.get(key(model, version));
+        SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own(model, version);
         Map<String, String> out = new TreeMap<>();
-        if (dispatch != null) {
-            dispatch.workers().stream().filter(ReplicaWorker::available)
-                    .forEach(w -> out.put(w.replica().id(), w.replica().address()));
+        if (driver != null) {
+            driver.workers().stream().filter(ReplicaWorker::available).forEach(w -> out.put(w.id(), w.address()));
         }
         return out;
     }
@@ -270,16 +323,11 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
         return slo == Long.MAX_VALUE ? batching.defaultSlo().toNanos() : slo;
     }
 
-    private static String key(String model, String version) {
-        return model + ':' + version;
-    }
-
     @Override
     public synchronized void close() {
         shared.close();
-        workers.values().forEach(ReplicaWorker::close);
-        models.values().forEach(ModelDispatch::close);
-        workers = Map.of();
+        models.values().forEach(own -> own.driver().close());
+        replicas = Map.of();
         models = Map.of();
     }
 

@@ -2,17 +2,9 @@ package io.servegate.gateway.dispatch;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.grpc.Status;
-import io.micrometer.core.instrument.DistributionSummary;
-import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Tags;
 import io.servegate.core.scheduling.Batch;
+import io.servegate.core.scheduling.Load;
 import io.servegate.core.scheduling.Query;
-import io.servegate.gateway.query.DefaultReason;
-import io.servegate.gateway.query.PredictionException;
-import io.servegate.gateway.registry.ContainerReplica;
 import io.servegate.sdk.ContainerClient;
 import io.servegate.sdk.TensorType;
 import java.time.Duration;
@@ -29,80 +21,92 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
-import reactor.core.scheduler.Scheduler;
+import java.util.function.Supplier;
 
 /**
- * The gRPC side of one replica: it checks the container is ready, warms it up and measures its
- * batches before it takes queries, then carries out the batches its model's scheduler binds to
- * it, as one OIP ModelInfer call each (one per input length). It decides nothing about
- * batching: it reports what happened (a completed batch and the container's service time, a
- * failure, a change of availability) back to the {@link ModelDispatch}.
+ * The gRPC side of one replica: it waits for the container's ServerReady, warms it up
+ * ({@link WarmUp}) before it takes queries, then carries out what its scheduler binds to it:
+ * batches as one OIP ModelInfer call each (one per input length), and, on a replica that
+ * {@linkplain #loadsModels loads models}, RepositoryModelLoad and RepositoryModelUnload. It decides
+ * nothing: it reports what happened (a completed batch and the container's service time, a
+ * failure, a change of availability, the models a container holds) back to its
+ * {@link SchedulerDriver}. Batches to a replica whose circuit breaker is open fail at once; a
+ * transport failure takes the replica out until ServerReady answers again.
+ *
+ * <p>Order matters on a replica that loads models: a load or unload starts once everything sent
+ * before it has returned, and a batch once the loads and unloads sent before it have (batches
+ * themselves may overlap). Every call also waits for its gate, which the driver opens once its
+ * lock is released, so that no call starts under that lock.
  */
 final class ReplicaWorker implements AutoCloseable {
 
-    private final ContainerReplica replica;
-    private final TensorType<Object> inputType;
-    private final ModelDispatch dispatch;
+    private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
+    /**
+     * A load or unload may take this many times the model's profiled load time, and at least
+     * {@link #MIN_REPOSITORY_TIMEOUT}, before it is failed: the replica runs one thing at a time,
+     * so a load that hangs would otherwise hold everything sent after it.
+     */
+    private static final int REPOSITORY_TIMEOUT_FACTOR = 10;
+    private static final Duration MIN_REPOSITORY_TIMEOUT = Duration.ofSeconds(1);
+
+    private final String id;
+    private final String address;
+    private final boolean loadsModels;
+    private final SchedulerDriver<?> driver;
     private final ContainerClient client;
     private final CircuitBreaker breaker;
+    private final WarmUp warmUp;
     private final LongSupplier clock;
-    private final Scheduler timers;
+    private final reactor.core.scheduler.Scheduler timers;
     private final Duration minBatchTimeout;
-    private final int profileMaxBatch;
-    private final MeterRegistry meters;
-    private final List<Meter> ownMeters = new ArrayList<>();
-    private final DistributionSummary batchSizes;
+    /** Null: the replica exports no meters of its own (a pool's). */
+    private final ReplicaMeters meters;
     /** Queries sent here whose batch has not returned. */
     private final AtomicInteger inFlight = new AtomicInteger();
+    /** The last load or unload sent; guarded by {@code this}. */
+    private CompletableFuture<Void> barrier = DONE;
+    /** Everything sent, on a replica that loads models; guarded by {@code this}. */
+    private CompletableFuture<Void> tail = DONE;
     private volatile boolean ready;
-    /** Whether a ServerReady poll loop runs: one at a time, however many batches failed. */
+    /** Whether a ServerReady poll loop runs: one at a time, however many calls failed. */
     private final AtomicBoolean probing = new AtomicBoolean();
+    /** Whether the warm-up ran: it runs before the replica first takes queries, not after each recovery. */
+    private volatile boolean warmedUp;
     private volatile boolean closed;
-    private volatile boolean reported;
     /** The vector length the container's metadata declares, or -1 when it declares none. */
     private volatile int inputLength = -1;
 
     /**
-     * @param profileMaxBatch measure batches of 1, 2, 4, … up to this size before taking queries;
-     *                        0 measures only the warm-up's batch of one
+     * @param loadsModels whether the replica holds several model versions and loads and unloads
+     *                    them on the scheduler's word; if not, it serves one, held from the start
+     * @param breaker     fails batches at once while open; a disabled one never opens
+     * @param meters      makes the replica's own meters, or null for none
      */
-    ReplicaWorker(ContainerReplica replica, TensorType<Object> inputType, ModelDispatch dispatch,
-            ContainerClient client, CircuitBreaker breaker, LongSupplier clock, Scheduler timers,
-            Duration minBatchTimeout, int profileMaxBatch, MeterRegistry meters) {
-        this.replica = replica;
-        this.inputType = inputType;
-        this.dispatch = dispatch;
+    ReplicaWorker(String id, String address, boolean loadsModels, SchedulerDriver<?> driver, ContainerClient client,
+            CircuitBreaker breaker, WarmUp warmUp, reactor.core.scheduler.Scheduler timers, Duration minBatchTimeout,
+            Function<ReplicaWorker, ReplicaMeters> meters) {
+        this.id = id;
+        this.address = address;
+        this.loadsModels = loadsModels;
+        this.driver = driver;
         this.client = client;
         this.breaker = breaker;
-        this.clock = clock;
+        this.warmUp = warmUp;
+        this.clock = driver.clock();
         this.timers = timers;
         this.minBatchTimeout = minBatchTimeout;
-        this.profileMaxBatch = profileMaxBatch;
-        this.meters = meters;
-        Tags tags = dispatch.tags().and("replica", replica.id());
-        this.batchSizes = DistributionSummary.builder("servegate.batch.size").tags(tags)
-                .description("Queries per batch sent to a replica").register(meters);
-        ownMeters.add(batchSizes);
-        ownMeters.add(Gauge.builder("servegate.queue.length", inFlight, AtomicInteger::get).tags(tags)
-                .description("Queries sent to a replica whose batch has not returned").register(meters));
-        ownMeters.add(Gauge.builder("servegate.batch.max.size", this,
-                        w -> w.dispatch.read(s -> s.maxBatchSize(w.replica.id())))
-                .tags(tags).description("Largest batch the replica is sent now (AIMD's size under clipper)")
-                .register(meters));
-        ownMeters.add(Gauge.builder("servegate.replica.idle.fraction", this,
-                        dispatch.replicaIdleFraction(replica.id()))
-                .tags(tags).description("Share of the last 10 s the replica's container was not running a batch")
-                .register(meters));
-        ownMeters.add(FunctionCounter.builder("servegate.replica.busy", this,
-                        w -> w.dispatch.read(s -> s.busyNanos(w.replica.id())) / 1e9)
-                .tags(tags).baseUnit("seconds").description("Container time spent on completed batches")
-                .register(meters));
+        this.meters = meters == null ? null : meters.apply(this);
         breaker.getEventPublisher().onStateTransition(e -> report());
     }
 
-    ContainerReplica replica() {
-        return replica;
+    String id() {
+        return id;
+    }
+
+    String address() {
+        return address;
     }
 
     /** Whether the scheduler may send batches here: ready, not closed, circuit not open. */
@@ -119,121 +123,157 @@ final class ReplicaWorker implements AutoCloseable {
         return inputLength;
     }
 
-    /** Tells the scheduler whether this replica takes batches, when that changed. */
-    private synchronized void report() {
-        boolean now = available();
-        if (now != reported) {
-            reported = now;
-            dispatch.availability(replica.id(), now);
-        }
+    // ---- what a warm-up uses ----
+
+    ContainerClient client() {
+        return client;
+    }
+
+    SchedulerDriver<?> driver() {
+        return driver;
+    }
+
+    LongSupplier clock() {
+        return clock;
+    }
+
+    boolean closed() {
+        return closed;
+    }
+
+    /** The vector length the container declares, so that the gateway can reject wrong-length inputs itself. */
+    void inputLength(int length) {
+        inputLength = length;
+    }
+
+    // ---- readiness ----
+
+    /**
+     * Tells the scheduler whether this replica takes batches. Read when the scheduler takes the
+     * event, so that reports from several threads cannot arrive out of order.
+     */
+    private void report() {
+        driver.availability(id, this::available);
     }
 
     /**
-     * Polls OIP ServerReady until it says yes, then reads the model's input shape so that the
-     * gateway can reject wrong-length inputs itself, warms the container up and measures it;
-     * only then does the scheduler send batches here.
+     * Polls OIP ServerReady until it says yes, reads which models the container holds already
+     * (when it loads models), warms it up the first time; only then does the scheduler send it
+     * anything.
      */
     void awaitReadiness() {
         if (probing.compareAndSet(false, true)) {
-            poll(true);
+            poll();
         }
     }
 
-    /** After a transport failure: ServerReady again before more batches, one poll loop at a time. */
+    /** After a transport failure: ServerReady again before more calls, one poll loop at a time. */
     private void awaitRecovery() {
         if (probing.compareAndSet(false, true)) {
-            timers.schedule(() -> poll(false), 100, TimeUnit.MILLISECONDS);
+            timers.schedule(this::poll, 100, TimeUnit.MILLISECONDS);
         }
     }
 
-    private void poll(boolean first) {
+    private void poll() {
         if (closed) {
             probing.set(false);
             return;
         }
         client.serverReady(Duration.ofSeconds(1)).whenComplete((isReady, error) -> {
             if (error != null || !Boolean.TRUE.equals(isReady)) {
-                timers.schedule(() -> poll(first), 500, TimeUnit.MILLISECONDS);
-            } else if (!first) {
-                markReady();
-            } else {
-                client.modelMetadata(replica.modelName(), replica.modelVersion(), Duration.ofSeconds(1))
-                        .whenComplete((md, mdError) -> {
-                            if (mdError == null && md.getInputsCount() == 1
-                                    && md.getInputs(0).getShapeCount() == 2 && md.getInputs(0).getShape(1) > 0) {
-                                inputLength = (int) md.getInputs(0).getShape(1);
-                            }
-                            warmUp();
-                        });
+                timers.schedule(this::poll, 500, TimeUnit.MILLISECONDS);
+                return;
             }
+            held().thenAccept(held -> {
+                if (warmedUp) {
+                    markReady(held);
+                } else {
+                    warmedUp = true;
+                    warmUp.run(this, held).whenComplete((ignored, e) -> markReady(held));
+                }
+            });
         });
     }
 
-    /**
-     * Sends all-zeros inputs before taking traffic, so that the container's first-call costs
-     * (JIT, kernel selection, memory arenas) do not turn the first real queries into defaults, and
-     * so that the scheduler knows what batches of 1, 2, 4, … cost here before it relies on that.
-     * Only numeric inputs can be made up; others start cold, and their first batch is the warm-up.
-     */
-    private void warmUp() {
-        Object zeros = zeros(inputType, Math.max(1, inputLength)); // a container that declares no length takes any
-        if (zeros == null) {
-            markReady();
-            return;
+    /** The model versions the container holds ({@code name:version}); none asked of a single-model replica. */
+    private CompletableFuture<List<String>> held() {
+        if (!loadsModels) {
+            return CompletableFuture.completedFuture(List.of());
         }
-        // the first call pays the container's one-off costs: its time is not a sample
-        measure(zeros, 1, false).whenComplete((ignored, error) -> profile(zeros, 1));
-    }
-
-    /** An all-zeros input of {@code length} values, or null for a type whose inputs cannot be made up (not numeric). */
-    static Object zeros(TensorType<?> type, int length) {
-        return switch (type.clipperName()) {
-            case "ints" -> new int[length];
-            case "floats" -> new float[length];
-            case "doubles" -> new double[length];
-            default -> null;
-        };
-    }
-
-    private void profile(Object zeros, int size) {
-        if (closed || size > Math.max(1, profileMaxBatch)) {
-            markReady();
-            return;
-        }
-        measure(zeros, size, true).whenComplete((ignored, error) -> {
-            if (error != null) {
-                markReady();
-            } else {
-                profile(zeros, size * 2);
+        return client.repositoryIndex(true, Duration.ofSeconds(1)).handle((index, error) -> {
+            List<String> loaded = new ArrayList<>();
+            if (error == null) {
+                index.getModelsList().forEach(m -> loaded.add(PlacedModel.key(m.getName(), m.getVersion())));
             }
+            return loaded;
         });
     }
 
-    private CompletableFuture<Void> measure(Object zeros, int size, boolean sample) {
-        long start = clock.getAsLong();
-        return client.inferAsText(replica.modelName(), replica.modelVersion(), inputType,
-                        Collections.nCopies(size, zeros), Duration.ofSeconds(30))
-                .thenAccept(result -> {
-                    if (sample) {
-                        dispatch.profileSample(replica.id(), size, result.serviceTimeNanos(),
-                                clock.getAsLong() - start);
-                    }
-                });
-    }
-
-    private void markReady() {
+    private void markReady(List<String> held) {
         ready = true;
         probing.set(false);
+        if (!held.isEmpty()) {
+            driver.holds(id, held);
+        }
         report();
     }
 
-    /** Sends a batch its scheduler bound to this replica. */
-    void send(Batch<PendingPrediction> batch) {
+    /** An unreachable container takes nothing more until ServerReady answers again. */
+    private void transportFailure() {
+        ready = false;
+        report();
+        awaitRecovery();
+    }
+
+    // ---- calls ----
+
+    /** Sends a batch its scheduler bound to this replica, as one ModelInfer call per input length. */
+    void send(Batch<PendingPrediction> batch, PlacedModel model, CompletableFuture<Void> gate) {
+        enqueue(false, gate, () -> infer(batch, model));
+    }
+
+    /** Loads a model the scheduler placed here; reports how long the container took. */
+    void load(Load load, PlacedModel model, CompletableFuture<Void> gate) {
+        enqueue(true, gate, () -> {
+            if (!loadsModels) {
+                driver.loadFailed(load); // serves one model: nothing to load
+                return DONE;
+            }
+            long start = clock.getAsLong();
+            return client.loadModel(model.name(), model.version(), repositoryTimeout(model))
+                    .whenComplete((ignored, error) -> {
+                        if (error == null) {
+                            driver.loadCompleted(load, clock.getAsLong() - start);
+                        } else {
+                            driver.loadFailed(load);
+                            if (unavailable(error) && ready) {
+                                transportFailure();
+                            }
+                        }
+                    });
+        });
+    }
+
+    /** Unloads a model the scheduler evicted; a failure leaves the container's own LRU to make room. */
+    void unload(PlacedModel model, CompletableFuture<Void> gate) {
+        if (loadsModels) {
+            enqueue(true, gate, () -> client.unloadModel(model.name(), model.version(), repositoryTimeout(model)));
+        }
+    }
+
+    /** How long a load or unload of {@code model} may take. */
+    static Duration repositoryTimeout(PlacedModel model) {
+        return Duration.ofNanos(Math.max(MIN_REPOSITORY_TIMEOUT.toNanos(),
+                model.loadNanos() * REPOSITORY_TIMEOUT_FACTOR)); // at most 10 h: the admin API caps load times at 1 h
+    }
+
+    private CompletableFuture<Void> infer(Batch<PendingPrediction> batch, PlacedModel model) {
         if (closed || !breaker.tryAcquirePermission()) {
             report();
-            dispatch.failed(batch, batch.queries(), new PredictionException(DefaultReason.CIRCUIT_OPEN,
-                    "replica " + replica.id()));
-            return;
+            driver.failed(batch, batch.queries(), closed
+                    ? new DispatchException(DispatchFailure.NO_REPLICA, "replica " + id + " was removed")
+                    : new DispatchException(DispatchFailure.CIRCUIT_OPEN, "replica " + id));
+            return DONE;
         }
         long now = clock.getAsLong();
         long latestDeadline = now;
@@ -241,7 +281,9 @@ final class ReplicaWorker implements AutoCloseable {
             latestDeadline = Math.max(latestDeadline, q.deadline());
         }
         Duration timeout = Duration.ofNanos(Math.max(minBatchTimeout.toNanos(), latestDeadline - now));
-        batchSizes.record(batch.size());
+        if (meters != null) {
+            meters.sent(batch.size());
+        }
         inFlight.addAndGet(batch.size());
         // One OIP tensor holds vectors of one length: a container that declares no fixed length
         // gets one call per length, so one odd query cannot fail the batch of everyone else.
@@ -250,34 +292,41 @@ final class ReplicaWorker implements AutoCloseable {
         AtomicReference<Throwable> replicaFailure = new AtomicReference<>();
         List<Query<PendingPrediction>> retry = Collections.synchronizedList(new ArrayList<>());
         AtomicLong serviceTime = new AtomicLong();
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        @SuppressWarnings("unchecked")
+        TensorType<Object> type = (TensorType<Object>) model.inputType();
         for (List<Query<PendingPrediction>> group : groups) {
             List<Object> inputs = new ArrayList<>(group.size());
             group.forEach(q -> inputs.add(q.payload().input));
-            client.inferAsText(replica.modelName(), replica.modelVersion(), inputType, inputs, timeout)
-                    .whenComplete((result, error) -> {
-                        if (error == null) {
-                            serviceTime.accumulateAndGet(result.serviceTimeNanos(), Math::max);
-                            List<String> outputs = result.outputs();
-                            for (int i = 0; i < outputs.size(); i++) {
-                                group.get(i).payload().result.complete(outputs.get(i));
-                            }
-                        } else {
-                            Status status = Status.fromThrowable(unwrap(error));
-                            if (status.getCode() != Status.Code.INVALID_ARGUMENT) {
-                                replicaFailure.compareAndSet(null, error);
-                            }
-                            if (status.getCode() == Status.Code.UNAVAILABLE) {
-                                retry.addAll(group); // the container is gone or unreachable: another may answer
-                            } else {
-                                PredictionException failure = containerError(status);
-                                group.forEach(q -> q.payload().result.completeExceptionally(failure));
-                            }
-                        }
-                        if (pending.decrementAndGet() == 0) {
-                            finish(batch, replicaFailure.get(), serviceTime.get(), retry);
-                        }
-                    });
+            client.inferAsText(model.name(), model.version(), type, inputs, timeout).whenComplete((result, error) -> {
+                if (error == null) {
+                    serviceTime.accumulateAndGet(result.serviceTimeNanos(), Math::max);
+                    List<String> outputs = result.outputs();
+                    for (int i = 0; i < outputs.size(); i++) {
+                        group.get(i).payload().result.complete(outputs.get(i));
+                    }
+                } else {
+                    Status status = Status.fromThrowable(unwrap(error));
+                    if (status.getCode() != Status.Code.INVALID_ARGUMENT) {
+                        replicaFailure.compareAndSet(null, error); // a bad input is the query's fault, not the replica's
+                    }
+                    if (status.getCode() == Status.Code.UNAVAILABLE) {
+                        retry.addAll(group); // the container is gone or unreachable: another may answer
+                    } else {
+                        DispatchException failure = containerError(status);
+                        group.forEach(q -> q.payload().result.completeExceptionally(failure));
+                    }
+                }
+                if (pending.decrementAndGet() == 0) {
+                    try {
+                        finish(batch, replicaFailure.get(), serviceTime.get(), retry);
+                    } finally {
+                        done.complete(null); // what follows on this replica must not wait on a failed report
+                    }
+                }
+            });
         }
+        return done;
     }
 
     /** Every call of a batch has returned: feed the breaker, then tell the scheduler. */
@@ -287,24 +336,38 @@ final class ReplicaWorker implements AutoCloseable {
         long took = clock.getAsLong() - batch.sentAt();
         if (failure == null) {
             breaker.onSuccess(took, TimeUnit.NANOSECONDS);
-            dispatch.completed(batch, serviceNanos);
+            driver.completed(batch, serviceNanos);
             return;
         }
         breaker.onError(took, TimeUnit.NANOSECONDS, failure);
         if (!retry.isEmpty()) {
-            // unreachable: take no more batches until ServerReady answers again
-            ready = false;
-            report();
-            awaitRecovery();
+            transportFailure(); // unreachable: take no more batches until ServerReady answers again
         } else {
             report();
         }
-        dispatch.failed(batch, List.copyOf(retry), containerError(Status.fromThrowable(unwrap(failure))));
+        driver.failed(batch, List.copyOf(retry), containerError(Status.fromThrowable(unwrap(failure))));
     }
 
-    private PredictionException containerError(Status status) {
-        return new PredictionException(DefaultReason.CONTAINER_ERROR, "replica " + replica.id() + ": "
-                + describe(status));
+    private DispatchException containerError(Status status) {
+        return new DispatchException(DispatchFailure.CONTAINER_ERROR, "replica " + id + ": " + describe(status));
+    }
+
+    /**
+     * Chains {@code op} after what it must follow and its gate: a load or unload ({@code exclusive})
+     * after everything sent before, a batch after the loads and unloads sent before.
+     */
+    private synchronized void enqueue(boolean exclusive, CompletableFuture<Void> gate,
+            Supplier<CompletableFuture<Void>> op) {
+        CompletableFuture<Void> after = exclusive ? tail : barrier;
+        CompletableFuture<Void> finished = CompletableFuture.allOf(after, gate)
+                .thenCompose(ignored -> op.get())
+                .handle((ignored, error) -> null);
+        if (exclusive) {
+            barrier = finished;
+            tail = finished;
+        } else if (loadsModels) {
+            tail = CompletableFuture.allOf(tail, finished);
+        }
     }
 
     static Collection<List<Query<PendingPrediction>>> byLength(List<Query<PendingPrediction>> items) {
@@ -318,6 +381,10 @@ final class ReplicaWorker implements AutoCloseable {
             groups.computeIfAbsent(length, k -> new ArrayList<>()).add(q);
         }
         return groups.values();
+    }
+
+    private static boolean unavailable(Throwable error) {
+        return Status.fromThrowable(unwrap(error)).getCode() == Status.Code.UNAVAILABLE;
     }
 
     static Throwable unwrap(Throwable error) {
@@ -336,11 +403,13 @@ final class ReplicaWorker implements AutoCloseable {
         return sb.toString();
     }
 
-    /** Stops taking batches; those in flight fail as its channel closes, and their queries may go elsewhere. */
+    /** Takes nothing more; calls in flight fail as its channel closes, and their queries may go elsewhere. */
     @Override
     public void close() {
         closed = true;
-        ownMeters.forEach(meters::remove);
+        if (meters != null) {
+            meters.close();
+        }
         client.close();
     }
 }
