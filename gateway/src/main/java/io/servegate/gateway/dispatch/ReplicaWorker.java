@@ -209,13 +209,13 @@ final class ReplicaWorker implements AutoCloseable {
         });
     }
 
+    /** Ready: set as the scheduler takes the event, so that no one sees the replica available before it does. */
     private void markReady(List<String> held) {
-        ready = true;
         probing.set(false);
-        if (!held.isEmpty()) {
-            driver.holds(id, held);
-        }
-        report();
+        driver.ready(id, held, () -> {
+            ready = true;
+            return available();
+        });
     }
 
     /** An unreachable container takes nothing more until ServerReady answers again. */

@@ -150,8 +150,11 @@ final class SchedulerDriver<S extends Scheduler<PendingPrediction>>
         event(now -> scheduler.setAvailable(replica, available.getAsBoolean(), now));
     }
 
-    /** A replica holds {@code held} already: those served here and fitting count as loaded. */
-    void holds(String replica, Collection<String> held) {
+    /**
+     * A replica is ready: of the models it holds already, those served here and fitting count as
+     * loaded; then it takes batches if {@code available} says so.
+     */
+    void ready(String replica, Collection<String> held, BooleanSupplier available) {
         event(now -> {
             for (String model : held) {
                 if (serves(model)) {
@@ -162,6 +165,7 @@ final class SchedulerDriver<S extends Scheduler<PendingPrediction>>
                     }
                 }
             }
+            scheduler.setAvailable(replica, available.getAsBoolean(), now);
         });
     }
 
