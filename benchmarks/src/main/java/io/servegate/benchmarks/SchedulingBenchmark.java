@@ -39,6 +39,7 @@ public class SchedulingBenchmark implements SchedulerActions<Void> {
     private static final long BETA = 5 * MS;
     private static final long ALPHA = MS / 2;
     private static final long SLO = 20 * MS;
+    private static final String MODEL = "m";
 
     @Param({"clipper", "clockwork", "symphony"})
     String policy;
@@ -57,10 +58,10 @@ public class SchedulingBenchmark implements SchedulerActions<Void> {
 
     @Setup
     public void setUp() {
-        scheduler = new ModelScheduler<>(SchedulerConfig.of(PolicyKind.of(policy), SLO), this);
+        scheduler = new ModelScheduler<>(MODEL, SchedulerConfig.of(PolicyKind.of(policy), SLO), this);
         scheduler.addReplica("r0", 1, 0);
         for (int b = 1; b <= 64; b *= 2) {
-            scheduler.profileSample("r0", b, BETA + ALPHA * b, BETA + ALPHA * b, 0);
+            scheduler.profileSample("r0", MODEL, b, BETA + ALPHA * b, BETA + ALPHA * b, 0);
         }
         scheduler.setAvailable("r0", true, 0);
         gap = Math.round(1e9 / (1_000 * load));
@@ -84,7 +85,7 @@ public class SchedulingBenchmark implements SchedulerActions<Void> {
             }
         }
         now = arrival;
-        scheduler.submit(null, now + SLO, now);
+        scheduler.submit(MODEL, null, now + SLO, now);
         return rejected;
     }
 

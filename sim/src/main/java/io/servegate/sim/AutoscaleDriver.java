@@ -3,6 +3,7 @@ package io.servegate.sim;
 import io.servegate.core.autoscaling.Autoscaler;
 import io.servegate.core.autoscaling.ScalingDecision;
 import io.servegate.core.autoscaling.ScalingSignals;
+import io.servegate.core.scheduling.ModelScheduler;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -16,7 +17,7 @@ import java.util.SplittableRandom;
  */
 final class AutoscaleDriver extends Event {
 
-    private final ModelRun model;
+    private final SchedulerRun<ModelScheduler<Object>> model;
     private final Simulation sim;
     private final Autoscaling spec;
     private final Autoscaler autoscaler;
@@ -30,13 +31,13 @@ final class AutoscaleDriver extends Event {
     private long lastArrived;
     private long lastGood;
 
-    AutoscaleDriver(ModelRun model, Simulation sim, List<SimReplica> initial, SplittableRandom random,
-            long durationNanos) {
+    AutoscaleDriver(ModelSpec modelSpec, SchedulerRun<ModelScheduler<Object>> model, Simulation sim,
+            List<SimReplica> initial, SplittableRandom random, long durationNanos) {
         this.model = model;
         this.sim = sim;
-        this.spec = model.spec.autoscaling();
+        this.spec = modelSpec.autoscaling();
         this.autoscaler = new Autoscaler(spec.config());
-        this.template = model.spec.replicas().get(0);
+        this.template = modelSpec.replicas().get(0);
         this.random = random;
         this.durationNanos = durationNanos;
         this.live.addAll(initial);

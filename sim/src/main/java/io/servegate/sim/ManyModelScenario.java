@@ -39,6 +39,20 @@ public record ManyModelScenario(ModelPlacement placement, int models, double zip
                 loadGbPerS, betaMs, alphaMs, overheadMs, sloMs, r, durationS, seed);
     }
 
+    /** The name of model {@code i} (0 = the most popular). */
+    static String id(int i) {
+        return "m" + i;
+    }
+
+    /** What arrives: Poisson at {@code rate}, model i with Zipf probability, each due {@code sloMs} later. */
+    Workload workload() {
+        double[] weights = ModelChooser.zipf(models, zipf);
+        long[] slos = new long[models];
+        java.util.Arrays.fill(slos, Math.round(sloMs * 1e6));
+        return Workload.generated(() -> ArrivalProcess.poisson(rate), () -> ModelChooser.weighted(weights), slos,
+                Math.round(durationS * 1e9));
+    }
+
     /** Each model's size in bytes, drawn from {@code random}, model 0 first. */
     long[] sizes(SplittableRandom random) {
         long[] sizes = new long[models];

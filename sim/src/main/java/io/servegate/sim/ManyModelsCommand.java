@@ -85,7 +85,7 @@ final class ManyModelsCommand implements Callable<Integer> {
                 "good", "cold", "loads/s", "p50 ms", "p99 ms", "busy");
         for (ModelPlacement p : ps) {
             for (double rate : rates) {
-                ManyModelResult r = ManyModelSimulation.run(base.withPlacement(p).withRate(rate));
+                ManyModelResult r = Simulation.run(base.withPlacement(p).withRate(rate));
                 Map<String, Object> s = r.summary();
                 runs.add(s);
                 System.out.printf(Locale.ROOT, "%-9s %9.1f %9.1f %6.3f %6.3f %8.1f %9.2f %9.2f %8.3f%n", p.id(),

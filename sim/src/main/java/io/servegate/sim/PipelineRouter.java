@@ -1,9 +1,7 @@
 package io.servegate.sim;
 
 import java.util.Arrays;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
 import org.HdrHistogram.Histogram;
@@ -21,8 +19,7 @@ final class PipelineRouter implements QueryRouter {
     private final double[][] outProb; // and their probabilities
     private final int[] inDegree;
     private final int[] sources;
-    private List<ModelRun> models;
-    private final Map<ModelRun, Integer> stageOf = new IdentityHashMap<>();
+    private List<SchedulerRun<?>> models;
     private SplittableRandom random;
     final Histogram latency = new Histogram(3);
     final long[] visits;
@@ -70,14 +67,11 @@ final class PipelineRouter implements QueryRouter {
     }
 
     @Override
-    public void attach(List<ModelRun> runs, SplittableRandom r) {
+    public void attach(List<SchedulerRun<?>> runs, SplittableRandom r) {
         if (runs.size() != stages) {
             throw new IllegalArgumentException("a pipeline of " + stages + " stages needs as many models, got " + runs.size());
         }
         models = runs;
-        for (int i = 0; i < runs.size(); i++) {
-            stageOf.put(runs.get(i), i);
-        }
         random = r;
     }
 
@@ -97,7 +91,7 @@ final class PipelineRouter implements QueryRouter {
     }
 
     @Override
-    public void answered(ModelRun model, Object payload, long now) {
+    public void answered(SchedulerRun<?> model, Object payload, long now) {
         Visit v = (Visit) payload;
         if (!v.flow().failed) {
             decide(v.flow(), v.stage(), true, now);
@@ -105,7 +99,7 @@ final class PipelineRouter implements QueryRouter {
     }
 
     @Override
-    public void dropped(ModelRun model, Object payload, long now) {
+    public void dropped(SchedulerRun<?> model, Object payload, long now) {
         Flow f = ((Visit) payload).flow();
         if (!f.failed) {
             f.failed = true;
@@ -115,7 +109,8 @@ final class PipelineRouter implements QueryRouter {
 
     private void run(Flow f, int stage, long now) {
         visits[stage]++;
-        models.get(stage).submit(new Visit(f, stage), Long.MAX_VALUE, now); // no deadline: every query is measured
+        SchedulerRun<?> run = models.get(stage);
+        run.submit(run.name, new Visit(f, stage), Long.MAX_VALUE, now); // no deadline: every query is measured
     }
 
     /** Stage {@code stage} has run ({@code ran}) or been skipped: its outgoing edges are decided. */

@@ -10,34 +10,58 @@ import java.util.SplittableRandom;
  */
 interface QueryRouter {
 
-    /** A router for one run that sends each arrival to the model it names, with its deadline; nothing follows an answer. */
+    /**
+     * A router for a run of one scheduler per model that sends each arrival to the model it names,
+     * with its deadline; nothing follows an answer.
+     */
     static QueryRouter direct() {
         return new QueryRouter() {
-            private List<ModelRun> models;
+            private List<SchedulerRun<?>> models;
 
             @Override
-            public void attach(List<ModelRun> runs, SplittableRandom random) {
+            public void attach(List<SchedulerRun<?>> runs, SplittableRandom random) {
                 models = runs;
             }
 
             @Override
             public void arrived(Workload.Arrival arrival, long now) {
-                models.get(arrival.model).submit(null, arrival.deadline, now);
+                SchedulerRun<?> run = models.get(arrival.model);
+                run.submit(run.name, null, arrival.deadline, now);
             }
         };
     }
 
-    /** Called once before the first event with the run's models, in the scenario's order, and a random stream of its own. */
-    void attach(List<ModelRun> models, SplittableRandom random);
+    /**
+     * A router for a run of one scheduler serving many models that sends each arrival to it, for
+     * the model {@link ManyModelScenario#id} names; nothing follows an answer.
+     */
+    static QueryRouter toModelIds() {
+        return new QueryRouter() {
+            private SchedulerRun<?> run;
+
+            @Override
+            public void attach(List<SchedulerRun<?>> runs, SplittableRandom random) {
+                run = runs.get(0);
+            }
+
+            @Override
+            public void arrived(Workload.Arrival arrival, long now) {
+                run.submit(ManyModelScenario.id(arrival.model), null, arrival.deadline, now);
+            }
+        };
+    }
+
+    /** Called once before the first event with the run's schedulers, in the scenario's order, and a random stream of its own. */
+    void attach(List<SchedulerRun<?>> runs, SplittableRandom random);
 
     /** A query of the workload arrives. */
     void arrived(Workload.Arrival arrival, long now);
 
     /** {@code model} answered the query that carried {@code payload}. */
-    default void answered(ModelRun model, Object payload, long now) {
+    default void answered(SchedulerRun<?> model, Object payload, long now) {
     }
 
     /** {@code model} gave the query that carried {@code payload} a default, or lost it with its replica. */
-    default void dropped(ModelRun model, Object payload, long now) {
+    default void dropped(SchedulerRun<?> model, Object payload, long now) {
     }
 }

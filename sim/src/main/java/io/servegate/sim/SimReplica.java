@@ -1,24 +1,27 @@
 package io.servegate.sim;
 
 import io.servegate.core.scheduling.Batch;
+import io.servegate.core.scheduling.Load;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * An emulated container: it runs the batches it is sent in arrival order on {@code concurrency}
- * slots, each for its latency model's draw, and answers half the transport overhead after it
- * finishes. It knows nothing of the scheduler's lanes, as a real container does not.
+ * An emulated container: it runs what it is sent in arrival order on {@code concurrency} slots, a
+ * batch for its latency model's draw and a model load for that model's load time, and answers half
+ * the transport overhead after it finishes. It knows nothing of the scheduler's lanes or of which
+ * models it holds, as a real container does not: the scheduler decides.
  */
 final class SimReplica {
 
     final ReplicaSpec spec;
-    final ModelRun model;
+    final SchedulerRun<?> run;
     private final SplittableRandom random;
     private final long[] slotFreeAt;
     private final long out;  // transport, gateway to container
     private final long back; // and back
-    final List<Batch<Object>> inFlight = new ArrayList<>();
+    /** Batches and loads sent and not yet answered. */
+    final List<Object> inFlight = new ArrayList<>();
     boolean alive = true;
     /** Scaled down: takes no new batch, and leaves once the last one has answered. */
     boolean retiring;
@@ -27,9 +30,9 @@ final class SimReplica {
     long busyNanos;
     long diedAt = Long.MAX_VALUE;
 
-    SimReplica(ReplicaSpec spec, ModelRun model, SplittableRandom random) {
+    SimReplica(ReplicaSpec spec, SchedulerRun<?> run, SplittableRandom random) {
         this.spec = spec;
-        this.model = model;
+        this.run = run;
         this.random = random;
         this.slotFreeAt = new long[spec.concurrency()];
         this.out = spec.overheadNanos() / 2;
@@ -43,6 +46,17 @@ final class SimReplica {
 
     /** Takes {@code batch}, sent at {@code now}, and schedules its answer. */
     void accept(Batch<Object> batch, long now, EventQueue events) {
+        long service = sample(batch.size());
+        events.add(new Answer(batch, service), finish(service, now) + back);
+    }
+
+    /** Takes {@code load}, sent at {@code now}, which takes {@code loadNanos}, and schedules its answer. */
+    void accept(Load load, long loadNanos, long now, EventQueue events) {
+        events.add(new Answer(load, loadNanos), finish(loadNanos, now) + back);
+    }
+
+    /** When something sent at {@code now} and taking {@code nanos} finishes on the slot free first. */
+    private long finish(long nanos, long now) {
         int slot = 0;
         for (int i = 1; i < slotFreeAt.length; i++) {
             if (slotFreeAt[i] < slotFreeAt[slot]) {
@@ -50,39 +64,38 @@ final class SimReplica {
             }
         }
         long start = Math.max(now + out, slotFreeAt[slot]);
-        long service = sample(batch.size());
-        slotFreeAt[slot] = start + service;
-        inFlight.add(batch);
-        events.add(new Completion(batch, service), start + service + back);
+        slotFreeAt[slot] = start + nanos;
+        return slotFreeAt[slot];
     }
 
-    /** The replica dies: what it was running is lost, and the caller fails those batches. */
-    List<Batch<Object>> die(long now) {
+    /** The replica dies: what it was running is lost, and the caller fails those batches and loads. */
+    List<Object> die(long now) {
         alive = false;
         left = true;
         diedAt = now;
-        List<Batch<Object>> lost = List.copyOf(inFlight);
+        List<Object> lost = List.copyOf(inFlight);
         inFlight.clear();
         return lost;
     }
 
-    /** A batch's answer reaching the scheduler. */
-    private final class Completion extends Event {
-        private final Batch<Object> batch;
-        private final long service;
+    /** A batch's or a load's answer reaching the scheduler. */
+    private final class Answer extends Event {
+        private final Object action;
+        private final long nanos;
 
-        Completion(Batch<Object> batch, long service) {
-            this.batch = batch;
-            this.service = service;
+        Answer(Object action, long nanos) {
+            this.action = action;
+            this.nanos = nanos;
+            inFlight.add(action);
         }
 
         @Override
         void fire(long now) {
-            if (alive && inFlight.remove(batch)) {
-                busyNanos += service;
-                model.completed(batch, service, now);
+            if (alive && inFlight.remove(action)) {
+                busyNanos += nanos;
+                run.answered(action, nanos, now);
                 if (retiring && inFlight.isEmpty()) {
-                    model.leave(SimReplica.this, now);
+                    run.leave(SimReplica.this, now);
                 }
             }
         }

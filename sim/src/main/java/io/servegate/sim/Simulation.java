@@ -1,30 +1,37 @@
 package io.servegate.sim;
 
+import io.servegate.core.scheduling.ModelScheduler;
+import io.servegate.core.scheduling.MultiModelScheduler;
+import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.core.scheduling.SchedulerConfig;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 
 /**
  * The discrete-event simulator: a virtual clock and a queue of events (arrivals, scheduler
- * wake-ups, batch answers, replicas joining and dying), fired in time order until nothing is
- * left. Each model's scheduler is the core's {@link io.servegate.core.scheduling.ModelScheduler},
- * driven exactly as the gateway drives it. Deterministic: one seed gives one result, whatever the
- * machine; randomness comes from streams split off the seed in a fixed order (arrivals first,
- * then each replica's latency noise, then the router's), so adding noise does not change the arrivals.
+ * wake-ups, batch and load answers, replicas joining and dying), fired in time order until nothing
+ * is left. Each scheduler is the core's, driven exactly as the gateway drives it
+ * ({@link SchedulerRun}): a {@link ModelScheduler} per model of a {@link Scenario}, one
+ * {@link MultiModelScheduler} over the shared replicas of a {@link ManyModelScenario}.
+ * Deterministic: one seed gives one result, whatever the machine; randomness comes from streams
+ * split off the seed in a fixed order (arrivals first, then what the scenario draws, then each
+ * replica's latency noise, then the router's), so adding noise does not change the arrivals.
  */
 public final class Simulation {
 
-    private final Scenario scenario;
-    private final QueryRouter router;
+    private static final long MS = 1_000_000L;
+    /** Batch sizes measured for each model of a many-model run at registration, as the single-model runs' profiling pass. */
+    private static final int MANY_MODEL_PROFILE_MAX = 64;
+
     private final EventQueue events = new EventQueue();
-    private final List<ModelRun> models = new ArrayList<>();
     private final List<SimReplica> replicas = new ArrayList<>();
     private long now;
     private long fired;
 
-    private Simulation(Scenario scenario, QueryRouter router) {
-        this.scenario = scenario;
-        this.router = router;
+    private Simulation() {
     }
 
     /** Runs {@code scenario} to the end: arrivals stop, then every query leaves. */
@@ -34,7 +41,12 @@ public final class Simulation {
 
     /** Runs {@code scenario} with {@code router} deciding where arrivals and answered queries go. */
     static SimResult run(Scenario scenario, QueryRouter router) {
-        return new Simulation(scenario, router).execute();
+        return new Simulation().execute(scenario, router);
+    }
+
+    /** Runs a many-model {@code scenario} to the end: arrivals stop, then every query leaves. */
+    static ManyModelResult run(ManyModelScenario scenario) {
+        return new Simulation().execute(scenario);
     }
 
     long now() {
@@ -45,29 +57,114 @@ public final class Simulation {
         return events;
     }
 
-    private SimResult execute() {
-        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+    private SimResult execute(Scenario scenario, QueryRouter router) {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long cpuStart = threads.getCurrentThreadCpuTime();
         long wallStart = System.nanoTime();
         SplittableRandom root = new SplittableRandom(scenario.seed());
         SplittableRandom arrivalRandom = root.split();
+        List<SchedulerRun<?>> runs = new ArrayList<>();
         for (ModelSpec spec : scenario.models()) {
-            ModelRun model = new ModelRun(spec, this, router);
-            models.add(model);
+            SchedulerRun<ModelScheduler<Object>> run = new SchedulerRun<>(spec.name(),
+                    actions -> new ModelScheduler<>(spec.name(), spec.config(), actions),
+                    (s, r, at) -> profiled(s, r, scenario.profileMax(), at), this, router)
+                    .serves(spec.name(), 0);
+            runs.add(run);
             List<SimReplica> initial = new ArrayList<>();
             for (ReplicaSpec rs : spec.replicas()) {
-                initial.add(start(rs, model, root.split()));
+                initial.add(start(rs, run, root.split()));
             }
             if (spec.autoscaling() != null) {
                 // its own stream, split after every replica's: adding autoscaling changes no other draw
-                events.add(new AutoscaleDriver(model, this, initial, root.split(), scenario.durationNanos()), 0);
+                events.add(new AutoscaleDriver(spec, run, this, initial, root.split(), scenario.durationNanos()), 0);
             }
         }
-        router.attach(models, root.split());
-        Workload.Stream stream = scenario.workload().open(arrivalRandom);
+        router.attach(runs, root.split());
+        loop(scenario.workload(), arrivalRandom, router);
+        long wall = System.nanoTime() - wallStart;
+        long cpu = threads.getCurrentThreadCpuTime() - cpuStart; // what the run cost, whatever else shares the cores
+        List<SimResult.ModelResult> perModel = new ArrayList<>();
+        for (int i = 0; i < runs.size(); i++) {
+            perModel.add(new SimResult.ModelResult(scenario.models().get(i), runs.get(i).stats));
+        }
+        List<SimResult.ReplicaResult> perReplica = new ArrayList<>();
+        for (SimReplica r : replicas) {
+            long until = Math.min(r.diedAt, Math.max(now, scenario.durationNanos()));
+            long life = Math.max(0, until - r.spec.joinAtNanos());
+            perReplica.add(new SimResult.ReplicaResult(r.spec.id(), r.run.name, r.spec.concurrency(),
+                    r.busyNanos, life, r.diedAt != Long.MAX_VALUE && !r.retiring));
+        }
+        return new SimResult(scenario, perModel, perReplica, now, fired, wall, cpu);
+    }
+
+    /** A single-model replica joins as the gateway adds one: registered, then profiled at sizes 1, 2, 4, … up to {@code profileMax}. */
+    private static void profiled(ModelScheduler<Object> s, SimReplica r, int profileMax, long now) {
+        String id = r.spec.id();
+        s.addReplica(id, r.spec.concurrency(), now);
+        for (int b = 1; b <= profileMax; b *= 2) {
+            long service = r.sample(b);
+            s.profileSample(id, s.model(), b, service, service + r.spec.overheadNanos(), now);
+        }
+    }
+
+    private ManyModelResult execute(ManyModelScenario scenario) {
+        long wallStart = System.nanoTime();
+        SplittableRandom root = new SplittableRandom(scenario.seed());
+        SplittableRandom arrivalRandom = root.split();
+        long[] sizes = scenario.sizes(root.split());
+        long budget = 0;
+        for (int i = 0; i < scenario.residentModels(); i++) {
+            budget += sizes[i];
+        }
+        long slo = Math.round(scenario.sloMs() * MS);
+        LatencyModel latency = new LinearLatency(Math.round(scenario.betaMs() * MS),
+                Math.round(scenario.alphaMs() * MS), 0);
+        long overhead = Math.round(scenario.overheadMs() * MS);
+        int registered = scenario.placement() == ModelPlacement.STATIC ? scenario.residentModels() : sizes.length;
+        long replicaBudget = budget;
+        QueryRouter router = QueryRouter.toModelIds();
+        SchedulerRun<MultiModelScheduler<Object>> run = new SchedulerRun<>("shared",
+                // samples from registration are all a rarely used model ever has: keep them for the whole run
+                actions -> new MultiModelScheduler<>(SchedulerConfig.of(PolicyKind.CLOCKWORK, slo)
+                        .withProfile(16, Long.MAX_VALUE / 4), actions),
+                (s, r, at) -> {
+                    s.addReplica(r.spec.id(), replicaBudget, at);
+                    if (scenario.placement() == ModelPlacement.STATIC) {
+                        for (int i = 0; i < registered; i++) {
+                            s.preloaded(r.spec.id(), ManyModelScenario.id(i), at);
+                        }
+                    }
+                }, this, router);
+        for (int i = 0; i < registered; i++) {
+            String model = ManyModelScenario.id(i);
+            long load = scenario.loadNanos(sizes[i]);
+            run.scheduler.addModel(model, sizes[i], load);
+            run.serves(model, load);
+            for (int b = 1; b <= MANY_MODEL_PROFILE_MAX; b *= 2) {
+                long service = Math.round(latency.meanNanos(b));
+                run.scheduler.profileSample(model, b, service, service + overhead, 0);
+            }
+        }
+        for (int r = 0; r < scenario.replicas(); r++) {
+            start(ReplicaSpec.of("r" + r, 1, latency, overhead), run, root.split());
+        }
+        router.attach(List.of(run), root.split());
+        loop(scenario.workload(), arrivalRandom, router);
+        long busy = 0;
+        for (SimReplica r : replicas) {
+            busy += r.busyNanos;
+        }
+        MultiModelScheduler<Object> s = run.scheduler;
+        return new ManyModelResult(scenario, run.stats, s.coldStarts(), s.loads(), s.evictions(), s.loadNanos(),
+                busy, System.nanoTime() - wallStart);
+    }
+
+    /** Fires the arrivals of {@code workload} and everything they cause, in time order, until nothing is left. */
+    private void loop(Workload workload, SplittableRandom arrivalRandom, QueryRouter router) {
+        Workload.Stream stream = workload.open(arrivalRandom);
         Workload.Arrival first = new Workload.Arrival();
         if (stream.next(first)) {
-            events.add(new Arrive(stream, first), first.at);
+            events.add(new Arrive(stream, first, router), first.at);
         }
         Event e;
         while ((e = events.poll()) != null) {
@@ -75,25 +172,11 @@ public final class Simulation {
             fired++;
             e.fire(now);
         }
-        long wall = System.nanoTime() - wallStart;
-        long cpu = threads.getCurrentThreadCpuTime() - cpuStart; // what the run cost, whatever else shares the cores
-        List<SimResult.ModelResult> perModel = new ArrayList<>();
-        for (ModelRun m : models) {
-            perModel.add(new SimResult.ModelResult(m.spec, m.stats));
-        }
-        List<SimResult.ReplicaResult> perReplica = new ArrayList<>();
-        for (SimReplica r : replicas) {
-            long until = Math.min(r.diedAt, Math.max(now, scenario.durationNanos()));
-            long life = Math.max(0, until - r.spec.joinAtNanos());
-            perReplica.add(new SimResult.ReplicaResult(r.spec.id(), r.model.spec.name(), r.spec.concurrency(),
-                    r.busyNanos, life, r.diedAt != Long.MAX_VALUE && !r.retiring));
-        }
-        return new SimResult(scenario, perModel, perReplica, now, fired, wall, cpu);
     }
 
-    /** A replica that joins its model at its spec's join time (and dies at its failure time, if any). */
-    SimReplica start(ReplicaSpec rs, ModelRun model, SplittableRandom random) {
-        SimReplica r = new SimReplica(rs, model, random);
+    /** A replica that joins its scheduler at its spec's join time (and dies at its failure time, if any). */
+    SimReplica start(ReplicaSpec rs, SchedulerRun<?> run, SplittableRandom random) {
+        SimReplica r = new SimReplica(rs, run, random);
         replicas.add(r);
         events.add(new Join(r), Math.max(now, rs.joinAtNanos()));
         if (rs.failAtNanos() != Long.MAX_VALUE) {
@@ -102,14 +185,16 @@ public final class Simulation {
         return r;
     }
 
-    /** The next arrival: submits it to its model's scheduler and schedules the one after. */
+    /** The next arrival: hands it to the router and schedules the one after. */
     private final class Arrive extends Event {
         private final Workload.Stream stream;
         private final Workload.Arrival arrival;
+        private final QueryRouter router;
 
-        Arrive(Workload.Stream stream, Workload.Arrival arrival) {
+        Arrive(Workload.Stream stream, Workload.Arrival arrival, QueryRouter router) {
             this.stream = stream;
             this.arrival = arrival;
+            this.router = router;
         }
 
         @Override
@@ -121,7 +206,7 @@ public final class Simulation {
         }
     }
 
-    private final class Join extends Event {
+    private static final class Join extends Event {
         private final SimReplica replica;
 
         Join(SimReplica replica) {
@@ -130,11 +215,11 @@ public final class Simulation {
 
         @Override
         void fire(long now) {
-            replica.model.join(replica, scenario.profileMax(), now);
+            replica.run.join(replica, now);
         }
     }
 
-    private final class Failure extends Event {
+    private static final class Failure extends Event {
         private final SimReplica replica;
 
         Failure(SimReplica replica) {
@@ -143,7 +228,7 @@ public final class Simulation {
 
         @Override
         void fire(long now) {
-            replica.model.fail(replica, now);
+            replica.run.fail(replica, now);
         }
     }
 }

@@ -34,10 +34,7 @@ public final class Batch<P> {
         return lane.replica.id;
     }
 
-    /**
-     * The model version it runs, on a replica holding several ({@link MultiModelScheduler}); null
-     * from a {@link ModelScheduler}, whose replicas serve its one model.
-     */
+    /** The model version it runs, as the scheduler was told it (its one model, for a {@link ModelScheduler}). */
     public String model() {
         return model;
     }

@@ -9,35 +9,24 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The scheduler of one model version: it owns the queue of all that version's queries and all
- * its replicas, and binds queries to a replica only when it sends their batch (late binding, as
- * in Clockwork and Symphony). Its {@link SchedulingPolicy} decides what to send when.
+ * The {@link Scheduler} of one model version: it owns the queue of all that version's queries
+ * and all its replicas, each running one or more batches at once, and binds queries to a replica
+ * only when it sends their batch. Its {@link SchedulingPolicy} decides what to send when.
  *
- * <p><b>Events in</b>: {@link #submit a query arrives}, a replica is {@link #addReplica added},
- * {@link #removeReplica removed} or changes {@link #setAvailable availability}, a batch
- * {@link #batchCompleted completes} with the container's service time or
- * {@link #batchFailed fails}, a profiling sample is {@link #profileSample measured}, a
- * {@link #timer timer fires}. <b>Actions out</b>, through {@link SchedulerActions}: send this
- * batch to replica R, answer query Q now with the default, wake me at T.
- *
- * <p>Time is passed in with every event (nanoseconds on one monotonic clock, or a simulator's
- * virtual clock); the scheduler reads no clock, starts no thread and does no I/O. <b>Not
- * thread-safe</b>: a driver serialises the events of one model (the gateway holds a lock and
- * carries the actions out after releasing it).
- *
- * <p>Guarantees, whatever the policy: every submitted query leaves exactly once, in one batch
- * that completes, one rejection, or the list {@link #batchFailed} returns; nothing waits past its
- * deadline, since a wake-up is always requested for the earliest one.
+ * <p>Replicas join with {@link #addReplica}, unavailable until {@link #setAvailable} says
+ * otherwise; the batch cap may change with {@link #setMaxBatchSize}. The rest is
+ * {@link Scheduler}'s: every submitted query leaves exactly once, and nothing waits past its
+ * deadline, whatever the policy.
  *
  * @param <P> what the caller keeps with each query
  */
-public final class ModelScheduler<P> {
+public final class ModelScheduler<P> extends AbstractScheduler<P> {
 
+    private final String model;
     private SchedulerConfig config;
     private SchedulingPolicy policy;
     /** The profiles' largest batch size: the maximum batch size the scheduler was made with. */
     private final int profiledMaxBatch;
-    private final SchedulerActions<P> actions;
     final DeadlineQueue<P> queue = new DeadlineQueue<>();
     private final Map<String, Replica> replicas = new LinkedHashMap<>();
     final List<Lane> lanes = new ArrayList<>();
@@ -45,19 +34,14 @@ public final class ModelScheduler<P> {
     private final ReplicaProfile pooled;
     private final ArrivalRate arrivalRate = new ArrivalRate(1_000_000_000L);
     private final ArrivalEnvelope envelope = new ArrivalEnvelope();
-    private long armedAt = Long.MAX_VALUE;
-    private long policyWake = Long.MAX_VALUE;
-
-    private long arrived;
-    private long sentQueries;
-    private long sentBatches;
     /** Queries answered after their deadline, or failed. */
     private long lateOrFailed;
-    private final long[] rejected = new long[RejectReason.values().length];
 
-    public ModelScheduler(SchedulerConfig config, SchedulerActions<P> actions) {
+    /** @param model the model version it serves, as its batches and {@link #submit} name it */
+    public ModelScheduler(String model, SchedulerConfig config, SchedulerActions<P> actions) {
+        super(actions);
+        this.model = Objects.requireNonNull(model, "model");
         this.config = Objects.requireNonNull(config, "config");
-        this.actions = Objects.requireNonNull(actions, "actions");
         this.policy = config.policy().create(config);
         this.profiledMaxBatch = config.maxBatchSize();
         this.pooled = newProfile();
@@ -92,12 +76,11 @@ public final class ModelScheduler<P> {
     /**
      * A query arrives. It is rejected at once when no replica is available
      * ({@link RejectReason#NO_REPLICA}) or the queue is full ({@link RejectReason#OVERLOADED}).
-     *
-     * @return the query, which the caller will see again in a batch or a rejection
      */
-    public Query<P> submit(P payload, long deadline, long now) {
-        Query<P> q = new Query<>(payload, now, deadline);
-        arrived++;
+    @Override
+    public Query<P> submit(String modelId, P payload, long deadline, long now) {
+        requireServed(modelId);
+        Query<P> q = arrive(payload, deadline, now);
         arrivalRate.record(now);
         envelope.record(now);
         if (!anyAvailable()) {
@@ -132,10 +115,8 @@ public final class ModelScheduler<P> {
         }
     }
 
-    /**
-     * A replica leaves. Its outstanding batches are the driver's to fail (their completions are
-     * then ignored); when no available replica remains, the queued queries are rejected.
-     */
+    /** When no available replica remains, the queued queries are rejected. */
+    @Override
     public void removeReplica(String id, long now) {
         Replica r = replicas.remove(id);
         if (r != null) {
@@ -144,7 +125,8 @@ public final class ModelScheduler<P> {
         }
     }
 
-    /** Whether a replica takes batches: ready, circuit not open. Queries wait while none does. */
+    /** Queries wait while no replica is available. */
+    @Override
     public void setAvailable(String id, boolean available, long now) {
         Replica r = replicas.get(id);
         if (r != null && r.available != available) {
@@ -153,12 +135,7 @@ public final class ModelScheduler<P> {
         }
     }
 
-    /**
-     * A batch returned.
-     *
-     * @param serviceNanos the container's own time for it ({@code servegate_service_time_ns}),
-     *                     or {@code <= 0} when it reports none (the round trip is used instead)
-     */
+    @Override
     public void batchCompleted(Batch<P> batch, long serviceNanos, long now) {
         Lane lane = batch.lane();
         if (!lane.outstanding.remove(batch)) {
@@ -169,9 +146,8 @@ public final class ModelScheduler<P> {
                 lateOrFailed++;
             }
         }
-        long roundTrip = Math.max(0, now - batch.sentAt());
-        long service = serviceNanos > 0 ? serviceNanos : roundTrip;
-        long overhead = batch.sentToIdle() && serviceNanos > 0 ? Math.max(0, roundTrip - serviceNanos) : -1;
+        long service = serviceNanos(batch, serviceNanos, now);
+        long overhead = overheadNanos(batch, serviceNanos, now);
         if (lane.replica.warm) {
             record(lane.replica, batch.size(), service, overhead, now);
         }
@@ -182,13 +158,7 @@ public final class ModelScheduler<P> {
         run(now);
     }
 
-    /**
-     * A batch failed, or part of it (a batch may go out as several calls). Each query of
-     * {@code retry} (those hit by a transport failure or a refused call) that has attempts left
-     * and time before its deadline goes back into the queue, for any available replica; the
-     * others of {@code retry} are returned for the caller to fail with the batch's error. The
-     * batch's queries not in {@code retry} are the caller's: answered or failed already.
-     */
+    @Override
     public List<Query<P>> batchFailed(Batch<P> batch, Collection<Query<P>> retry, long now) {
         Lane lane = batch.lane();
         if (!lane.outstanding.remove(batch)) {
@@ -197,7 +167,7 @@ public final class ModelScheduler<P> {
         settle(lane, now);
         List<Query<P>> failed = new ArrayList<>();
         for (Query<P> q : retry) {
-            if (q.attempts < config.maxAttempts() && q.deadline() > now && anyAvailable()) {
+            if (mayRetry(q, now) && anyAvailable()) {
                 queue.add(q);
             } else {
                 failed.add(q);
@@ -209,12 +179,14 @@ public final class ModelScheduler<P> {
     }
 
     /**
-     * A measured batch outside live traffic (the profiling pass at registration, after a warm-up
-     * call the driver does not report): seeds the replica's profile before queries depend on it.
-     * A replica with no such sample treats its first live batch as its warm-up, and learns from
-     * the second on.
+     * Seeds the replica's profile (the profiling pass at registration, after a warm-up call the
+     * driver does not report). A replica with no such sample treats its first live batch as its
+     * warm-up, and learns from the second on.
      */
-    public void profileSample(String id, int batchSize, long serviceNanos, long roundTripNanos, long now) {
+    @Override
+    public void profileSample(String id, String modelId, int batchSize, long serviceNanos, long roundTripNanos,
+            long now) {
+        requireServed(modelId);
         Replica r = replicas.get(id);
         if (r != null && batchSize >= 1 && serviceNanos > 0) {
             record(r, batchSize, serviceNanos, Math.max(0, roundTripNanos - serviceNanos), now);
@@ -222,45 +194,33 @@ public final class ModelScheduler<P> {
         }
     }
 
-    /** A wake-up requested through {@link SchedulerActions#wakeAt} is due (or any time: harmless). */
-    public void timer(long now) {
-        if (armedAt <= now) {
-            armedAt = Long.MAX_VALUE;
-        }
-        run(now);
-    }
-
     // ---- what policies use ----
 
-    /** Re-evaluates after an event: expired queries leave, the policy acts, the next wake-up is asked for. */
-    private void run(long now) {
-        Query<P> head;
-        while ((head = queue.peek()) != null && head.deadline() <= now) {
-            reject(queue.poll(), RejectReason.DEADLINE);
-        }
+    @Override
+    void expire(long now) {
+        expire(queue, now);
+    }
+
+    @Override
+    void schedule(long now) {
         if (!queue.isEmpty() && !anyAvailable()) {
             for (Query<P> q : queue.drain()) {
                 reject(q, RejectReason.NO_REPLICA);
             }
         }
-        policyWake = Long.MAX_VALUE;
         if (!queue.isEmpty()) {
             policy.schedule(this, now);
         }
-        long next = queue.isEmpty() ? policyWake : Math.min(policyWake, queue.peek().deadline());
-        if (next != Long.MAX_VALUE && (next < armedAt || armedAt <= now)) {
-            armedAt = next;
-            actions.wakeAt(next);
-        }
     }
 
+    @Override
+    long earliestDeadline() {
+        return queue.isEmpty() ? Long.MAX_VALUE : queue.peek().deadline();
+    }
+
+    @Override
     SchedulerConfig config() {
         return config;
-    }
-
-    /** Asks to be scheduled again at {@code at} even if nothing happens. */
-    void wakeAt(long at) {
-        policyWake = Math.min(policyWake, at);
     }
 
     /**
@@ -303,50 +263,24 @@ public final class ModelScheduler<P> {
      * @param predictedFinish when the container is expected to finish it
      */
     void send(Lane lane, int count, long now, long predictedStart, long predictedFinish) {
-        List<Query<P>> items = new ArrayList<>(count);
-        for (int i = 0; i < count; i++) {
-            Query<P> q = queue.poll();
-            q.attempts++;
-            items.add(q);
-        }
-        Batch<P> batch = new Batch<>(lane, null, items, now, predictedStart, predictedFinish, lane.outstanding.isEmpty());
+        Batch<P> batch = new Batch<>(lane, model, take(queue, count), now, predictedStart, predictedFinish,
+                lane.outstanding.isEmpty());
         lane.outstanding.addLast(batch);
         lane.freeAt = Math.max(predictedFinish, now);
-        sentBatches++;
-        sentQueries += count;
-        actions.send(batch);
-    }
-
-    void reject(Query<P> q, RejectReason reason) {
-        rejected[reason.ordinal()]++;
-        actions.reject(q, reason);
+        send(batch);
     }
 
     // ---- metrics (plain reads: a gauge may see a value one event old) ----
 
+    /** The model version it serves. */
+    public String model() {
+        return model;
+    }
+
     /** Queries waiting in the model's queue. */
+    @Override
     public int queued() {
         return queue.size();
-    }
-
-    /** Queries submitted so far. */
-    public long arrived() {
-        return arrived;
-    }
-
-    /** Queries sent in batches so far (a retried query counts once per batch). */
-    public long sentQueries() {
-        return sentQueries;
-    }
-
-    /** Batches sent so far. */
-    public long sentBatches() {
-        return sentBatches;
-    }
-
-    /** Queries rejected for {@code reason} so far. */
-    public long rejected(RejectReason reason) {
-        return rejected[reason.ordinal()];
     }
 
     /**
@@ -354,11 +288,7 @@ public final class ModelScheduler<P> {
      * Symphony's bad rate.
      */
     public long bad() {
-        long bad = lateOrFailed;
-        for (long r : rejected) {
-            bad += r;
-        }
-        return bad;
+        return lateOrFailed + rejectedTotal();
     }
 
     /** The arrivals' traffic envelope; read it as the scheduler's events are serialised. */
@@ -441,7 +371,7 @@ public final class ModelScheduler<P> {
         return r == null ? 0 : r.batching != null ? r.batching.maxBatchSize() : config.batchCap();
     }
 
-    /** Total container time a replica has spent on completed batches, in nanoseconds; 0 if unknown. */
+    @Override
     public long busyNanos(String id) {
         Replica r = replicas.get(id);
         return r == null ? 0 : r.busyNanos;
@@ -461,6 +391,12 @@ public final class ModelScheduler<P> {
     }
 
     // ---- internals ----
+
+    private void requireServed(String id) {
+        if (!model.equals(id)) {
+            throw new IllegalArgumentException("unknown model " + id + ": this scheduler serves " + model);
+        }
+    }
 
     private boolean anyAvailable() {
         for (Replica r : replicas.values()) {

@@ -12,58 +12,41 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * The scheduler of many model versions that share multi-model replicas (Clockwork, OSDI'20, §4.5, §5.3):
- * each replica holds the models that fit its memory budget and runs one thing at a time, a LOAD
- * of a model or an INFER batch of a model it holds, so a replica busy with model A is busy for
- * model B. The scheduler owns every model's queue, decides which models each replica holds, and
- * binds queries to a replica only when it sends their batch.
+ * The {@link Scheduler} of many model versions that share multi-model replicas (Clockwork,
+ * OSDI'20, §4.5, §5.3): each replica holds the models that fit its memory budget and runs one
+ * thing at a time, a LOAD of a model or an INFER batch of a model it holds, so a replica busy with
+ * model A is busy for model B. The scheduler owns every model's queue, decides which models each
+ * replica holds, and binds queries to a replica only when it sends their batch; its
+ * {@link MultiModelPlanner} decides what goes where, Clockwork's way, counting the load where a
+ * replica does not hold the batch's model.
  *
- * <p><b>Planning</b> is Clockwork's, across models: replicas are considered free earliest first
- * (one that can answer no waiting model in time is passed over); of the models a replica can
- * answer in time, the one whose earliest deadline comes first gets the largest batch of its
- * earliest deadlines predicted to answer before the first of them. A model the replica does
- * not hold is loaded first, and the batch is predicted to start when the load ends (load time from
- * the model's footprint, then service time from its profile). Queries that no replica could answer
- * in time even alone, counting the load where their model is not held, are answered with the
- * default at once ({@link RejectReason#INFEASIBLE}).
+ * <p><b>Eviction</b>, a simpler rule than Clockwork's load priority: room is made by evicting the
+ * least recently used models (used = a batch sent, or loaded) that have no load or batch
+ * outstanding on that replica; a model that cannot be made room for waits for another replica or
+ * its deadline.
  *
- * <p><b>Loading and eviction</b>, a simpler rule than Clockwork's load priority: a model is loaded
- * onto a replica only when its earliest query can be answered in time there and no replica that
- * already holds it could answer that query in time; a second copy thus appears when the first
- * cannot keep up. Room is made by evicting the least recently used models (used = a batch sent, or
- * loaded) that have no load or batch outstanding on that replica; a model that cannot be made room
- * for waits for another replica or its deadline.
- *
- * <p>Time is passed in with every event; it reads no clock, starts no thread and does no I/O.
- * <b>Not thread-safe</b>: a driver serialises its events. Guarantees as {@link ModelScheduler}'s:
- * every submitted query leaves exactly once, in one batch that completes, one rejection, or the
- * list {@link #batchFailed} returns; nothing waits past its deadline.
+ * <p>Models join with {@link #addModel}, replicas with {@link #addReplica} (and what they hold
+ * already with {@link #preloaded}). The rest is {@link Scheduler}'s, loads included.
  *
  * @param <P> what the caller keeps with each query
  */
-public final class MultiModelScheduler<P> {
+public final class MultiModelScheduler<P> extends AbstractScheduler<P> {
 
     private final SchedulerConfig config;
-    private final SchedulerActions<P> actions;
+    private final MultiModelPlanner<P> planner;
     private final Map<String, ServedModel<P>> models = new LinkedHashMap<>();
-    private final Map<String, SharedReplica> replicas = new LinkedHashMap<>();
+    final Map<String, SharedReplica> replicas = new LinkedHashMap<>();
     /** Every replica by the lane its batches name; a removed one until what was sent to it has returned. */
     private final Map<Lane, SharedReplica> byLane = new IdentityHashMap<>();
     /** Every replica's and model's transport overheads together; only {@link ReplicaProfile#overheadNanos} is read. */
     private final ReplicaProfile transport;
     /** Models with queued queries. */
-    private final Set<ServedModel<P>> waiting = new LinkedHashSet<>();
-    private long armedAt = Long.MAX_VALUE;
-    private long policyWake = Long.MAX_VALUE;
+    final Set<ServedModel<P>> waiting = new LinkedHashSet<>();
 
-    private long arrived;
     private long coldStarts;
-    private long sentQueries;
-    private long sentBatches;
     private long loads;
     private long evictions;
     private long loadNanos;
-    private final long[] rejected = new long[RejectReason.values().length];
 
     /**
      * @param config batch cap, queue capacity (per model), attempts, profile window and safety
@@ -71,13 +54,14 @@ public final class MultiModelScheduler<P> {
      *               {@link PolicyKind#CLOCKWORK}, the one this scheduler plans with
      */
     public MultiModelScheduler(SchedulerConfig config, SchedulerActions<P> actions) {
+        super(actions);
         this.config = Objects.requireNonNull(config, "config");
-        this.actions = Objects.requireNonNull(actions, "actions");
         if (config.policy() != PolicyKind.CLOCKWORK) {
             throw new IllegalArgumentException("multi-model replicas are scheduled as clockwork does, not "
                     + config.policy().id());
         }
         this.transport = newProfile();
+        this.planner = new MultiModelPlanner<>(this, config);
     }
 
     // ---- registration ----
@@ -111,9 +95,9 @@ public final class MultiModelScheduler<P> {
      * A measured batch of {@code model} on {@code replica} outside live traffic (the replica's
      * warm-up): as {@link #profileSample(String, int, long, long, long)}, and it also gives the
      * replica its own transport overhead, so that its first live batch is planned with one measured
-     * after the one-off costs of a cold gateway and container, not with those costs. An unknown
-     * replica is ignored.
+     * after the one-off costs of a cold gateway and container, not with those costs.
      */
+    @Override
     public void profileSample(String replica, String model, int batchSize, long serviceNanos, long roundTripNanos,
             long now) {
         profileSample(model, batchSize, serviceNanos, roundTripNanos, now);
@@ -144,6 +128,7 @@ public final class MultiModelScheduler<P> {
      *
      * @throws IllegalArgumentException for an unknown replica or model, or one that does not fit
      */
+    @Override
     public void preloaded(String replica, String model, long now) {
         SharedReplica r = replicas.get(replica);
         ServedModel<P> m = model(model);
@@ -158,7 +143,7 @@ public final class MultiModelScheduler<P> {
         run(now);
     }
 
-    /** A replica leaves; its outstanding loads and batches are the driver's to fail. */
+    @Override
     public void removeReplica(String id, long now) {
         SharedReplica r = replicas.remove(id);
         if (r != null) {
@@ -169,7 +154,7 @@ public final class MultiModelScheduler<P> {
         }
     }
 
-    /** Whether a replica takes loads and batches. */
+    @Override
     public void setAvailable(String id, boolean available, long now) {
         SharedReplica r = replicas.get(id);
         if (r != null && r.replica.available != available) {
@@ -188,10 +173,10 @@ public final class MultiModelScheduler<P> {
      *
      * @throws IllegalArgumentException for a model never {@link #addModel added}
      */
+    @Override
     public Query<P> submit(String model, P payload, long deadline, long now) {
         ServedModel<P> m = model(model);
-        Query<P> q = new Query<>(payload, now, deadline);
-        arrived++;
+        Query<P> q = arrive(payload, deadline, now);
         if (!heldAnywhere(m)) {
             coldStarts++;
         }
@@ -207,21 +192,15 @@ public final class MultiModelScheduler<P> {
         return q;
     }
 
-    /**
-     * A batch returned.
-     *
-     * @param serviceNanos the container's own time for it, or {@code <= 0} when it reports none
-     *                     (the round trip is used instead)
-     */
+    @Override
     public void batchCompleted(Batch<P> batch, long serviceNanos, long now) {
         SharedReplica r = byLane.get(batch.lane());
         if (r == null || !r.returned(batch, now)) {
             return; // stale or duplicate
         }
         forgetIfDone(r);
-        long roundTrip = Math.max(0, now - batch.sentAt());
-        long service = serviceNanos > 0 ? serviceNanos : roundTrip;
-        long overhead = batch.sentToIdle() && serviceNanos > 0 ? Math.max(0, roundTrip - serviceNanos) : -1;
+        long service = serviceNanos(batch, serviceNanos, now);
+        long overhead = overheadNanos(batch, serviceNanos, now);
         ServedModel<P> m = models.get(batch.model());
         m.profile.record(batch.size(), service, overhead, now);
         r.replica.profile.record(batch.size(), service, overhead, now);
@@ -230,11 +209,7 @@ public final class MultiModelScheduler<P> {
         run(now);
     }
 
-    /**
-     * A batch failed, or part of it; as {@link ModelScheduler#batchFailed}: each query of
-     * {@code retry} with attempts left and time before its deadline goes back to its model's
-     * queue, the others are returned for the caller to fail.
-     */
+    @Override
     public List<Query<P>> batchFailed(Batch<P> batch, Collection<Query<P>> retry, long now) {
         SharedReplica r = byLane.get(batch.lane());
         if (r == null || !r.returned(batch, now)) {
@@ -244,7 +219,7 @@ public final class MultiModelScheduler<P> {
         ServedModel<P> m = models.get(batch.model());
         List<Query<P>> failed = new ArrayList<>();
         for (Query<P> q : retry) {
-            if (q.attempts < config.maxAttempts() && q.deadline() > now && fitsAnyAvailable(m)) {
+            if (mayRetry(q, now) && fitsAnyAvailable(m)) {
                 m.queue.add(q);
                 waiting.add(m);
             } else {
@@ -255,12 +230,7 @@ public final class MultiModelScheduler<P> {
         return failed;
     }
 
-    /**
-     * A load finished.
-     *
-     * @param measuredNanos how long the replica took, or {@code <= 0} when it reports nothing (the
-     *                      time since it was sent is counted instead)
-     */
+    @Override
     public void loadCompleted(Load load, long measuredNanos, long now) {
         SharedReplica r = load.target;
         if (!r.returned(load, now)) {
@@ -273,10 +243,8 @@ public final class MultiModelScheduler<P> {
         run(now);
     }
 
-    /**
-     * A load failed: the replica does not hold the model (the batches sent after it for that
-     * model will fail, and the driver reports them through {@link #batchFailed}).
-     */
+    /** The batches sent after the load for that model will fail, and the driver reports them through {@link #batchFailed}. */
+    @Override
     public void loadFailed(Load load, long now) {
         SharedReplica r = load.target;
         if (!r.returned(load, now)) {
@@ -287,209 +255,70 @@ public final class MultiModelScheduler<P> {
         run(now);
     }
 
-    /** A wake-up requested through {@link SchedulerActions#wakeAt} is due (or any time: harmless). */
-    public void timer(long now) {
-        if (armedAt <= now) {
-            armedAt = Long.MAX_VALUE;
-        }
-        run(now);
-    }
+    // ---- what the planner uses ----
 
-    // ---- planning ----
-
-    /** Re-evaluates after an event: expired queries leave, batches and loads go out, the next wake-up is asked for. */
-    private void run(long now) {
+    @Override
+    void expire(long now) {
         for (Iterator<ServedModel<P>> it = waiting.iterator(); it.hasNext(); ) {
             ServedModel<P> m = it.next();
-            Query<P> head;
-            while ((head = m.queue.peek()) != null && head.deadline() <= now) {
-                reject(m.queue.poll(), RejectReason.DEADLINE);
-            }
-            if (m.queue.isEmpty()) {
-                it.remove();
-            }
-        }
-        policyWake = Long.MAX_VALUE;
-        schedule(now);
-        long next = policyWake;
-        for (ServedModel<P> m : waiting) {
-            next = Math.min(next, m.queue.peek().deadline());
-        }
-        if (next != Long.MAX_VALUE && (next < armedAt || armedAt <= now)) {
-            armedAt = next;
-            actions.wakeAt(next);
-        }
-    }
-
-    private void schedule(long now) {
-        while (!waiting.isEmpty()) {
-            rejectUnanswerable(now);
-            boolean sent = false;
-            for (SharedReplica r : byFreeTime()) {
-                long overhead = r.overheadNanos();
-                if (r.outstandingBatches() > 0 && now < r.freeAt() - overhead) {
-                    policyWake = Math.min(policyWake, r.freeAt() - overhead); // sent ahead by the overhead, not sooner
-                    continue;
-                }
-                if (sendTo(r, now)) {
-                    sent = true;
-                    break;
-                }
-            }
-            if (!sent) {
-                return;
-            }
-        }
-    }
-
-    /**
-     * Sends {@code r} its next batch, after a load when it does not hold the batch's model: of the
-     * models it can answer in time, the one whose earliest deadline comes first. A model it could
-     * answer in time only as a {@link #probeAnswer probe} gets a batch of one, planned without the
-     * estimates too old to trust. False when none.
-     */
-    private boolean sendTo(SharedReplica r, long now) {
-        ServedModel<P> best = null;
-        boolean bestProbes = false;
-        for (ServedModel<P> m : waiting) {
-            Query<P> head = m.queue.peek();
-            if (!r.holds(m.id) && (!r.canMakeRoom(m) || heldInTimeElsewhere(m, r, head.deadline(), now))) {
-                continue;
-            }
-            boolean probes = head.deadline() < earliestAnswer(m, r, now);
-            if (probes && head.deadline() < probeAnswer(m, r, now)) {
-                continue;
-            }
-            if (best == null || head.deadline() < best.queue.peek().deadline()) {
-                best = m;
-                bestProbes = probes;
-            }
-        }
-        if (best == null) {
-            return false;
-        }
-        if (bestProbes) {
-            r.probedAt = now;
-        }
-        long overhead = bestProbes && !r.overheadFresh(now) ? 0 : r.overheadNanos();
-        boolean planService = best.profile.known() && !(bestProbes && !best.profile.fresh(now));
-        long start = Math.max(now + overhead / 2, r.freeAt());
-        long tail = (overhead - overhead / 2) + config.safetyMarginNanos(); // from the container's finish to the answer
-        long batchStart = start;
-        if (r.holds(best.id)) {
-            r.touch(best.id);
-        } else {
-            for (ServedModel<?> victim : r.evictFor(best)) {
-                evictions++;
-                actions.unload(r.id(), victim.id);
-            }
-            r.hold(best);
-            Load load = new Load(r, best.id, now, start, start + best.loadNanos);
-            batchStart = load.predictedFinish();
-            r.sent(load, best.id, now, best.loadNanos, batchStart);
-            loads++;
-            actions.load(load);
-        }
-        long budget = best.queue.peek().deadline() - batchStart - tail;
-        int cap = Math.min(best.queue.size(), config.batchCap());
-        int b = planService && !bestProbes ? Math.max(1, best.profile.largestWithin(budget, cap)) : 1;
-        List<Query<P>> items = new ArrayList<>(b);
-        for (int i = 0; i < b; i++) {
-            Query<P> q = best.queue.poll();
-            q.attempts++;
-            items.add(q);
-        }
-        if (best.queue.isEmpty()) {
-            waiting.remove(best);
-        }
-        long finish = batchStart + (planService ? best.serviceNanos(b) : 0);
-        Batch<P> batch = new Batch<>(r.lane, best.id, items, now, batchStart, finish, r.idle());
-        r.sent(batch, best.id, now, finish - batchStart, Math.max(finish, now));
-        sentBatches++;
-        sentQueries += b;
-        actions.send(batch);
-        return true;
-    }
-
-    /**
-     * Answers with the default the queries that no available replica could answer in time even
-     * alone (counting the load where their model is not held), nor as a probe, and those of models
-     * that no available replica has the budget for.
-     */
-    private void rejectUnanswerable(long now) {
-        for (Iterator<ServedModel<P>> it = waiting.iterator(); it.hasNext(); ) {
-            ServedModel<P> m = it.next();
-            long earliest = Long.MAX_VALUE;
-            for (SharedReplica r : replicas.values()) {
-                if (r.available() && r.budgetBytes >= m.sizeBytes) {
-                    earliest = Math.min(earliest, Math.min(earliestAnswer(m, r, now), probeAnswer(m, r, now)));
-                }
-            }
-            RejectReason reason = earliest == Long.MAX_VALUE ? RejectReason.NO_REPLICA : RejectReason.INFEASIBLE;
-            Query<P> head;
-            while ((head = m.queue.peek()) != null && head.deadline() < earliest) {
-                reject(m.queue.poll(), reason);
-            }
+            expire(m.queue, now);
             if (m.queue.isEmpty()) {
                 it.remove();
             }
         }
     }
 
-    /** When a batch of one of {@code m} would answer at the earliest on {@code r}, loading it first if not held. */
-    private long earliestAnswer(ServedModel<P> m, SharedReplica r, long now) {
-        return answerAt(m, r, r.overheadNanos(), m.serviceNanos(1), now);
+    @Override
+    void schedule(long now) {
+        planner.schedule(now);
+    }
+
+    @Override
+    long earliestDeadline() {
+        long earliest = Long.MAX_VALUE;
+        for (ServedModel<P> m : waiting) {
+            earliest = Math.min(earliest, m.queue.peek().deadline());
+        }
+        return earliest;
+    }
+
+    @Override
+    SchedulerConfig config() {
+        return config;
     }
 
     /**
-     * When a batch of one of {@code m} sent to {@code r} as a probe would answer: {@code r} idle and
-     * not probed within the sample age limit, and the estimates last measured longer ago than that
-     * limit (its transport overhead, the model's service time) counting as nothing;
-     * {@code Long.MAX_VALUE} when {@code r} may not be probed now or both estimates are recent. As
-     * {@link ModelScheduler} probes a stale profile: an estimate measured during a slow spell (a cold
-     * gateway or container, a starved machine) that made every query look infeasible would otherwise
-     * never be measured again, and nothing would be sent for good. One probe per replica and age
-     * limit: a rarely used model's service time is old most of the time, and probing each of them
-     * would send queries that the estimates rightly find too late.
+     * Readies {@code r} to run a batch of {@code m} from {@code start}: marks {@code m} used when
+     * it is held, else evicts what must make room and sends the load.
+     *
+     * @return when the batch can start: {@code start}, or when the load is predicted to end
      */
-    private long probeAnswer(ServedModel<P> m, SharedReplica r, long now) {
-        boolean staleOverhead = !r.overheadFresh(now);
-        boolean staleService = m.profile.known() && !m.profile.fresh(now);
-        if (!r.idle() || !staleOverhead && !staleService
-                || r.probedAt != Long.MIN_VALUE && now - r.probedAt <= config.profileMaxAgeNanos()) {
-            return Long.MAX_VALUE;
+    long makeReady(SharedReplica r, ServedModel<P> m, long start, long now) {
+        if (r.holds(m.id)) {
+            r.touch(m.id);
+            return start;
         }
-        return answerAt(m, r, staleOverhead ? 0 : r.overheadNanos(), staleService ? 0 : m.serviceNanos(1), now);
+        for (ServedModel<?> victim : r.evictFor(m)) {
+            evictions++;
+            actions().unload(r.id(), victim.id);
+        }
+        r.hold(m);
+        Load load = new Load(r, m.id, now, start, start + m.loadNanos);
+        r.sent(load, m.id, now, m.loadNanos, load.predictedFinish());
+        loads++;
+        actions().load(load);
+        return load.predictedFinish();
     }
 
-    /** When a batch of one of {@code m} would answer on {@code r} with these estimates, loading it first if not held. */
-    private long answerAt(ServedModel<P> m, SharedReplica r, long overhead, long service, long now) {
-        long start = Math.max(now + overhead / 2, r.freeAt());
-        return start + (r.holds(m.id) ? 0 : m.loadNanos) + service + (overhead - overhead / 2)
-                + config.safetyMarginNanos();
-    }
-
-    /** Whether another available replica holds {@code m} and could answer a query due at {@code deadline} in time. */
-    private boolean heldInTimeElsewhere(ServedModel<P> m, SharedReplica except, long deadline, long now) {
-        for (SharedReplica r : replicas.values()) {
-            if (r != except && r.available() && r.holds(m.id)
-                    && Math.min(earliestAnswer(m, r, now), probeAnswer(m, r, now)) <= deadline) {
-                return true;
-            }
+    /** Sends {@code r} a batch of the {@code size} earliest deadlines of {@code m}, predicted to run from {@code start} to {@code finish}. */
+    void send(SharedReplica r, ServedModel<P> m, int size, long start, long finish, long now) {
+        List<Query<P>> items = take(m.queue, size);
+        if (m.queue.isEmpty()) {
+            waiting.remove(m);
         }
-        return false;
-    }
-
-    /** Available replicas that can take a batch (fewer than two outstanding), free earliest first, ties in order of joining. */
-    private List<SharedReplica> byFreeTime() {
-        List<SharedReplica> out = new ArrayList<>(replicas.size());
-        for (SharedReplica r : replicas.values()) {
-            if (r.available() && r.outstandingBatches() < 2) {
-                out.add(r);
-            }
-        }
-        out.sort((a, b) -> Long.compare(a.freeAt(), b.freeAt()));
-        return out;
+        Batch<P> batch = new Batch<>(r.lane, m.id, items, now, start, finish, r.idle());
+        r.sent(batch, m.id, now, finish - start, Math.max(finish, now));
+        send(batch);
     }
 
     private boolean heldAnywhere(ServedModel<P> m) {
@@ -529,17 +358,7 @@ public final class MultiModelScheduler<P> {
         return m;
     }
 
-    private void reject(Query<P> q, RejectReason reason) {
-        rejected[reason.ordinal()]++;
-        actions.reject(q, reason);
-    }
-
     // ---- metrics (plain reads) ----
-
-    /** Queries submitted so far. */
-    public long arrived() {
-        return arrived;
-    }
 
     /**
      * Queries that arrived when no replica held their model (Clockwork §6.5's cold starts), whatever
@@ -564,22 +383,7 @@ public final class MultiModelScheduler<P> {
         return loadNanos;
     }
 
-    /** Queries sent in batches so far (a retried query counts once per batch). */
-    public long sentQueries() {
-        return sentQueries;
-    }
-
-    /** Batches sent so far. */
-    public long sentBatches() {
-        return sentBatches;
-    }
-
-    /** Queries rejected for {@code reason} so far. */
-    public long rejected(RejectReason reason) {
-        return rejected[reason.ordinal()];
-    }
-
-    /** Queries waiting, all models together. */
+    @Override
     public int queued() {
         int n = 0;
         for (ServedModel<P> m : waiting) {
@@ -600,7 +404,7 @@ public final class MultiModelScheduler<P> {
         return r == null ? 0 : r.usedBytes;
     }
 
-    /** Container time a replica spent on completed loads and batches, in nanoseconds; 0 if unknown. */
+    @Override
     public long busyNanos(String replica) {
         SharedReplica r = replicas.get(replica);
         return r == null ? 0 : r.replica.busyNanos;

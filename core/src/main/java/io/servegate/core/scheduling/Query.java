@@ -4,9 +4,9 @@ package io.servegate.core.scheduling;
  * One query waiting for a prediction, as its model's scheduler sees it: when it arrived, when
  * it must be answered, and what the caller attached to it.
  *
- * <p>Created by {@link ModelScheduler#submit}; the scheduler hands it back in exactly one
+ * <p>Created by {@link Scheduler#submit}; the scheduler hands it back in exactly one
  * {@link Batch} that completes, or in exactly one {@link SchedulerActions#reject}, or in the
- * list {@link ModelScheduler#batchFailed} returns.
+ * list {@link Scheduler#batchFailed} returns.
  *
  * @param <P> what the caller keeps with the query (its input and the future its client waits on)
  */

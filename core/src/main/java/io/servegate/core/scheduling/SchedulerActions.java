@@ -1,11 +1,11 @@
 package io.servegate.core.scheduling;
 
 /**
- * What a {@link ModelScheduler} or {@link MultiModelScheduler} asks its driver to do: the gateway
- * carries these out over gRPC and Reactor timers, the simulator in virtual time. Called
- * synchronously from inside the scheduler's event methods, so an implementation should only
- * record or hand off the action. Only a {@link MultiModelScheduler} loads and unloads models; a
- * driver of single-model replicas need not implement those two.
+ * What a {@link Scheduler} asks its driver to do: the gateway carries these out over gRPC and
+ * Reactor timers, the simulator in virtual time. Called synchronously from inside the scheduler's
+ * event methods, so an implementation should only record or hand off the action. Only a
+ * {@link MultiModelScheduler} loads and unloads models; a driver of single-model replicas need not
+ * implement those two.
  *
  * @param <P> the queries' payload type
  */
@@ -18,7 +18,7 @@ public interface SchedulerActions<P> {
     void reject(Query<P> query, RejectReason reason);
 
     /**
-     * Call {@link ModelScheduler#timer} at (or soon after) {@code nanos}. Each request must be
+     * Call {@link Scheduler#timer} at (or soon after) {@code nanos}. Each request must be
      * honoured even when an earlier one is still pending (the scheduler asks again only when its
      * next wake-up changes); a driver that keeps one timer replaces it. A timer that fires for a
      * superseded request is harmless.
@@ -28,7 +28,7 @@ public interface SchedulerActions<P> {
     /**
      * Load {@link Load#model()} onto replica {@link Load#replica()}, in order with the batches sent
      * to it (the batch sent next runs after it); report the outcome with
-     * {@link MultiModelScheduler#loadCompleted} or {@link MultiModelScheduler#loadFailed}.
+     * {@link Scheduler#loadCompleted} or {@link Scheduler#loadFailed}.
      */
     default void load(Load load) {
         throw new UnsupportedOperationException("this driver serves single-model replicas: cannot " + load);

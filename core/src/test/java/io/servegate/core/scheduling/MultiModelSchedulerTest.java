@@ -1,6 +1,6 @@
 package io.servegate.core.scheduling;
 
-import static io.servegate.core.scheduling.VirtualMultiModelCluster.MS;
+import static io.servegate.core.scheduling.VirtualCluster.MS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -19,7 +19,7 @@ class MultiModelSchedulerTest {
 
     @Test
     void aQueryForAModelNoReplicaHoldsIsServedAfterItsLoadAndPredictedAtLoadPlusService() {
-        VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).model("a", UNIT, 30 * MS, 5 * MS, 0)
+        var c = VirtualCluster.multiModel(1).model("a", UNIT, 30 * MS, 5 * MS, 0)
                 .replica("r", 4 * UNIT);
         c.now = T;
         int q = c.submit("a", T + 100 * MS);
@@ -51,7 +51,7 @@ class MultiModelSchedulerTest {
 
     @Test
     void aQueryWhoseModelCannotBeLoadedInTimeIsAnsweredWithTheDefaultAtOnce() {
-        VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).model("a", UNIT, 30 * MS, 5 * MS, 0)
+        var c = VirtualCluster.multiModel(1).model("a", UNIT, 30 * MS, 5 * MS, 0)
                 .replica("r", 4 * UNIT);
         c.now = T;
         c.submit("a", T + 20 * MS);
@@ -65,7 +65,7 @@ class MultiModelSchedulerTest {
 
     @Test
     void theLeastRecentlyUsedModelIsEvictedToMakeRoom() {
-        VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).replica("r", 3 * UNIT);
+        var c = VirtualCluster.multiModel(1).replica("r", 3 * UNIT);
         for (String m : List.of("a", "b", "c", "d", "e")) {
             c.model(m, UNIT, 10 * MS, 5 * MS, 0);
         }
@@ -85,7 +85,7 @@ class MultiModelSchedulerTest {
 
     @Test
     void aLargerModelEvictsAsManyOfTheLeastRecentlyUsedAsItNeeds() {
-        VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).replica("r", 3 * UNIT)
+        var c = VirtualCluster.multiModel(1).replica("r", 3 * UNIT)
                 .model("a", UNIT, 10 * MS, 50 * MS, 0)
                 .model("b", UNIT, 10 * MS, 5 * MS, 0)
                 .model("c", UNIT, 10 * MS, 5 * MS, 0)
@@ -107,7 +107,7 @@ class MultiModelSchedulerTest {
 
     @Test
     void aModelIsNotEvictedWhileABatchOfItIsOutstandingSoALargeModelWaitsForIt() {
-        VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).overhead(2 * MS).replica("r", 3 * UNIT)
+        var c = VirtualCluster.multiModel(1).overhead(2 * MS).replica("r", 3 * UNIT)
                 .model("a", UNIT, 10 * MS, 50 * MS, 0)
                 .model("b", UNIT, 10 * MS, 5 * MS, 0)
                 .model("big", 3 * UNIT, 10 * MS, 5 * MS, 0);
@@ -131,7 +131,7 @@ class MultiModelSchedulerTest {
     @Test
     void twoModelsSharingOneReplicaNeverOverlapAndEveryActionRunsWhenPredicted() {
         // a budget of two models, three models in use: loads and evictions all along
-        VirtualMultiModelCluster c = new VirtualMultiModelCluster(3).replica("r", 2 * UNIT)
+        var c = VirtualCluster.multiModel(3).replica("r", 2 * UNIT)
                 .model("a", UNIT, 8 * MS, 3 * MS, MS / 4)
                 .model("b", UNIT, 12 * MS, 4 * MS, MS / 2)
                 .model("c", UNIT, 10 * MS, 2 * MS, MS / 4)
@@ -143,9 +143,9 @@ class MultiModelSchedulerTest {
         assertThat(c.violations).isEmpty();
         assertThat(c.scheduler.loads()).isGreaterThan(20);
         assertThat(c.scheduler.evictions()).isEqualTo(c.scheduler.loads() - 2);
-        assertThat(c.runs.stream().map(VirtualMultiModelCluster.Run::model).distinct()).hasSize(3);
-        List<VirtualMultiModelCluster.Run> inOrder = new ArrayList<>(c.runs);
-        inOrder.sort(Comparator.comparingLong(VirtualMultiModelCluster.Run::start));
+        assertThat(c.runs.stream().map(VirtualCluster.Run::model).distinct()).hasSize(3);
+        List<VirtualCluster.Run> inOrder = new ArrayList<>(c.runs);
+        inOrder.sort(Comparator.comparingLong(VirtualCluster.Run::start));
         for (int i = 1; i < inOrder.size(); i++) {
             assertThat(inOrder.get(i).start()).as("start of %s", inOrder.get(i))
                     .isGreaterThanOrEqualTo(inOrder.get(i - 1).end());
@@ -160,7 +160,7 @@ class MultiModelSchedulerTest {
 
     @Test
     void aSecondCopyIsLoadedOnlyWhenTheReplicaHoldingTheModelCannotAnswerInTime() {
-        VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).replica("r1", 2 * UNIT).replica("r2", 2 * UNIT)
+        var c = VirtualCluster.multiModel(1).replica("r1", 2 * UNIT).replica("r2", 2 * UNIT)
                 .model("a", UNIT, 10 * MS, 20 * MS, 0);
         c.submit("a", c.now + 100 * MS);
         assertThat(c.loads).extracting(Load::replica).containsExactly("r1");
@@ -177,7 +177,7 @@ class MultiModelSchedulerTest {
 
     @Test
     void modelsSpreadOverTwoReplicasAndNothingIsLostWhenOneIsRemoved() {
-        VirtualMultiModelCluster c = new VirtualMultiModelCluster(5).replica("r1", 3 * UNIT).replica("r2", 3 * UNIT);
+        var c = VirtualCluster.multiModel(5).replica("r1", 3 * UNIT).replica("r2", 3 * UNIT);
         double[] zipf = new double[8];
         for (int i = 0; i < zipf.length; i++) {
             c.model("m" + i, UNIT, 10 * MS, 3 * MS, MS / 4);
@@ -198,7 +198,7 @@ class MultiModelSchedulerTest {
 
     @Test
     void nothingIsLostOrAnsweredTwiceWhenLoadsAndBatchesFail() {
-        VirtualMultiModelCluster c = new VirtualMultiModelCluster(9).overhead(MS).failing(0.1)
+        var c = VirtualCluster.multiModel(9).overhead(MS).failing(0.1)
                 .replica("r1", 2 * UNIT).replica("r2", 2 * UNIT);
         double[] zipf = new double[6];
         for (int i = 0; i < zipf.length; i++) {
@@ -218,9 +218,9 @@ class MultiModelSchedulerTest {
     @Test
     void withItsModelHeldItSchedulesExactlyAsTheClockworkModelSchedulerDoes() {
         // the same arrivals to a ModelScheduler (clockwork) and to a MultiModelScheduler whose one model is held
-        VirtualCluster single = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLOCKWORK, 20 * MS), 1)
+        var single = VirtualCluster.of(SchedulerConfig.of(PolicyKind.CLOCKWORK, 20 * MS), 1)
                 .replica("r", 5 * MS, MS / 2, MS).profiled("r", 16);
-        VirtualMultiModelCluster multi = new VirtualMultiModelCluster(1).overhead(MS)
+        var multi = VirtualCluster.multiModel(1).overhead(MS)
                 .model("a", UNIT, 30 * MS, 5 * MS, MS / 2).replica("r", UNIT).preloaded("r", "a");
         java.util.SplittableRandom random = new java.util.SplittableRandom(4);
         long t = 0;
@@ -250,7 +250,7 @@ class MultiModelSchedulerTest {
         // the first batch's answer comes back 150 ms late, as from a cold gateway: the replica's
         // overhead of 151 ms makes every query of a 100 ms SLO look infeasible, so no batch would be
         // sent again and no faster sample could ever lower it
-        VirtualMultiModelCluster c = new VirtualMultiModelCluster(11).overhead(MS).slowFirstBatch(150 * MS, 0)
+        var c = VirtualCluster.multiModel(11).overhead(MS).slowFirstBatch(150 * MS, 0)
                 .model("a", UNIT, 10 * MS, 5 * MS, MS / 4).model("b", UNIT, 10 * MS, 5 * MS, MS / 4)
                 .replica("r", 2 * UNIT).preloaded("r", "a").preloaded("r", "b");
         c.now = T;
@@ -275,7 +275,7 @@ class MultiModelSchedulerTest {
     void aServiceTimeMeasuredAboveTheSloIsProbedAgainOnceOldWhileAnotherModelKeepsTheReplicaBusy() {
         // a's first batch runs 150 ms longer, as a cold container's: its profile says every query of a
         // is infeasible, while b's batches keep the replica's own estimates recent
-        VirtualMultiModelCluster c = new VirtualMultiModelCluster(12).overhead(MS).slowFirstBatch(0, 150 * MS)
+        var c = VirtualCluster.multiModel(12).overhead(MS).slowFirstBatch(0, 150 * MS)
                 .model("a", UNIT, 10 * MS, 5 * MS, MS / 4).model("b", UNIT, 10 * MS, 5 * MS, MS / 4)
                 .replica("r", 2 * UNIT).preloaded("r", "a").preloaded("r", "b");
         c.now = 5 * T; // the profiling samples are older than the age limit: a's cold sample is all that counts
@@ -293,7 +293,7 @@ class MultiModelSchedulerTest {
     }
 
     /** The queries that arrived at or after {@code t} (every query of the cluster is due 100 ms after it arrived). */
-    private static List<Integer> afterTime(VirtualMultiModelCluster c, long t) {
+    private static List<Integer> afterTime(VirtualCluster<?> c, long t) {
         List<Integer> out = new ArrayList<>();
         for (int q = 0; q < c.deadlines.size(); q++) {
             if (c.deadlines.get(q) - 100 * MS >= t) {
@@ -306,7 +306,7 @@ class MultiModelSchedulerTest {
     @Test
     void aReplicasWarmUpSampleGivesItItsOwnOverheadAndTheModelsServiceTime() {
         // profiled with no overhead; r2's warm-up batch of one measured 4 ms of service in a 24 ms round trip
-        VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).model("a", UNIT, 10 * MS, 5 * MS, 0)
+        var c = VirtualCluster.multiModel(1).model("a", UNIT, 10 * MS, 5 * MS, 0)
                 .replica("r1", UNIT).replica("r2", UNIT).preloaded("r1", "a").preloaded("r2", "a");
         c.now = 5 * T; // the profiling samples no longer count: the warm-up's are the model's
         c.scheduler.profileSample("r2", "a", 1, 4 * MS, 24 * MS, c.now);
@@ -327,7 +327,7 @@ class MultiModelSchedulerTest {
 
     @Test
     void aModelLargerThanEveryBudgetIsRejectedAsHavingNoReplicaAndAnUnknownModelIsAnError() {
-        VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).replica("r", UNIT)
+        var c = VirtualCluster.multiModel(1).replica("r", UNIT)
                 .model("huge", 2 * UNIT, 10 * MS, 5 * MS, 0);
         c.submit("huge", c.now + 100 * MS);
         assertThat(c.rejected).containsExactly(Map.entry(RejectReason.NO_REPLICA, 1));
@@ -339,7 +339,7 @@ class MultiModelSchedulerTest {
 
     @Test
     void aPreloadedModelIsServedWithoutALoad() {
-        VirtualMultiModelCluster c = new VirtualMultiModelCluster(1).model("a", UNIT, 30 * MS, 5 * MS, 0)
+        var c = VirtualCluster.multiModel(1).model("a", UNIT, 30 * MS, 5 * MS, 0)
                 .model("b", UNIT, 30 * MS, 5 * MS, 0).replica("r", UNIT).preloaded("r", "a");
         assertThatThrownBy(() -> c.scheduler.preloaded("r", "b", 0)).as("past the budget")
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("budget");

@@ -16,8 +16,8 @@ class PolicyBehaviourTest {
      * queries per second (1,000 in the last second, decayed), so Symphony's fill target β·λ is
      * ceil(0.005 × 632) = 4. The queries it saw arrived while it was unavailable.
      */
-    private static VirtualCluster symphonyAtT0() {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.SYMPHONY, SLO), 1)
+    private static VirtualCluster<ModelScheduler<Integer>> symphonyAtT0() {
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.SYMPHONY, SLO), 1)
                 .replica("a", 5 * MS, MS / 2, 0).profiled("a", 64);
         c.scheduler.setAvailable("a", false, 0);
         for (int i = 0; i < 1_000; i++) {
@@ -31,7 +31,7 @@ class PolicyBehaviourTest {
 
     @Test
     void symphonyDefersOneQueryUntilSchedAtAndSendsItThen() {
-        VirtualCluster c = symphonyAtT0();
+        var c = symphonyAtT0();
         c.submit(T0 + SLO);
         // sched_at = dl − ℓ(2) = T0 + 20 − 6 ms
         assertThat(c.batches).isEmpty();
@@ -46,7 +46,7 @@ class PolicyBehaviourTest {
 
     @Test
     void symphonyGrowsTheCandidateAndMovesSchedAtEarlier() {
-        VirtualCluster c = symphonyAtT0();
+        var c = symphonyAtT0();
         c.submit(T0 + SLO);
         c.runUntil(T0 + 10 * MS);
         c.submit(T0 + 10 * MS + SLO);
@@ -63,7 +63,7 @@ class PolicyBehaviourTest {
 
     @Test
     void symphonySendsAtOnceWhenTheCandidateHoldsWhatArrivesDuringTheFixedCost() {
-        VirtualCluster c = symphonyAtT0();
+        var c = symphonyAtT0();
         for (int i = 0; i < 3; i++) {
             c.submit(T0 + SLO);
         }
@@ -77,7 +77,7 @@ class PolicyBehaviourTest {
 
     @Test
     void symphonyPrunesTheStalestQueriesSoThatTheFreshestFillALargeBatch() {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.SYMPHONY, SLO), 1)
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.SYMPHONY, SLO), 1)
                 .replica("a", 5 * MS, MS / 2, 0).profiled("a", 64);
         c.submit(1_000 * MS); // runs alone until 5.5 ms
         c.runUntil(MS);
@@ -97,7 +97,7 @@ class PolicyBehaviourTest {
 
     @Test
     void clockworkRejectsAQueryThatCannotMakeItEvenAloneAtOnce() {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLOCKWORK, SLO), 1)
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.CLOCKWORK, SLO), 1)
                 .replica("a", 5 * MS, MS / 2, 0).profiled("a", 8);
         c.submit(5 * MS); // ℓ(1) = 5.5 ms
         assertThat(c.rejected).containsEntry(RejectReason.INFEASIBLE, 1);
@@ -106,7 +106,7 @@ class PolicyBehaviourTest {
 
     @Test
     void clockworkSendsTheLargestBatchOfTheEarliestDeadlinesThatFinishesInTime() {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLOCKWORK, SLO), 1)
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.CLOCKWORK, SLO), 1)
                 .replica("a", 5 * MS, MS / 2, 0).profiled("a", 64);
         c.submit(1_000 * MS); // runs alone until 5.5 ms
         c.runUntil(MS);
@@ -122,7 +122,7 @@ class PolicyBehaviourTest {
 
     @Test
     void clockworkQueuesTheNextBatchAheadByTheTransportOverhead() {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLOCKWORK, 1_000 * MS), 1)
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.CLOCKWORK, 1_000 * MS), 1)
                 .replica("a", 5 * MS, MS / 2, 2 * MS).profiled("a", 64);
         c.submit(1_000 * MS); // sent at 0, starts at 1 ms, finishes at 6.5 ms
         c.runUntil(MS);
@@ -137,7 +137,7 @@ class PolicyBehaviourTest {
 
     @Test
     void clipperWithFixedSizeOneNeverBatches() {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLIPPER, SLO).withBatchSizes(64, 1), 1)
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.CLIPPER, SLO).withBatchSizes(64, 1), 1)
                 .replica("a", 5 * MS, MS / 2, 0);
         for (int i = 0; i < 5; i++) {
             c.submit(1_000 * MS);
@@ -148,7 +148,7 @@ class PolicyBehaviourTest {
 
     @Test
     void clipperDelayedBatchingWaitsForTheOldestQueryUnlessTheBatchIsFull() {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLIPPER, SLO)
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.CLIPPER, SLO)
                 .withBatchSizes(64, 3).withBatchWait(2 * MS), 1).replica("a", 5 * MS, 0, 0);
         c.submit(1_000 * MS);
         c.runUntil(2 * MS - 1);
@@ -165,7 +165,7 @@ class PolicyBehaviourTest {
 
     @Test
     void clipperDropsOnlyWhatHasExpired() {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLIPPER, SLO).withBatchSizes(64, 1), 1)
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.CLIPPER, SLO).withBatchSizes(64, 1), 1)
                 .replica("a", 50 * MS, 0, 0);
         c.submit(1_000 * MS);
         c.submit(10 * MS); // waits behind a 50 ms batch: expires in the queue
@@ -177,7 +177,7 @@ class PolicyBehaviourTest {
     @Test
     void clipperAimdSettlesNearTheOptimalBatchSizeUnderOverload() {
         // b* = floor((SLO − β) / α) = 30
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLIPPER, SLO), 42)
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.CLIPPER, SLO), 42)
                 .replica("a", 5 * MS, MS / 2, 0).poisson(4_000, 20_000 * MS, SLO);
         c.drain();
         double recent = c.batches.subList(c.batches.size() - 200, c.batches.size()).stream()
@@ -188,7 +188,7 @@ class PolicyBehaviourTest {
 
     @Test
     void clipperSendsEarliestDeadlinesFirstWithTiesInArrivalOrder() {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLIPPER, SLO).withBatchSizes(64, 4), 1)
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.CLIPPER, SLO).withBatchSizes(64, 4), 1)
                 .replica("a", 5 * MS, 0, 0);
         c.submit(1_000 * MS); // keeps the replica busy while the rest queue up
         int late = c.submit(300 * MS);
@@ -203,7 +203,7 @@ class PolicyBehaviourTest {
     @Test
     void aReplicaThatWasSlowGetsLargeBatchesAgainOnceItIsFast() {
         for (PolicyKind policy : new PolicyKind[] {PolicyKind.CLOCKWORK, PolicyKind.SYMPHONY}) {
-            VirtualCluster c = new VirtualCluster(SchedulerConfig.of(policy, SLO), 9)
+            var c = VirtualCluster.of(SchedulerConfig.of(policy, SLO), 9)
                     .replica("a", 5 * MS, MS / 2, MS / 2).profiled("a", 64)
                     .slow("a", 10, 2_000 * MS, 4_000 * MS)
                     .poisson(800, 12_000 * MS, SLO);
@@ -223,7 +223,7 @@ class PolicyBehaviourTest {
 
     @Test
     void aLoweredBatchCapHoldsForTheQueuedQueriesAndLosesNone() {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLIPPER, SLO).withBatchSizes(64, 64), 1)
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.CLIPPER, SLO).withBatchSizes(64, 64), 1)
                 .replica("a", 5 * MS, 0, 0);
         c.submit(1_000 * MS); // keeps the replica busy while the rest queue up
         for (int i = 0; i < 20; i++) {
@@ -239,7 +239,7 @@ class PolicyBehaviourTest {
 
     @Test
     void aRaisedBatchCapIsUsedUpToTheProfiledSize() {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.CLOCKWORK, 100 * MS).withBatchSizes(16, -1), 1)
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.CLOCKWORK, 100 * MS).withBatchSizes(16, -1), 1)
                 .replica("a", 5 * MS, MS / 2, 0).profiled("a", 16);
         c.scheduler.setMaxBatchSize(2, c.now);
         // twelve at once: the first goes alone, the rest queue behind it

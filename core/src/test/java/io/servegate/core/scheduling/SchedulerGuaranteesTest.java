@@ -15,7 +15,7 @@ class SchedulerGuaranteesTest {
     @ParameterizedTest
     @EnumSource(PolicyKind.class)
     void noQueryIsLostOrAnsweredTwiceThroughFailuresAndARemovedReplica(PolicyKind policy) {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(policy, SLO), 7)
+        var c = VirtualCluster.of(SchedulerConfig.of(policy, SLO), 7)
                 .replica("a", 5 * MS, MS / 2, MS / 2)
                 .replica("b", 5 * MS, MS / 2, MS / 2)
                 .replica("c", 5 * MS, MS / 2, MS / 2)
@@ -34,7 +34,7 @@ class SchedulerGuaranteesTest {
     @EnumSource(value = PolicyKind.class, names = {"CLOCKWORK", "SYMPHONY"})
     void withAnExactLatencyModelNoBatchIsSentThatIsPredictedToMissAMembersDeadline(PolicyKind policy) {
         for (double rate : new double[] {400, 900, 1_500, 4_000}) {
-            VirtualCluster c = new VirtualCluster(SchedulerConfig.of(policy, SLO), 11)
+            var c = VirtualCluster.of(SchedulerConfig.of(policy, SLO), 11)
                     .replica("a", 5 * MS, MS / 2, MS)
                     .replica("b", 5 * MS, MS / 2, MS)
                     .profiled("a", 64)
@@ -52,7 +52,7 @@ class SchedulerGuaranteesTest {
     @EnumSource(PolicyKind.class)
     void queriesWaitInTheModelsQueueAndGoToWhicheverReplicaIsFreeFirst(PolicyKind policy) {
         // two replicas, one ten times slower; both busy when the third query arrives
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(policy, 1_000 * MS).withBatchSizes(1, 1), 3)
+        var c = VirtualCluster.of(SchedulerConfig.of(policy, 1_000 * MS).withBatchSizes(1, 1), 3)
                 .replica("fast", 5 * MS, 0, 0)
                 .replica("slow", 50 * MS, 0, 0)
                 .profiled("fast", 1)
@@ -74,7 +74,7 @@ class SchedulerGuaranteesTest {
     @ParameterizedTest
     @EnumSource(PolicyKind.class)
     void withoutAvailableReplicasQueriesAreRejectedAtOnceAndQueuedOnesWhenTheLastOneGoes(PolicyKind policy) {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(policy, SLO), 1);
+        var c = VirtualCluster.of(SchedulerConfig.of(policy, SLO), 1);
         c.submit(SLO);
         assertThat(c.rejected).containsEntry(RejectReason.NO_REPLICA, 1);
 
@@ -91,7 +91,7 @@ class SchedulerGuaranteesTest {
     @ParameterizedTest
     @EnumSource(PolicyKind.class)
     void aFullQueueRejectsAsOverloaded(PolicyKind policy) {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(policy, SLO).withQueueCapacity(2), 1)
+        var c = VirtualCluster.of(SchedulerConfig.of(policy, SLO).withQueueCapacity(2), 1)
                 .replica("a", 5 * MS, 0, 0).profiled("a", 1);
         for (int i = 0; i < 10; i++) {
             c.submit(1_000 * MS);
@@ -103,7 +103,7 @@ class SchedulerGuaranteesTest {
     @ParameterizedTest
     @EnumSource(PolicyKind.class)
     void aRetriedQueryGoesBackToTheModelsQueueOnceAndAnotherReplicaServesIt(PolicyKind policy) {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(policy, 1_000 * MS).withBatchSizes(8, 1), 1)
+        var c = VirtualCluster.of(SchedulerConfig.of(policy, 1_000 * MS).withBatchSizes(8, 1), 1)
                 .replica("a", 5 * MS, 0, 0).replica("b", 5 * MS, 0, 0).profiled("a", 1).profiled("b", 1);
         int q = c.submit(1_000 * MS);
         Batch<Integer> first = c.batches.get(0);
@@ -122,7 +122,7 @@ class SchedulerGuaranteesTest {
     @ParameterizedTest
     @EnumSource(PolicyKind.class)
     void aStaleOrDuplicateCompletionIsIgnored(PolicyKind policy) {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(policy, SLO), 1)
+        var c = VirtualCluster.of(SchedulerConfig.of(policy, SLO), 1)
                 .replica("a", 5 * MS, 0, 0).profiled("a", 1);
         c.submit(SLO);
         Batch<Integer> b = c.batches.get(0);

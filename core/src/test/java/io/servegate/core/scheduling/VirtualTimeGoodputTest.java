@@ -15,15 +15,15 @@ class VirtualTimeGoodputTest {
     private static final long SLO = 20 * MS;
     private static final long SECONDS = 10;
 
-    private static VirtualCluster oneReplica(PolicyKind policy, double rate) {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(policy, SLO), 5)
+    private static VirtualCluster<ModelScheduler<Integer>> oneReplica(PolicyKind policy, double rate) {
+        var c = VirtualCluster.of(SchedulerConfig.of(policy, SLO), 5)
                 .replica("a", 5 * MS, MS / 2, MS / 2).profiled("a", 64)
                 .poisson(rate, SECONDS * 1_000 * MS, SLO);
         c.drain();
         return c;
     }
 
-    private static double goodput(VirtualCluster c) {
+    private static double goodput(VirtualCluster<?> c) {
         return c.good() / (double) SECONDS;
     }
 
@@ -38,7 +38,7 @@ class VirtualTimeGoodputTest {
 
     @Test
     void symphonyAnswersNearlyEverythingInTimeAtEightTenthsOfCapacity() {
-        VirtualCluster c = oneReplica(PolicyKind.SYMPHONY, 800);
+        var c = oneReplica(PolicyKind.SYMPHONY, 800);
         assertThat(goodput(c)).isGreaterThan(0.95 * 800);
         assertThat(c.late()).isZero();
     }
@@ -48,7 +48,7 @@ class VirtualTimeGoodputTest {
         assertThat(overloadOptimum(2_000)).isCloseTo(1_200, org.assertj.core.data.Offset.offset(1.0));
         assertThat(overloadOptimum(4_000)).isCloseTo(1_333, org.assertj.core.data.Offset.offset(1.0));
         for (double rate : new double[] {2_000, 4_000}) {
-            VirtualCluster c = oneReplica(PolicyKind.SYMPHONY, rate);
+            var c = oneReplica(PolicyKind.SYMPHONY, rate);
             assertThat(goodput(c)).as("goodput at %s/s", rate).isGreaterThan(0.9 * overloadOptimum(rate));
             assertThat(c.meanBatchSize()).as("batches under overload").isGreaterThan(12);
         }
@@ -64,7 +64,7 @@ class VirtualTimeGoodputTest {
     @Test
     void symphonyStaggersEightReplicasNearTheAnalyticOptimumOfTable4() {
         // ResNet50 row of Symphony's Table 4: α 1.053 ms, β 5.072 ms, SLO 25 ms, 8 replicas, Poisson
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.SYMPHONY, 25 * MS), 5);
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.SYMPHONY, 25 * MS), 5);
         for (int i = 0; i < 8; i++) {
             c.replica("r" + i, 5_072_000, 1_053_000, MS / 2).profiled("r" + i, 64);
         }
@@ -75,7 +75,7 @@ class VirtualTimeGoodputTest {
 
     @Test
     void burstyGammaArrivalsAtEightTenthsOfCapacity() {
-        VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.SYMPHONY, SLO), 5)
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.SYMPHONY, SLO), 5)
                 .replica("a", 5 * MS, MS / 2, MS / 2).profiled("a", 64)
                 .gamma(800, 4, SECONDS * 1_000 * MS, SLO);
         c.drain();
@@ -88,7 +88,7 @@ class VirtualTimeGoodputTest {
         int[] late = new int[2];
         long[] margins = {0, MS};
         for (int i = 0; i < 2; i++) {
-            VirtualCluster c = new VirtualCluster(SchedulerConfig.of(PolicyKind.SYMPHONY, SLO)
+            var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.SYMPHONY, SLO)
                     .withSafetyMargin(margins[i]), 5).replica("a", 5 * MS, MS / 2, 3 * MS).profiled("a", 32);
             c.timerJitter = MS / 2;
             c.serviceJitter = MS / 2;

@@ -6,13 +6,12 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.servegate.gateway.query.PredictionException;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
-import io.servegate.gateway.rpc.PredictionException;
-import io.servegate.gateway.rpc.ReplicaPool;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;
@@ -58,7 +57,6 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
     private static final int MAX_DESCRIPTION = 1024;
 
     private final Registry registry;
-    private final ReplicaPool pool;
     private final PredictionService predictions;
     private final Duration timeout;
     private final int maxBatchInputs;
@@ -69,10 +67,9 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
      * @param maxBatchInputs most rows in one request
      * @param maxInputLength most elements (numbers, bytes, characters) in one row
      */
-    public OipGrpcService(Registry registry, ReplicaPool pool, PredictionService predictions, Duration timeout,
+    public OipGrpcService(Registry registry, PredictionService predictions, Duration timeout,
             int maxBatchInputs, int maxInputLength) {
         this.registry = registry;
-        this.pool = pool;
         this.predictions = predictions;
         this.timeout = timeout;
         this.maxBatchInputs = maxBatchInputs;
@@ -100,7 +97,7 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
     public void modelReady(ModelReadyRequest request, StreamObserver<ModelReadyResponse> out) {
         try {
             ModelVersion m = resolve(registry.snapshot(), request.getName(), request.getVersion());
-            reply(out, ModelReadyResponse.newBuilder().setReady(pool.ready(m.name(), m.version())).build());
+            reply(out, ModelReadyResponse.newBuilder().setReady(predictions.ready(m.name(), m.version())).build());
         } catch (StatusRuntimeException e) {
             out.onError(e);
         }
@@ -115,7 +112,7 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
             ModelMetadataResponse.TensorMetadata.Builder input = ModelMetadataResponse.TensorMetadata.newBuilder()
                     .setName("input").setDatatype(type.datatype()).addShape(-1);
             if (type.numeric()) {
-                int length = pool.inputLength(m.name(), m.version());
+                int length = predictions.inputLength(m.name(), m.version());
                 input.addShape(length > 0 ? length : -1);
             }
             ModelMetadataResponse.Builder response = ModelMetadataResponse.newBuilder()
@@ -220,7 +217,7 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
         } catch (TensorFormatException e) {
             throw invalid("input '" + brief(input.getName()) + "' of model '" + m.name() + "': " + e.getMessage());
         }
-        int expected = pool.inputLength(m.name(), m.version());
+        int expected = predictions.inputLength(m.name(), m.version());
         for (int r = 0; r < rows.size(); r++) {
             checkRow(rows.get(r), r, type, expected);
         }

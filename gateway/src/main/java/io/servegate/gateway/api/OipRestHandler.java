@@ -1,13 +1,12 @@
 package io.servegate.gateway.api;
 
+import io.servegate.gateway.query.DefaultReason;
+import io.servegate.gateway.query.PredictionException;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
-import io.servegate.gateway.rpc.DefaultReason;
-import io.servegate.gateway.rpc.PredictionException;
-import io.servegate.gateway.rpc.ReplicaPool;
 import io.servegate.sdk.TensorType;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -31,17 +30,15 @@ import tools.jackson.databind.node.JsonNodeFactory;
 public final class OipRestHandler {
 
     private final Registry registry;
-    private final ReplicaPool pool;
     private final PredictionService predictions;
     private final JsonBodies bodies;
     private final InputParser inputs;
     private final Duration timeout;
     private final int maxBatchInputs;
 
-    public OipRestHandler(Registry registry, ReplicaPool pool, PredictionService predictions, JsonBodies bodies,
+    public OipRestHandler(Registry registry, PredictionService predictions, JsonBodies bodies,
             InputParser inputs, Duration timeout, int maxBatchInputs) {
         this.registry = registry;
-        this.pool = pool;
         this.predictions = predictions;
         this.bodies = bodies;
         this.inputs = inputs;
@@ -78,7 +75,7 @@ public final class OipRestHandler {
         body.put("name", name);
         body.put("versions", versions);
         body.put("platform", "servegate");
-        int length = pool.inputLength(m.name(), m.version());
+        int length = predictions.inputLength(m.name(), m.version());
         body.put("inputs", List.of(Map.of("name", "input", "datatype", type.datatype(),
                 "shape", type.numeric() ? List.of(-1, length > 0 ? length : -1) : List.of(-1))));
         body.put("outputs", List.of(Map.of("name", "output", "datatype", "BYTES", "shape", List.of(-1))));
@@ -89,7 +86,7 @@ public final class OipRestHandler {
     public Mono<ServerResponse> modelReady(ServerRequest request) {
         String name = request.pathVariable("model");
         ModelVersion m = resolve(registry.snapshot(), name, null);
-        boolean ready = pool.ready(m.name(), m.version());
+        boolean ready = predictions.ready(m.name(), m.version());
         if (ready) {
             return json(HttpStatus.OK, Map.of("name", name, "ready", true));
         }
@@ -104,7 +101,7 @@ public final class OipRestHandler {
         return bodies.object(request).flatMap(body -> {
             ModelVersion m = resolve(registry.snapshot(), name, requestedVersion);
             TensorType<?> type = TensorType.forName(m.inputType());
-            List<Object> rows = rows(type, body, pool.inputLength(m.name(), m.version()));
+            List<Object> rows = rows(type, body, predictions.inputLength(m.name(), m.version()));
             return Flux.fromIterable(rows)
                     .flatMapSequential(row -> predictions.infer(m.name(), m.version(), type, row, timeout))
                     .collectList()

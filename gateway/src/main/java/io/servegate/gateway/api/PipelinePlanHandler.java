@@ -10,7 +10,7 @@ import io.servegate.gateway.registry.PipelinePlanChange;
 import io.servegate.gateway.registry.PipelineStage;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
-import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.gateway.dispatch.ReplicaPool;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,17 +1,16 @@
 package io.servegate.gateway.api;
 
-import io.servegate.gateway.registry.Application;
-import io.servegate.gateway.registry.PipelineGraph;
-import io.servegate.gateway.registry.PipelineStage;
-import io.servegate.gateway.registry.StageInput;
-import io.servegate.gateway.registry.Registry;
-import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.query.PipelineService;
 import io.servegate.gateway.query.Prediction;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.query.SelectionService;
+import io.servegate.gateway.registry.Application;
+import io.servegate.gateway.registry.PipelineGraph;
+import io.servegate.gateway.registry.PipelineStage;
+import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.registry.SelectionConfig;
-import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.gateway.registry.StageInput;
 import io.servegate.sdk.TensorType;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,7 +31,6 @@ import tools.jackson.databind.JsonNode;
 public final class QueryHandler {
 
     private final Registry registry;
-    private final ReplicaPool pool;
     private final PredictionService predictions;
     private final SelectionService selection;
     private final PipelineService pipelines;
@@ -43,11 +41,10 @@ public final class QueryHandler {
     private final LongSupplier clock;
     private final AtomicLong queryIds = new AtomicLong();
 
-    public QueryHandler(Registry registry, ReplicaPool pool, PredictionService predictions, SelectionService selection,
+    public QueryHandler(Registry registry, PredictionService predictions, SelectionService selection,
             PipelineService pipelines, Duration feedbackTimeout, JsonBodies bodies, InputParser inputs,
             int maxBatchInputs, LongSupplier clock) {
         this.registry = registry;
-        this.pool = pool;
         this.predictions = predictions;
         this.selection = selection;
         this.pipelines = pipelines;
@@ -83,7 +80,7 @@ public final class QueryHandler {
                         + "' selects among its models with policy '" + app.selection().policy() + "'");
             }
             String version = version(snapshot, model, requested);
-            int length = model == null || version == null ? -1 : pool.inputLength(model, version);
+            int length = model == null || version == null ? -1 : predictions.inputLength(model, version);
             return answer(body, type, length, single
                     ? input -> predictions.predict(app, model, version, type, input, arrival)
                     : input -> selection.predict(app, snapshot, context, type, input, arrival));
@@ -114,7 +111,7 @@ public final class QueryHandler {
     private int inputLength(PipelineGraph pipeline, RegistrySnapshot snapshot) {
         for (PipelineStage s : pipeline.order()) {
             if (!s.isCombine() && s.input() == StageInput.QUERY) {
-                int length = snapshot.currentVersion(s.model()).map(v -> pool.inputLength(s.model(), v)).orElse(-1);
+                int length = snapshot.currentVersion(s.model()).map(v -> predictions.inputLength(s.model(), v)).orElse(-1);
                 if (length > 0) {
                     return length;
                 }
@@ -144,7 +141,7 @@ public final class QueryHandler {
             TensorType<?> type = TensorType.forName(app.inputType());
             String model = app.linkedModels().isEmpty() ? null : app.linkedModels().get(0);
             String version = model == null ? null : snapshot.currentVersion(model).orElse(null);
-            int expectedLength = version == null ? -1 : pool.inputLength(model, version);
+            int expectedLength = version == null ? -1 : predictions.inputLength(model, version);
             Object input = numeric == null ? null : inputs.fromNumbers(type, numeric, expectedLength);
             if (input == null) {
                 JsonNode tree = numeric == null ? body : bodies.parseObject(json);

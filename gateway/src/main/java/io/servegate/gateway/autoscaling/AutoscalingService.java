@@ -7,7 +7,7 @@ import io.servegate.gateway.containers.Backoff;
 import io.servegate.gateway.containers.ContainerManager;
 import io.servegate.gateway.containers.ContainerManagerException;
 import io.servegate.gateway.containers.Deployment;
-import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.gateway.dispatch.ReplicaPool;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;

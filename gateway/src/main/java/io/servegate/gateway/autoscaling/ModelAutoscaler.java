@@ -9,7 +9,7 @@ import io.servegate.core.autoscaling.ScalingDecision;
 import io.servegate.core.autoscaling.ScalingSignals;
 import io.servegate.gateway.containers.Backoff;
 import io.servegate.gateway.containers.ContainerManager;
-import io.servegate.gateway.rpc.ReplicaPool;
+import io.servegate.gateway.dispatch.ReplicaPool;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;

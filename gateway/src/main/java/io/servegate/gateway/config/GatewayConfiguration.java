@@ -40,8 +40,8 @@ import io.servegate.gateway.selection.SelectionStateStore;
 import io.servegate.gateway.registry.InMemoryRegistry;
 import io.servegate.gateway.registry.RedisRegistry;
 import io.servegate.gateway.registry.Registry;
-import io.servegate.gateway.rpc.ReplicaPool;
-import io.servegate.gateway.rpc.ReplicaProfiler;
+import io.servegate.gateway.dispatch.ReplicaPool;
+import io.servegate.gateway.dispatch.ReplicaProfiler;
 import io.servegate.core.trace.RunRecorder;
 import io.servegate.sdk.TensorType;
 import java.io.IOException;
@@ -224,14 +224,14 @@ public class GatewayConfiguration {
     }
 
     @Bean
-    RouterFunction<ServerResponse> queryRoutes(Registry registry, ReplicaPool pool, PredictionService predictions,
+    RouterFunction<ServerResponse> queryRoutes(Registry registry, PredictionService predictions,
             SelectionService selection, PipelineService pipelines, JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
             ClipperMetrics clipperMetrics,
             ObjectProvider<io.prometheus.metrics.model.registry.PrometheusRegistry> prometheus) {
-        QueryHandler query = new QueryHandler(registry, pool, predictions, selection, pipelines,
+        QueryHandler query = new QueryHandler(registry, predictions, selection, pipelines,
                 props.selection().feedbackTimeout(), bodies, inputs, props.limits().maxBatchInputs(),
                 clock);
-        OipRestHandler oip = new OipRestHandler(registry, pool, predictions, bodies, inputs, props.oip().timeout(),
+        OipRestHandler oip = new OipRestHandler(registry, predictions, bodies, inputs, props.oip().timeout(),
                 props.limits().maxBatchInputs());
         RouterFunction<ServerResponse> served = RouterFunctions.route()
                 .GET("/v2", oip::serverMetadata)

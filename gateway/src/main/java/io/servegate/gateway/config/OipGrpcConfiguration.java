@@ -7,7 +7,6 @@ import io.servegate.gateway.connections.GrpcConnectionGuard;
 import io.servegate.gateway.connections.PortConnections;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.Registry;
-import io.servegate.gateway.rpc.ReplicaPool;
 import java.time.Duration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -21,10 +20,10 @@ public class OipGrpcConfiguration {
     private static final Duration GRACE = Duration.ofSeconds(10);
 
     @Bean
-    OipGrpcServer oipGrpcServer(Registry registry, ReplicaPool pool, PredictionService predictions,
+    OipGrpcServer oipGrpcServer(Registry registry, PredictionService predictions,
             ServegateProperties props, GrpcConnectionGuard connections) {
         ServegateProperties.Oip oip = props.oip();
-        OipGrpcService service = new OipGrpcService(registry, pool, predictions, oip.timeout(),
+        OipGrpcService service = new OipGrpcService(registry, predictions, oip.timeout(),
                 props.limits().maxBatchInputs(), props.limits().maxInputLength());
         return new OipGrpcServer(service, oip.grpcAddress(), oip.grpcPort(),
                 (int) props.limits().maxBodySize().toBytes(), GRACE, connections);

@@ -1,14 +1,12 @@
 package io.servegate.gateway.query;
 
+import io.servegate.gateway.dispatch.LatencyProfiles;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.PipelineEdge;
 import io.servegate.gateway.registry.PipelineGraph;
 import io.servegate.gateway.registry.PipelineStage;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.registry.StageInput;
-import io.servegate.gateway.rpc.DefaultReason;
-import io.servegate.gateway.rpc.LatencyProfiles;
-import io.servegate.gateway.rpc.PredictionException;
 import io.servegate.sdk.TensorType;
 import java.util.ArrayList;
 import java.util.HashMap;

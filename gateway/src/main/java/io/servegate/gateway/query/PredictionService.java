@@ -5,10 +5,9 @@ import io.micrometer.core.instrument.Timer;
 import io.servegate.core.cache.CacheKey;
 import io.servegate.core.cache.EncodedInput;
 import io.servegate.core.cache.PredictionCache;
+import io.servegate.gateway.dispatch.DispatchException;
+import io.servegate.gateway.dispatch.Dispatcher;
 import io.servegate.gateway.registry.Application;
-import io.servegate.gateway.rpc.DefaultReason;
-import io.servegate.gateway.rpc.PredictionException;
-import io.servegate.gateway.rpc.Dispatcher;
 import io.servegate.sdk.TensorType;
 import java.time.Duration;
 import java.util.List;
@@ -96,6 +95,19 @@ public final class PredictionService {
         return context.put(EVENT_LOOP, eventLoop);
     }
 
+    /** Whether a model version has a replica that takes queries now. */
+    public boolean ready(String model, String version) {
+        return dispatcher.ready(model, version);
+    }
+
+    /**
+     * The input vector length a model version's containers declare, or -1 when unknown: the API
+     * rejects other lengths itself, before they reach a batch.
+     */
+    public int inputLength(String model, String version) {
+        return dispatcher.inputLength(model, version);
+    }
+
     /** When a query of {@code app} that arrived at {@code arrivalNanos} must be answered. */
     long deadline(Application app, long arrivalNanos) {
         return arrivalNanos + TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros()) - marginNanos;
@@ -151,7 +163,8 @@ public final class PredictionService {
     private static PredictionException failure(Throwable error) {
         Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
                 ? error.getCause() : error;
-        return cause instanceof PredictionException e ? e
+        return cause instanceof DispatchException e ? new PredictionException(DefaultReason.of(e.failure()), e.detail())
+                : cause instanceof PredictionException e ? e
                 : new PredictionException(DefaultReason.CONTAINER_ERROR, cause.getMessage());
     }
 

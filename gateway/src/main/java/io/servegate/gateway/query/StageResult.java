@@ -2,8 +2,6 @@ package io.servegate.gateway.query;
 
 import io.servegate.gateway.registry.PipelineStage;
 import io.servegate.gateway.registry.StageOutput;
-import io.servegate.gateway.rpc.DefaultReason;
-import io.servegate.gateway.rpc.PredictionException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

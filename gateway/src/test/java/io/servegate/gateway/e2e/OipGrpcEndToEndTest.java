@@ -9,10 +9,10 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.servegate.gateway.api.OipGrpcServer;
 import io.servegate.gateway.api.OipGrpcService;
+import io.servegate.gateway.dispatch.ReplicaPool;
 import io.servegate.gateway.registry.ContainerReplica;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Registry;
-import io.servegate.gateway.rpc.ReplicaPool;
 import io.servegate.gateway.testsupport.ContainerProcess;
 import io.servegate.gateway.testsupport.FreePort;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
@@ -210,7 +210,7 @@ class OipGrpcEndToEndTest {
 
     @Test
     void portZeroTurnsTheServerOff() {
-        OipGrpcService service = new OipGrpcService(registry, pool, null, Duration.ofSeconds(1), 1, 1);
+        OipGrpcService service = new OipGrpcService(registry, null, Duration.ofSeconds(1), 1, 1);
         OipGrpcServer off = new OipGrpcServer(service, "", 0, 1024, Duration.ZERO, b -> b);
         off.start();
         assertThat(off.isRunning()).isFalse();

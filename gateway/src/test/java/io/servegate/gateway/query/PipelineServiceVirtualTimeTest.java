@@ -15,7 +15,6 @@ import io.servegate.gateway.registry.PipelineGraph;
 import io.servegate.gateway.registry.PipelineStage;
 import io.servegate.gateway.registry.StageInput;
 import io.servegate.gateway.registry.StageOutput;
-import io.servegate.gateway.rpc.DefaultReason;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;

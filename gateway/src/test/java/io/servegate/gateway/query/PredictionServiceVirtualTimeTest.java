@@ -6,8 +6,6 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.registry.Application;
-import io.servegate.gateway.rpc.DefaultReason;
-import io.servegate.gateway.rpc.PredictionException;
 import io.servegate.sdk.TensorType;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.servegate.gateway.rpc;
+package io.servegate.gateway.dispatch;
 
 /**
  * The latency a model version's scheduler expects for one query, from its profiles (the

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /** The many-model scenario: 200 Zipf-popular models over two replicas whose budget holds 20. */
-class ManyModelSimulationTest {
+class ManyModelsTest {
 
     private static ManyModelScenario scenario(ModelPlacement placement, double rate) {
         return new ManyModelScenario(placement, 200, 1, 2, 20, 50, 250, 12, 5, 0.5, 0.5, 100, rate, 5, 3);
@@ -23,7 +23,7 @@ class ManyModelSimulationTest {
 
     @Test
     void theStaticPlacementAnswersTheModelsOutsideItsBudgetWithTheDefaultAndNeverLoads() {
-        ManyModelResult r = ManyModelSimulation.run(scenario(ModelPlacement.STATIC, 100));
+        ManyModelResult r = Simulation.run(scenario(ModelPlacement.STATIC, 100));
 
         assertThat(accountedFor(r.stats())).isEqualTo(r.stats().arrived());
         assertThat(r.loads()).isZero();
@@ -36,8 +36,8 @@ class ManyModelSimulationTest {
 
     @Test
     void atLightLoadLoadingOnDemandAnswersWhatTheStaticPlacementCannotAtTheCostOfColdStarts() {
-        ManyModelResult lru = ManyModelSimulation.run(scenario(ModelPlacement.LRU, 100));
-        ManyModelResult fixed = ManyModelSimulation.run(scenario(ModelPlacement.STATIC, 100));
+        ManyModelResult lru = Simulation.run(scenario(ModelPlacement.LRU, 100));
+        ManyModelResult fixed = Simulation.run(scenario(ModelPlacement.STATIC, 100));
 
         assertThat(lru.stats().arrived()).as("the same arrivals").isEqualTo(fixed.stats().arrived());
         assertThat(accountedFor(lru.stats())).isEqualTo(lru.stats().arrived());
@@ -51,8 +51,8 @@ class ManyModelSimulationTest {
 
     @Test
     void oneSeedOneResult() {
-        Map<String, Object> a = ManyModelSimulation.run(scenario(ModelPlacement.LRU, 400)).summary();
-        Map<String, Object> b = ManyModelSimulation.run(scenario(ModelPlacement.LRU, 400)).summary();
+        Map<String, Object> a = Simulation.run(scenario(ModelPlacement.LRU, 400)).summary();
+        Map<String, Object> b = Simulation.run(scenario(ModelPlacement.LRU, 400)).summary();
         a.remove("wall_ms");
         b.remove("wall_ms");
         assertThat(a).isEqualTo(b);

@@ -1,4 +1,4 @@
-package io.servegate.gateway.rpc;
+package io.servegate.gateway.dispatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,6 +1,7 @@
-package io.servegate.gateway.rpc;
+package io.servegate.gateway.dispatch;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.core.scheduling.MultiModelScheduler;
 import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.core.scheduling.SchedulerConfig;
 import io.servegate.gateway.config.ServegateProperties;
@@ -8,7 +9,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 import reactor.core.scheduler.Scheduler;
 
@@ -29,6 +29,7 @@ public final class SharedPools implements AutoCloseable {
     private final Scheduler timers;
     /** Copy-on-write: the request path reads without locks. */
     private volatile Map<String, SharedPool> pools = Map.of();
+    /** The pool each placed model version ({@code name:version}) is on. */
     private volatile Map<String, SharedPool> byModel = Map.of();
 
     public SharedPools(ServegateProperties.Batching batching, ServegateProperties.Scheduling scheduling,
@@ -59,9 +60,9 @@ public final class SharedPools implements AutoCloseable {
         if (budgetBytes <= 0) {
             throw new IllegalArgumentException("'memory_budget_bytes' must be > 0, got " + budgetBytes);
         }
-        if (p != null && !p.workers().isEmpty() && p.workers().iterator().next().budgetBytes() != budgetBytes) {
+        if (p != null && p.budgetBytes() != budgetBytes) {
             throw new IllegalArgumentException("pool '" + pool + "' has a memory budget of "
-                    + p.workers().iterator().next().budgetBytes() + " bytes per replica, not " + budgetBytes);
+                    + p.budgetBytes() + " bytes per replica, not " + budgetBytes);
         }
         if (model.sizeBytes() > budgetBytes) {
             throw new IllegalArgumentException("model " + model.key() + " (" + model.sizeBytes()
@@ -72,7 +73,7 @@ public final class SharedPools implements AutoCloseable {
             throw new IllegalStateException("model " + model.key() + " is placed on pool '" + placed.name() + "'");
         }
         if (p == null) {
-            p = new SharedPool(pool, config(), clock, timers, meters, rpc.minBatchTimeout(),
+            p = new SharedPool(pool, budgetBytes, config(), clock, timers, meters, rpc.minBatchTimeout(),
                     (int) rpc.maxMessageSize().toBytes());
             Map<String, SharedPool> next = new HashMap<>(pools);
             next.put(pool, p);
@@ -83,24 +84,14 @@ public final class SharedPools implements AutoCloseable {
         nextByModel.put(model.key(), p);
         byModel = Map.copyOf(nextByModel);
         for (String address : addresses) {
-            p.addReplica(pool + "-" + p.workers().size(), address, budgetBytes);
+            p.addReplica(pool + "-" + p.workers().size(), address);
         }
     }
 
-    /** Whether a model version is placed on a pool. */
-    public boolean serves(String model, String version) {
-        return byModel.containsKey(SharedPool.key(model, version));
-    }
-
-    /** Schedules a query of a placed model version; the caller checked {@link #serves}. */
-    CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos) {
-        return byModel.get(SharedPool.key(model, version)).submit(model, version, input, deadlineNanos);
-    }
-
-    /** Whether a placed model version's pool has a replica that takes queries (no model need be loaded). */
-    public boolean ready(String model, String version) {
-        SharedPool p = byModel.get(SharedPool.key(model, version));
-        return p != null && p.ready();
+    /** The driver of the pool a model version ({@code name:version}) is placed on, or null when it is placed on none. */
+    SchedulerDriver<?> driver(String key) {
+        SharedPool p = byModel.get(key);
+        return p == null ? null : p.driver();
     }
 
     /** Every pool: its replicas with what each holds, and the model versions placed on it. */
@@ -108,12 +99,13 @@ public final class SharedPools implements AutoCloseable {
         List<Placement> out = new ArrayList<>();
         for (SharedPool p : pools.values()) {
             List<ReplicaPlacement> replicas = new ArrayList<>();
-            for (SharedReplicaWorker w : p.workers()) {
-                replicas.add(p.read(s -> new ReplicaPlacement(w.id(), w.address(), w.available(), w.budgetBytes(),
+            SchedulerDriver<MultiModelScheduler<PendingPrediction>> d = p.driver();
+            for (ReplicaWorker w : p.workers()) {
+                replicas.add(d.read(s -> new ReplicaPlacement(w.id(), w.address(), w.available(), p.budgetBytes(),
                         s.usedBytes(w.id()), s.heldModels(w.id()))));
             }
-            List<String> models = p.models().stream().map(PlacedModel::key).sorted().toList();
-            out.add(p.read(s -> new Placement(p.name(), replicas, models, s.arrived(), s.coldStarts(), s.loads(),
+            List<String> models = d.models().stream().map(PlacedModel::key).sorted().toList();
+            out.add(d.read(s -> new Placement(p.name(), replicas, models, s.arrived(), s.coldStarts(), s.loads(),
                     s.evictions())));
         }
         out.sort((a, b) -> a.pool().compareTo(b.pool()));

@@ -1,4 +1,4 @@
-package io.servegate.gateway.rpc;
+package io.servegate.gateway.dispatch;
 
 /**
  * A model version's load signals at one instant, read together off its scheduler.

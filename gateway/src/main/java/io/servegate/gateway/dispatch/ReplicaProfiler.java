@@ -1,4 +1,4 @@
-package io.servegate.gateway.rpc;
+package io.servegate.gateway.dispatch;
 
 import io.servegate.gateway.registry.ModelProfile;
 import io.servegate.gateway.registry.ModelVersion;

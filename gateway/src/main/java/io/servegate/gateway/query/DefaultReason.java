@@ -1,6 +1,6 @@
-package io.servegate.gateway.rpc;
+package io.servegate.gateway.query;
 
-import io.servegate.core.scheduling.RejectReason;
+import io.servegate.gateway.dispatch.DispatchFailure;
 
 /** Why a query got its app's default output instead of a prediction; a metric tag and an explanation. */
 public enum DefaultReason {
@@ -29,13 +29,15 @@ public enum DefaultReason {
         return name().toLowerCase(java.util.Locale.ROOT);
     }
 
-    /** The reason a scheduler's rejection is reported with. */
-    static DefaultReason of(RejectReason reason) {
-        return switch (reason) {
+    /** The reason a query the dispatch layer failed is answered with. */
+    static DefaultReason of(DispatchFailure failure) {
+        return switch (failure) {
             case DEADLINE -> DEADLINE;
             case INFEASIBLE -> INFEASIBLE;
             case OVERLOADED -> OVERLOADED;
             case NO_REPLICA -> NO_REPLICA;
+            case CIRCUIT_OPEN -> CIRCUIT_OPEN;
+            case CONTAINER_ERROR -> CONTAINER_ERROR;
         };
     }
 }

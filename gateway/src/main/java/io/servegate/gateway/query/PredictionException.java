@@ -1,4 +1,4 @@
-package io.servegate.gateway.rpc;
+package io.servegate.gateway.query;
 
 /** A query that will not get a prediction, and why; the query layer turns it into the default output. */
 public final class PredictionException extends RuntimeException {

@@ -1,0 +1,173 @@
+package io.servegate.core.scheduling;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+
+/**
+ * How a {@link MultiModelScheduler} plans (Clockwork, OSDI'20, §4.5, §5.3, across models):
+ * replicas are considered free earliest first (one that can answer no waiting model in time is
+ * passed over); of the models a replica can answer in time, the one whose earliest deadline comes
+ * first gets the largest batch of its earliest deadlines predicted to answer before the first of
+ * them, after a load where the replica does not hold it. Queries that no replica could answer in
+ * time even alone, counting the load, are answered with the default at once
+ * ({@link RejectReason#INFEASIBLE}).
+ *
+ * <p>A model is loaded onto a replica only when its earliest query can be answered in time there
+ * and no replica that already holds it could answer that query in time: a second copy appears
+ * when the first cannot keep up. The scheduler owns the state and carries the decisions out.
+ */
+final class MultiModelPlanner<P> {
+
+    private final MultiModelScheduler<P> s;
+    private final SchedulerConfig config;
+
+    MultiModelPlanner(MultiModelScheduler<P> scheduler, SchedulerConfig config) {
+        this.s = scheduler;
+        this.config = config;
+    }
+
+    /** Sends batches and loads until no replica can take one now, and asks to be woken when one can. */
+    void schedule(long now) {
+        while (!s.waiting.isEmpty()) {
+            rejectUnanswerable(now);
+            boolean sent = false;
+            for (SharedReplica r : byFreeTime()) {
+                long overhead = r.overheadNanos();
+                if (r.outstandingBatches() > 0 && now < r.freeAt() - overhead) {
+                    s.wakeAt(r.freeAt() - overhead); // sent ahead by the overhead, not sooner
+                    continue;
+                }
+                if (sendTo(r, now)) {
+                    sent = true;
+                    break;
+                }
+            }
+            if (!sent) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * Sends {@code r} its next batch, after a load when it does not hold the batch's model: of the
+     * models it can answer in time, the one whose earliest deadline comes first. A model it could
+     * answer in time only as a {@link #probeAnswer probe} gets a batch of one, planned without the
+     * estimates too old to trust. False when none.
+     */
+    private boolean sendTo(SharedReplica r, long now) {
+        ServedModel<P> best = null;
+        boolean bestProbes = false;
+        for (ServedModel<P> m : s.waiting) {
+            Query<P> head = m.queue.peek();
+            if (!r.holds(m.id) && (!r.canMakeRoom(m) || heldInTimeElsewhere(m, r, head.deadline(), now))) {
+                continue;
+            }
+            boolean probes = head.deadline() < earliestAnswer(m, r, now);
+            if (probes && head.deadline() < probeAnswer(m, r, now)) {
+                continue;
+            }
+            if (best == null || head.deadline() < best.queue.peek().deadline()) {
+                best = m;
+                bestProbes = probes;
+            }
+        }
+        if (best == null) {
+            return false;
+        }
+        if (bestProbes) {
+            r.probedAt = now;
+        }
+        long overhead = bestProbes && !r.overheadFresh(now) ? 0 : r.overheadNanos();
+        boolean planService = best.profile.known() && !(bestProbes && !best.profile.fresh(now));
+        long start = Math.max(now + overhead / 2, r.freeAt());
+        long tail = (overhead - overhead / 2) + config.safetyMarginNanos(); // from the container's finish to the answer
+        long batchStart = s.makeReady(r, best, start, now);
+        long budget = best.queue.peek().deadline() - batchStart - tail;
+        int cap = Math.min(best.queue.size(), config.batchCap());
+        int b = planService && !bestProbes ? Math.max(1, best.profile.largestWithin(budget, cap)) : 1;
+        s.send(r, best, b, batchStart, batchStart + (planService ? best.serviceNanos(b) : 0), now);
+        return true;
+    }
+
+    /**
+     * Answers with the default the queries that no available replica could answer in time even
+     * alone (counting the load where their model is not held), nor as a probe, and those of models
+     * that no available replica has the budget for.
+     */
+    private void rejectUnanswerable(long now) {
+        for (Iterator<ServedModel<P>> it = s.waiting.iterator(); it.hasNext(); ) {
+            ServedModel<P> m = it.next();
+            long earliest = Long.MAX_VALUE;
+            for (SharedReplica r : s.replicas.values()) {
+                if (r.available() && r.budgetBytes >= m.sizeBytes) {
+                    earliest = Math.min(earliest, Math.min(earliestAnswer(m, r, now), probeAnswer(m, r, now)));
+                }
+            }
+            RejectReason reason = earliest == Long.MAX_VALUE ? RejectReason.NO_REPLICA : RejectReason.INFEASIBLE;
+            Query<P> head;
+            while ((head = m.queue.peek()) != null && head.deadline() < earliest) {
+                s.reject(m.queue.poll(), reason);
+            }
+            if (m.queue.isEmpty()) {
+                it.remove();
+            }
+        }
+    }
+
+    /** When a batch of one of {@code m} would answer at the earliest on {@code r}, loading it first if not held. */
+    private long earliestAnswer(ServedModel<P> m, SharedReplica r, long now) {
+        return answerAt(m, r, r.overheadNanos(), m.serviceNanos(1), now);
+    }
+
+    /**
+     * When a batch of one of {@code m} sent to {@code r} as a probe would answer: {@code r} idle and
+     * not probed within the sample age limit, and the estimates last measured longer ago than that
+     * limit (its transport overhead, the model's service time) counting as nothing;
+     * {@code Long.MAX_VALUE} when {@code r} may not be probed now or both estimates are recent. As
+     * {@link ModelScheduler} probes a stale profile: an estimate measured during a slow spell (a cold
+     * gateway or container, a starved machine) that made every query look infeasible would otherwise
+     * never be measured again, and nothing would be sent for good. One probe per replica and age
+     * limit: a rarely used model's service time is old most of the time, and probing each of them
+     * would send queries that the estimates rightly find too late.
+     */
+    private long probeAnswer(ServedModel<P> m, SharedReplica r, long now) {
+        boolean staleOverhead = !r.overheadFresh(now);
+        boolean staleService = m.profile.known() && !m.profile.fresh(now);
+        if (!r.idle() || !staleOverhead && !staleService
+                || r.probedAt != Long.MIN_VALUE && now - r.probedAt <= config.profileMaxAgeNanos()) {
+            return Long.MAX_VALUE;
+        }
+        return answerAt(m, r, staleOverhead ? 0 : r.overheadNanos(), staleService ? 0 : m.serviceNanos(1), now);
+    }
+
+    /** When a batch of one of {@code m} would answer on {@code r} with these estimates, loading it first if not held. */
+    private long answerAt(ServedModel<P> m, SharedReplica r, long overhead, long service, long now) {
+        long start = Math.max(now + overhead / 2, r.freeAt());
+        return start + (r.holds(m.id) ? 0 : m.loadNanos) + service + (overhead - overhead / 2)
+                + config.safetyMarginNanos();
+    }
+
+    /** Whether another available replica holds {@code m} and could answer a query due at {@code deadline} in time. */
+    private boolean heldInTimeElsewhere(ServedModel<P> m, SharedReplica except, long deadline, long now) {
+        for (SharedReplica r : s.replicas.values()) {
+            if (r != except && r.available() && r.holds(m.id)
+                    && Math.min(earliestAnswer(m, r, now), probeAnswer(m, r, now)) <= deadline) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Available replicas that can take a batch (fewer than two outstanding), free earliest first, ties in order of joining. */
+    private List<SharedReplica> byFreeTime() {
+        List<SharedReplica> out = new ArrayList<>(s.replicas.size());
+        for (SharedReplica r : s.replicas.values()) {
+            if (r.available() && r.outstandingBatches() < 2) {
+                out.add(r);
+            }
+        }
+        out.sort((a, b) -> Long.compare(a.freeAt(), b.freeAt()));
+        return out;
+    }
+}

@@ -1,0 +1,25 @@
+package io.servegate.gateway.dispatch;
+
+/** A query that the dispatch layer will not get a prediction for, and why. */
+public final class DispatchException extends RuntimeException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final DispatchFailure failure;
+    private final String detail;
+
+    /** @param detail what failed, for the answer's explanation (a model, a replica, the container's error) */
+    public DispatchException(DispatchFailure failure, String detail) {
+        super(failure.name() + ": " + detail, null, false, false);
+        this.failure = failure;
+        this.detail = detail;
+    }
+
+    public DispatchFailure failure() {
+        return failure;
+    }
+
+    public String detail() {
+        return detail;
+    }
+}

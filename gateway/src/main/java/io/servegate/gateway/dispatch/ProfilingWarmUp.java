@@ -1,0 +1,68 @@
+package io.servegate.gateway.dispatch;
+
+import io.servegate.sdk.TensorType;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A single-model replica's warm-up: reads the input length the container declares, sends an
+ * all-zeros batch of one whose time is no sample (it pays the one-off costs), then measures
+ * batches of 1, 2, 4, … so that the scheduler knows what they cost here before it relies on that.
+ * Only numeric inputs can be made up; others start cold, and their first batch is the warm-up.
+ */
+final class ProfilingWarmUp implements WarmUp {
+
+    private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
+    private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+
+    private final PlacedModel model;
+    private final int profileMaxBatch;
+
+    /**
+     * @param profileMaxBatch measure batches of 1, 2, 4, … up to this size; 0 measures only a
+     *                        batch of one
+     */
+    ProfilingWarmUp(PlacedModel model, int profileMaxBatch) {
+        this.model = model;
+        this.profileMaxBatch = profileMaxBatch;
+    }
+
+    @Override
+    public CompletableFuture<Void> run(ReplicaWorker worker, List<String> held) {
+        return worker.client().modelMetadata(model.name(), model.version(), Duration.ofSeconds(1))
+                .handle((md, error) -> {
+                    if (error == null && WarmUp.declaredLength(md) > 0) {
+                        worker.inputLength(WarmUp.declaredLength(md));
+                    }
+                    return WarmUp.zeros(model.inputType(), Math.max(1, worker.inputLength())); // no length: any
+                })
+                .thenCompose(zeros -> zeros == null ? DONE
+                        // the first call pays the container's one-off costs: its time is not a sample
+                        : measure(worker, zeros, 1, false).handle((ignored, error) -> null)
+                                .thenCompose(ignored -> profile(worker, zeros, 1)));
+    }
+
+    private CompletableFuture<Void> profile(ReplicaWorker worker, Object zeros, int size) {
+        if (worker.closed() || size > Math.max(1, profileMaxBatch)) {
+            return DONE;
+        }
+        return measure(worker, zeros, size, true).handle((ignored, error) -> error)
+                .thenCompose(error -> error != null ? DONE : profile(worker, zeros, size * 2));
+    }
+
+    private CompletableFuture<Void> measure(ReplicaWorker worker, Object zeros, int size, boolean sample) {
+        long start = worker.clock().getAsLong();
+        @SuppressWarnings("unchecked")
+        TensorType<Object> type = (TensorType<Object>) model.inputType();
+        return worker.client().inferAsText(model.name(), model.version(), type, Collections.nCopies(size, zeros),
+                        CALL_TIMEOUT)
+                .thenAccept(result -> {
+                    if (sample) {
+                        worker.driver().profileSample(worker.id(), model.key(), size, result.serviceTimeNanos(),
+                                worker.clock().getAsLong() - start);
+                    }
+                });
+    }
+}

@@ -1,0 +1,415 @@
+package io.servegate.gateway.dispatch;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.grpc.Status;
+import io.servegate.core.scheduling.Batch;
+import io.servegate.core.scheduling.Load;
+import io.servegate.core.scheduling.Query;
+import io.servegate.sdk.ContainerClient;
+import io.servegate.sdk.TensorType;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The gRPC side of one replica: it waits for the container's ServerReady, warms it up
+ * ({@link WarmUp}) before it takes queries, then carries out what its scheduler binds to it:
+ * batches as one OIP ModelInfer call each (one per input length), and, on a replica that
+ * {@linkplain #loadsModels loads models}, RepositoryModelLoad and RepositoryModelUnload. It decides
+ * nothing: it reports what happened (a completed batch and the container's service time, a
+ * failure, a change of availability, the models a container holds) back to its
+ * {@link SchedulerDriver}. Batches to a replica whose circuit breaker is open fail at once; a
+ * transport failure takes the replica out until ServerReady answers again.
+ *
+ * <p>Order matters on a replica that loads models: a load or unload starts once everything sent
+ * before it has returned, and a batch once the loads and unloads sent before it have (batches
+ * themselves may overlap). Every call also waits for its gate, which the driver opens once its
+ * lock is released, so that no call starts under that lock.
+ */
+final class ReplicaWorker implements AutoCloseable {
+
+    private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
+    /**
+     * A load or unload may take this many times the model's profiled load time, and at least
+     * {@link #MIN_REPOSITORY_TIMEOUT}, before it is failed: the replica runs one thing at a time,
+     * so a load that hangs would otherwise hold everything sent after it.
+     */
+    private static final int REPOSITORY_TIMEOUT_FACTOR = 10;
+    private static final Duration MIN_REPOSITORY_TIMEOUT = Duration.ofSeconds(1);
+
+    private final String id;
+    private final String address;
+    private final boolean loadsModels;
+    private final SchedulerDriver<?> driver;
+    private final ContainerClient client;
+    private final CircuitBreaker breaker;
+    private final WarmUp warmUp;
+    private final LongSupplier clock;
+    private final reactor.core.scheduler.Scheduler timers;
+    private final Duration minBatchTimeout;
+    /** Null: the replica exports no meters of its own (a pool's). */
+    private final ReplicaMeters meters;
+    /** Queries sent here whose batch has not returned. */
+    private final AtomicInteger inFlight = new AtomicInteger();
+    /** The last load or unload sent; guarded by {@code this}. */
+    private CompletableFuture<Void> barrier = DONE;
+    /** Everything sent, on a replica that loads models; guarded by {@code this}. */
+    private CompletableFuture<Void> tail = DONE;
+    private volatile boolean ready;
+    /** Whether a ServerReady poll loop runs: one at a time, however many calls failed. */
+    private final AtomicBoolean probing = new AtomicBoolean();
+    /** Whether the warm-up ran: it runs before the replica first takes queries, not after each recovery. */
+    private volatile boolean warmedUp;
+    private volatile boolean closed;
+    /** The vector length the container's metadata declares, or -1 when it declares none. */
+    private volatile int inputLength = -1;
+
+    /**
+     * @param loadsModels whether the replica holds several model versions and loads and unloads
+     *                    them on the scheduler's word; if not, it serves one, held from the start
+     * @param breaker     fails batches at once while open; a disabled one never opens
+     * @param meters      makes the replica's own meters, or null for none
+     */
+    ReplicaWorker(String id, String address, boolean loadsModels, SchedulerDriver<?> driver, ContainerClient client,
+            CircuitBreaker breaker, WarmUp warmUp, reactor.core.scheduler.Scheduler timers, Duration minBatchTimeout,
+            Function<ReplicaWorker, ReplicaMeters> meters) {
+        this.id = id;
+        this.address = address;
+        this.loadsModels = loadsModels;
+        this.driver = driver;
+        this.client = client;
+        this.breaker = breaker;
+        this.warmUp = warmUp;
+        this.clock = driver.clock();
+        this.timers = timers;
+        this.minBatchTimeout = minBatchTimeout;
+        this.meters = meters == null ? null : meters.apply(this);
+        breaker.getEventPublisher().onStateTransition(e -> report());
+    }
+
+    String id() {
+        return id;
+    }
+
+    String address() {
+        return address;
+    }
+
+    /** Whether the scheduler may send batches here: ready, not closed, circuit not open. */
+    boolean available() {
+        CircuitBreaker.State state = breaker.getState();
+        return ready && !closed && state != CircuitBreaker.State.OPEN && state != CircuitBreaker.State.FORCED_OPEN;
+    }
+
+    int inFlight() {
+        return inFlight.get();
+    }
+
+    int inputLength() {
+        return inputLength;
+    }
+
+    // ---- what a warm-up uses ----
+
+    ContainerClient client() {
+        return client;
+    }
+
+    SchedulerDriver<?> driver() {
+        return driver;
+    }
+
+    LongSupplier clock() {
+        return clock;
+    }
+
+    boolean closed() {
+        return closed;
+    }
+
+    /** The vector length the container declares, so that the gateway can reject wrong-length inputs itself. */
+    void inputLength(int length) {
+        inputLength = length;
+    }
+
+    // ---- readiness ----
+
+    /**
+     * Tells the scheduler whether this replica takes batches. Read when the scheduler takes the
+     * event, so that reports from several threads cannot arrive out of order.
+     */
+    private void report() {
+        driver.availability(id, this::available);
+    }
+
+    /**
+     * Polls OIP ServerReady until it says yes, reads which models the container holds already
+     * (when it loads models), warms it up the first time; only then does the scheduler send it
+     * anything.
+     */
+    void awaitReadiness() {
+        if (probing.compareAndSet(false, true)) {
+            poll();
+        }
+    }
+
+    /** After a transport failure: ServerReady again before more calls, one poll loop at a time. */
+    private void awaitRecovery() {
+        if (probing.compareAndSet(false, true)) {
+            timers.schedule(this::poll, 100, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void poll() {
+        if (closed) {
+            probing.set(false);
+            return;
+        }
+        client.serverReady(Duration.ofSeconds(1)).whenComplete((isReady, error) -> {
+            if (error != null || !Boolean.TRUE.equals(isReady)) {
+                timers.schedule(this::poll, 500, TimeUnit.MILLISECONDS);
+                return;
+            }
+            held().thenAccept(held -> {
+                if (warmedUp) {
+                    markReady(held);
+                } else {
+                    warmedUp = true;
+                    warmUp.run(this, held).whenComplete((ignored, e) -> markReady(held));
+                }
+            });
+        });
+    }
+
+    /** The model versions the container holds ({@code name:version}); none asked of a single-model replica. */
+    private CompletableFuture<List<String>> held() {
+        if (!loadsModels) {
+            return CompletableFuture.completedFuture(List.of());
+        }
+        return client.repositoryIndex(true, Duration.ofSeconds(1)).handle((index, error) -> {
+            List<String> loaded = new ArrayList<>();
+            if (error == null) {
+                index.getModelsList().forEach(m -> loaded.add(PlacedModel.key(m.getName(), m.getVersion())));
+            }
+            return loaded;
+        });
+    }
+
+    /** Ready: set as the scheduler takes the event, so that no one sees the replica available before it does. */
+    private void markReady(List<String> held) {
+        probing.set(false);
+        driver.ready(id, held, () -> {
+            ready = true;
+            return available();
+        });
+    }
+
+    /** An unreachable container takes nothing more until ServerReady answers again. */
+    private void transportFailure() {
+        ready = false;
+        report();
+        awaitRecovery();
+    }
+
+    // ---- calls ----
+
+    /** Sends a batch its scheduler bound to this replica, as one ModelInfer call per input length. */
+    void send(Batch<PendingPrediction> batch, PlacedModel model, CompletableFuture<Void> gate) {
+        enqueue(false, gate, () -> infer(batch, model));
+    }
+
+    /** Loads a model the scheduler placed here; reports how long the container took. */
+    void load(Load load, PlacedModel model, CompletableFuture<Void> gate) {
+        enqueue(true, gate, () -> {
+            if (!loadsModels) {
+                driver.loadFailed(load); // serves one model: nothing to load
+                return DONE;
+            }
+            long start = clock.getAsLong();
+            return client.loadModel(model.name(), model.version(), repositoryTimeout(model))
+                    .whenComplete((ignored, error) -> {
+                        if (error == null) {
+                            driver.loadCompleted(load, clock.getAsLong() - start);
+                        } else {
+                            driver.loadFailed(load);
+                            if (unavailable(error) && ready) {
+                                transportFailure();
+                            }
+                        }
+                    });
+        });
+    }
+
+    /** Unloads a model the scheduler evicted; a failure leaves the container's own LRU to make room. */
+    void unload(PlacedModel model, CompletableFuture<Void> gate) {
+        if (loadsModels) {
+            enqueue(true, gate, () -> client.unloadModel(model.name(), model.version(), repositoryTimeout(model)));
+        }
+    }
+
+    /** How long a load or unload of {@code model} may take. */
+    static Duration repositoryTimeout(PlacedModel model) {
+        return Duration.ofNanos(Math.max(MIN_REPOSITORY_TIMEOUT.toNanos(),
+                model.loadNanos() * REPOSITORY_TIMEOUT_FACTOR)); // at most 10 h: the admin API caps load times at 1 h
+    }
+
+    private CompletableFuture<Void> infer(Batch<PendingPrediction> batch, PlacedModel model) {
+        if (closed || !breaker.tryAcquirePermission()) {
+            report();
+            driver.failed(batch, batch.queries(), closed
+                    ? new DispatchException(DispatchFailure.NO_REPLICA, "replica " + id + " was removed")
+                    : new DispatchException(DispatchFailure.CIRCUIT_OPEN, "replica " + id));
+            return DONE;
+        }
+        long now = clock.getAsLong();
+        long latestDeadline = now;
+        for (Query<PendingPrediction> q : batch.queries()) {
+            latestDeadline = Math.max(latestDeadline, q.deadline());
+        }
+        Duration timeout = Duration.ofNanos(Math.max(minBatchTimeout.toNanos(), latestDeadline - now));
+        if (meters != null) {
+            meters.sent(batch.size());
+        }
+        inFlight.addAndGet(batch.size());
+        // One OIP tensor holds vectors of one length: a container that declares no fixed length
+        // gets one call per length, so one odd query cannot fail the batch of everyone else.
+        Collection<List<Query<PendingPrediction>>> groups = byLength(batch.queries());
+        AtomicInteger pending = new AtomicInteger(groups.size());
+        AtomicReference<Throwable> replicaFailure = new AtomicReference<>();
+        List<Query<PendingPrediction>> retry = Collections.synchronizedList(new ArrayList<>());
+        AtomicLong serviceTime = new AtomicLong();
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        @SuppressWarnings("unchecked")
+        TensorType<Object> type = (TensorType<Object>) model.inputType();
+        for (List<Query<PendingPrediction>> group : groups) {
+            List<Object> inputs = new ArrayList<>(group.size());
+            group.forEach(q -> inputs.add(q.payload().input));
+            client.inferAsText(model.name(), model.version(), type, inputs, timeout).whenComplete((result, error) -> {
+                if (error == null) {
+                    serviceTime.accumulateAndGet(result.serviceTimeNanos(), Math::max);
+                    List<String> outputs = result.outputs();
+                    for (int i = 0; i < outputs.size(); i++) {
+                        group.get(i).payload().result.complete(outputs.get(i));
+                    }
+                } else {
+                    Status status = Status.fromThrowable(unwrap(error));
+                    if (status.getCode() != Status.Code.INVALID_ARGUMENT) {
+                        replicaFailure.compareAndSet(null, error); // a bad input is the query's fault, not the replica's
+                    }
+                    if (status.getCode() == Status.Code.UNAVAILABLE) {
+                        retry.addAll(group); // the container is gone or unreachable: another may answer
+                    } else {
+                        DispatchException failure = containerError(status);
+                        group.forEach(q -> q.payload().result.completeExceptionally(failure));
+                    }
+                }
+                if (pending.decrementAndGet() == 0) {
+                    try {
+                        finish(batch, replicaFailure.get(), serviceTime.get(), retry);
+                    } finally {
+                        done.complete(null); // what follows on this replica must not wait on a failed report
+                    }
+                }
+            });
+        }
+        return done;
+    }
+
+    /** Every call of a batch has returned: feed the breaker, then tell the scheduler. */
+    private void finish(Batch<PendingPrediction> batch, Throwable failure, long serviceNanos,
+            List<Query<PendingPrediction>> retry) {
+        inFlight.addAndGet(-batch.size());
+        long took = clock.getAsLong() - batch.sentAt();
+        if (failure == null) {
+            breaker.onSuccess(took, TimeUnit.NANOSECONDS);
+            driver.completed(batch, serviceNanos);
+            return;
+        }
+        breaker.onError(took, TimeUnit.NANOSECONDS, failure);
+        if (!retry.isEmpty()) {
+            transportFailure(); // unreachable: take no more batches until ServerReady answers again
+        } else {
+            report();
+        }
+        driver.failed(batch, List.copyOf(retry), containerError(Status.fromThrowable(unwrap(failure))));
+    }
+
+    private DispatchException containerError(Status status) {
+        return new DispatchException(DispatchFailure.CONTAINER_ERROR, "replica " + id + ": " + describe(status));
+    }
+
+    /**
+     * Chains {@code op} after what it must follow and its gate: a load or unload ({@code exclusive})
+     * after everything sent before, a batch after the loads and unloads sent before.
+     */
+    private synchronized void enqueue(boolean exclusive, CompletableFuture<Void> gate,
+            Supplier<CompletableFuture<Void>> op) {
+        CompletableFuture<Void> after = exclusive ? tail : barrier;
+        CompletableFuture<Void> finished = CompletableFuture.allOf(after, gate)
+                .thenCompose(ignored -> op.get())
+                .handle((ignored, error) -> null);
+        if (exclusive) {
+            barrier = finished;
+            tail = finished;
+        } else if (loadsModels) {
+            tail = CompletableFuture.allOf(tail, finished);
+        }
+    }
+
+    static Collection<List<Query<PendingPrediction>>> byLength(List<Query<PendingPrediction>> items) {
+        Map<Integer, List<Query<PendingPrediction>>> groups = new LinkedHashMap<>();
+        for (Query<PendingPrediction> q : items) {
+            Object input = q.payload().input;
+            int length = input instanceof float[] f ? f.length
+                    : input instanceof int[] i ? i.length
+                    : input instanceof double[] d ? d.length
+                    : -1; // bytes and strings: one tensor takes any lengths
+            groups.computeIfAbsent(length, k -> new ArrayList<>()).add(q);
+        }
+        return groups.values();
+    }
+
+    private static boolean unavailable(Throwable error) {
+        return Status.fromThrowable(unwrap(error)).getCode() == Status.Code.UNAVAILABLE;
+    }
+
+    static Throwable unwrap(Throwable error) {
+        return error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    }
+
+    /** Code, description and the cause's message: Status.toString() would print the cause's stack trace. */
+    static String describe(Status status) {
+        StringBuilder sb = new StringBuilder(status.getCode().name());
+        if (status.getDescription() != null) {
+            sb.append(": ").append(status.getDescription());
+        }
+        if (status.getCause() != null && status.getCause().getMessage() != null) {
+            sb.append(" (").append(status.getCause().getMessage()).append(')');
+        }
+        return sb.toString();
+    }
+
+    /** Takes nothing more; calls in flight fail as its channel closes, and their queries may go elsewhere. */
+    @Override
+    public void close() {
+        closed = true;
+        if (meters != null) {
+            meters.close();
+        }
+        client.close();
+    }
+}
