@@ -21,7 +21,7 @@ class CoreDependenciesTest {
     void coreUsesNoFrameworkReactorNettyGrpcOrLettuce() {
         noClasses().should().dependOnClassesThat().resideInAnyPackage(
                         "org.springframework..", "reactor..", "io.netty..", "io.grpc..", "io.lettuce..",
-                        "io.servegate.gateway..", "io.servegate.sdk..")
+                        "io.servegate.gateway..", "io.servegate.sdk..", "io.servegate.oip..")
                 .because("the core is driven unchanged by the gateway, the simulator and the benchmarks")
                 .check(CORE);
     }

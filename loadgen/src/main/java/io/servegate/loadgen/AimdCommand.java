@@ -2,8 +2,8 @@ package io.servegate.loadgen;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.servegate.containers.emulated.EmulatedPredictor;
+import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
-import io.servegate.sdk.TensorType;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

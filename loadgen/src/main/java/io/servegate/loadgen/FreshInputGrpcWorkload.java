@@ -1,7 +1,7 @@
 package io.servegate.loadgen;
 
-import io.servegate.sdk.ContainerClient;
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.ContainerClient;
+import io.servegate.oip.client.TensorType;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -1,9 +1,9 @@
 package io.servegate.loadgen;
 
 import io.servegate.containers.noop.NoopContainer;
-import io.servegate.sdk.ContainerClient;
+import io.servegate.oip.client.ContainerClient;
+import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
-import io.servegate.sdk.TensorType;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.servegate.containers.onnx.FashionMnist;
-import io.servegate.sdk.ContainerClient;
+import io.servegate.oip.client.ContainerClient;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,7 +1,7 @@
 package io.servegate.loadgen;
 
 import io.servegate.sdk.ModelContainer;
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.TensorType;
 import io.servegate.containers.emulated.EmulatedPredictor;
 import java.io.IOException;
 import java.io.PrintWriter;

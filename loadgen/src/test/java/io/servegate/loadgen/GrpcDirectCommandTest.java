@@ -3,8 +3,8 @@ package io.servegate.loadgen;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.servegate.containers.noop.NoopContainer;
+import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
-import io.servegate.sdk.TensorType;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;

@@ -1,11 +1,12 @@
 package io.servegate.sdk;
 
+import io.servegate.oip.client.TensorType;
 import io.grpc.Server;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.NettyServerBuilder;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import java.io.IOException;
 import java.net.InetSocketAddress;

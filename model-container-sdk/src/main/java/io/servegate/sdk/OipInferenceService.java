@@ -24,6 +24,11 @@ import io.servegate.oip.ServerMetadataRequest;
 import io.servegate.oip.ServerMetadataResponse;
 import io.servegate.oip.ServerReadyRequest;
 import io.servegate.oip.ServerReadyResponse;
+import io.servegate.oip.client.EncodedTensor;
+import io.servegate.oip.client.RepositoryParameters;
+import io.servegate.oip.client.ServiceTime;
+import io.servegate.oip.client.TensorFormatException;
+import io.servegate.oip.client.TensorType;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -41,10 +46,6 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
 
     static final String PLATFORM = "servegate-java";
     static final String OUTPUT_NAME = "output";
-    /** ServerMetadata's extension name for the repository RPCs, as Triton and KServe name it. */
-    static final String REPOSITORY_EXTENSION = "model_repository";
-    /** RepositoryModelLoad/Unload parameter naming one version; without it, load the highest, unload all. */
-    static final String VERSION_PARAMETER = "version";
 
     private static final Logger LOG = LoggerFactory.getLogger(OipInferenceService.class);
 
@@ -94,7 +95,7 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
     @Override
     public void serverMetadata(ServerMetadataRequest request, StreamObserver<ServerMetadataResponse> out) {
         reply(out, ServerMetadataResponse.newBuilder().setName(PLATFORM).setVersion(sdkVersion())
-                .addExtensions(REPOSITORY_EXTENSION).build());
+                .addExtensions(RepositoryParameters.EXTENSION).build());
     }
 
     /** The input length of a model that is not loaded is not known yet, and reported as -1. */
@@ -330,15 +331,15 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
     }
 
     private static String versionParameter(Map<String, ModelRepositoryParameter> parameters) {
-        ModelRepositoryParameter p = parameters.get(VERSION_PARAMETER);
+        ModelRepositoryParameter p = parameters.get(RepositoryParameters.VERSION);
         if (p == null) {
             return "";
         }
         return switch (p.getParameterChoiceCase()) {
             case STRING_PARAM -> p.getStringParam();
             case INT64_PARAM -> Long.toString(p.getInt64Param());
-            default -> throw invalid("parameter '" + VERSION_PARAMETER + "' must be a string or an int64, got "
-                    + p.getParameterChoiceCase());
+            default -> throw invalid("parameter '" + RepositoryParameters.VERSION
+                    + "' must be a string or an int64, got " + p.getParameterChoiceCase());
         };
     }
 

@@ -1,5 +1,6 @@
 package io.servegate.sdk;
 
+import io.servegate.oip.client.TensorType;
 import java.util.List;
 
 /**

@@ -1,5 +1,8 @@
 package io.servegate.sdk;
 
+import io.servegate.oip.client.ContainerClient;
+import io.servegate.oip.client.InferResult;
+import io.servegate.oip.client.TensorType;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -12,7 +15,7 @@ import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.stub.StreamObserver;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.NettyChannelBuilder;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelMetadataResponse;

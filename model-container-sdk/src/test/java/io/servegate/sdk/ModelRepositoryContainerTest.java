@@ -1,12 +1,16 @@
 package io.servegate.sdk;
 
+import io.servegate.oip.client.ContainerClient;
+import io.servegate.oip.client.InferResult;
+import io.servegate.oip.client.ServiceTime;
+import io.servegate.oip.client.TensorType;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.NettyChannelBuilder;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;

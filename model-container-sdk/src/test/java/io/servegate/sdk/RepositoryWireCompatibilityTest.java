@@ -1,5 +1,6 @@
 package io.servegate.sdk;
 
+import io.servegate.oip.client.TensorType;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
@@ -9,7 +10,7 @@ import com.google.protobuf.WireFormat;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.ModelRepositoryParameter;

@@ -1,6 +1,6 @@
 package io.servegate.gateway.api;
 
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.TensorType;
 import java.util.Base64;
 import tools.jackson.databind.JsonNode;
 

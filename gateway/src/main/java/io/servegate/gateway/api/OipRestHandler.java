@@ -7,7 +7,7 @@ import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.TensorType;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -7,7 +7,7 @@ import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.dispatch.ReplicaPool;
 import io.servegate.gateway.dispatch.ReplicaProfiler;
-import io.servegate.sdk.ContainerProfiler;
+import io.servegate.oip.client.ContainerProfiler;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -69,7 +69,7 @@ public final class ProfileHandler {
                             e -> new ApiException(HttpStatus.CONFLICT, "conflict", e.getMessage()))
                     // a batch the replica failed or answered wrongly: the replica's fault, not the request's
                     .onErrorMap(e -> e instanceof io.grpc.StatusRuntimeException
-                                    || e instanceof io.servegate.sdk.TensorFormatException,
+                                    || e instanceof io.servegate.oip.client.TensorFormatException,
                             e -> new ApiException(HttpStatus.BAD_GATEWAY, "replica error", "profiling model version '"
                                     + model.name() + ":" + model.version() + "' failed: " + e.getMessage()))
                     .flatMap(p -> bodies.respond(HttpStatus.OK, describe(p)));

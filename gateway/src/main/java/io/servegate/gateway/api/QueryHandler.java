@@ -11,7 +11,7 @@ import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.registry.SelectionConfig;
 import io.servegate.gateway.registry.StageInput;
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.TensorType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -2,10 +2,12 @@ package io.servegate.gateway.config;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.api.AdminHandler;
+import io.servegate.gateway.api.AdminRequests;
 import io.servegate.gateway.api.AdminServer;
 import io.servegate.gateway.api.AutoscalingHandler;
 import io.servegate.gateway.autoscaling.AutoscalingService;
 import io.servegate.gateway.api.BearerAuth;
+import io.servegate.gateway.api.DeploymentHandler;
 import io.servegate.gateway.api.EventLoopDeadlines;
 import io.servegate.gateway.api.Errors;
 import io.servegate.gateway.api.InputParser;
@@ -21,9 +23,8 @@ import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.connections.HttpConnectionGuard;
 import io.servegate.gateway.containers.Backoff;
 import io.servegate.gateway.containers.ContainerManager;
-import io.servegate.gateway.containers.DockerContainerManager;
+import io.servegate.gateway.containers.ContainerManagerProviders;
 import io.servegate.gateway.containers.ExternalContainerManager;
-import io.servegate.gateway.containers.KubernetesContainerManager;
 import io.servegate.gateway.containers.ModelDirectories;
 import io.servegate.gateway.containers.ProcessCommandPolicy;
 import io.servegate.gateway.containers.ProcessContainerManager;
@@ -43,7 +44,7 @@ import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.dispatch.ReplicaPool;
 import io.servegate.gateway.dispatch.ReplicaProfiler;
 import io.servegate.core.trace.RunRecorder;
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.TensorType;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -59,6 +60,7 @@ import org.springframework.util.StringUtils;
 import org.springframework.context.annotation.Configuration;
 import io.servegate.gateway.api.JsonErrorWebExceptionHandler;
 import org.springframework.core.annotation.Order;
+import org.springframework.core.env.Environment;
 import org.springframework.http.codec.ServerCodecConfigurer;
 import org.springframework.web.reactive.config.WebFluxConfigurer;
 import tools.jackson.databind.JsonNode;
@@ -87,8 +89,8 @@ public class GatewayConfiguration {
         ServegateProperties.Registry r = props.registry();
         return switch (r.store()) {
             case "memory" -> new InMemoryRegistry();
-            case "redis" -> RedisRegistry.connect(RedisConnections.uri(r.redisUri(), props.redis()),
-                    RedisConnections.ssl(props.redis()), r.keyPrefix(), Duration.ofMillis(500));
+            case "redis" -> RedisRegistry.connect(RedisClients.create(r.redisUri(), props.redis()), r.keyPrefix(),
+                    Duration.ofMillis(500));
             default -> throw new IllegalArgumentException("servegate.registry.store must be 'memory' or 'redis', got '"
                     + r.store() + "'");
         };
@@ -147,9 +149,9 @@ public class GatewayConfiguration {
         Duration ttl = sel.ttl().isZero() ? null : sel.ttl();
         return switch (sel.store()) {
             case "memory" -> new InMemorySelectionStateStore(sel.maxStates(), ttl);
-            case "redis" -> RedisSelectionStateStore.connect(RedisConnections.uri(
+            case "redis" -> RedisSelectionStateStore.connect(RedisClients.create(
                     sel.redisUri().isBlank() ? props.registry().redisUri() : sel.redisUri(), props.redis()),
-                    RedisConnections.ssl(props.redis()), sel.keyPrefix(), ttl);
+                    sel.keyPrefix(), ttl);
             default -> throw new IllegalArgumentException("servegate.selection.store must be 'memory' or 'redis', got '"
                     + sel.store() + "'");
         };
@@ -163,9 +165,13 @@ public class GatewayConfiguration {
                 props.selection().playedSize().toBytes(), clock, meters);
     }
 
-    /** Closed before the registry (it depends on it), so the replicas it stops are unregistered first. */
+    /**
+     * Closed before the registry (it depends on it), so the replicas it stops are unregistered first.
+     * {@code process} and {@code external} are built in; other managers come from their modules
+     * ({@link ContainerManagerProviders}).
+     */
     @Bean(destroyMethod = "close")
-    ContainerManager containerManager(ServegateProperties props, Registry registry) {
+    ContainerManager containerManager(ServegateProperties props, Registry registry, Environment environment) {
         ServegateProperties.Containers c = props.containers();
         ReadinessProbe probe = new ReadinessProbe(c.probeTimeout(), c.probeInterval(), Schedulers.parallel());
         return switch (c.manager()) {
@@ -175,18 +181,8 @@ public class GatewayConfiguration {
                     c.stopGracePeriod(), modelDirectories(c)), Schedulers.boundedElastic());
             case "external" -> new ExternalContainerManager(registry, probe, c.readinessTimeout(), c.probeInterval(),
                     c.livenessFailures(), Schedulers.parallel());
-            case "docker" -> DockerContainerManager.start(c.docker().host(), registry, probe,
-                    new DockerContainerManager.Options(c.docker().network(), c.docker().containerPort(),
-                            RestartPolicy.parse(c.restartPolicy()), c.docker().maxRestarts(), c.probeInterval(),
-                            c.probeTimeout(), c.livenessFailures(), c.readinessTimeout(), c.stopGracePeriod(),
-                            c.docker().owner()), Schedulers.parallel());
-            case "kubernetes" -> KubernetesContainerManager.create(registry, probe,
-                    new KubernetesContainerManager.Settings(c.kubernetes().namespace(), c.kubernetes().containerPort(),
-                            KubernetesContainerManager.Settings.ProbeKind.valueOf(
-                                    c.kubernetes().probe().toUpperCase(java.util.Locale.ROOT)),
-                            c.kubernetes().probeCommand(), c.readinessTimeout(), c.kubernetes().resync()));
-            default -> throw new IllegalArgumentException("servegate.containers.manager must be 'process', 'docker', "
-                    + "'kubernetes' or 'external', got '" + c.manager() + "'");
+            default -> ContainerManagerProviders.load(c.manager(), getClass().getClassLoader())
+                    .create(registry, probe, Binder.get(environment));
         };
     }
 
@@ -263,10 +259,14 @@ public class GatewayConfiguration {
         String token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
         ServegateProperties.ProcessManager process = props.containers().process();
-        AdminHandler admin = new AdminHandler(registry, pool, cache, selection, bodies, containers,
-                new ProcessCommandPolicy(process.allowedCommands(), process.allowedEnv(), !token.isEmpty(),
-                        process.requireAdminToken(), modelDirectories(props.containers())),
-                props.containers().maxReplicas());
+        // the allowlist applies where deploy_model's command is run: the process manager
+        ProcessCommandPolicy commands = !containers.kind().equals("process") ? null : new ProcessCommandPolicy(
+                process.allowedCommands(), process.allowedEnv(), !token.isEmpty(), process.requireAdminToken(),
+                modelDirectories(props.containers()));
+        AdminRequests requests = new AdminRequests(props.containers().maxReplicas(), pool::gatewayMaxBatchSize,
+                selection::policy, commands);
+        AdminHandler admin = new AdminHandler(registry, pool, cache, bodies, requests, containers);
+        DeploymentHandler deployments = new DeploymentHandler(registry, pool, bodies, requests, containers);
         AutoscalingHandler scaling = new AutoscalingHandler(registry, pool, autoscaling, pipelines, bodies,
                 props.containers().maxReplicas());
         PipelineAdminHandler pipelineAdmin = new PipelineAdminHandler(registry, pipelines, bodies);
@@ -291,10 +291,10 @@ public class GatewayConfiguration {
                 .POST("/admin/get_all_models", admin::getAllModels)
                 .POST("/admin/get_model", admin::getModel)
                 .POST("/admin/get_all_containers", admin::getAllContainers)
-                .POST("/admin/deploy_model", admin::deployModel)
-                .POST("/admin/set_num_replicas", admin::setNumReplicas)
-                .GET("/admin/get_deployments", admin::getDeployments)
-                .GET("/admin/get_placements", admin::getPlacements)
+                .POST("/admin/deploy_model", deployments::deployModel)
+                .POST("/admin/set_num_replicas", deployments::setNumReplicas)
+                .GET("/admin/get_deployments", deployments::getDeployments)
+                .GET("/admin/get_placements", deployments::getPlacements)
                 .POST("/admin/set_autoscaling", scaling::set)
                 .POST("/admin/get_autoscaling", scaling::get)
                 .POST("/admin/set_pipeline_tuning", scaling::setPipelineTuning)

@@ -255,7 +255,11 @@ public record ServegateProperties(
 
     /** Who starts, checks, restarts and stops model containers (the admin API's deploy_model). */
     public record Containers(
-            /** {@code process} (local child processes, the embedded default), {@code docker}, {@code kubernetes} or {@code external}. */
+            /**
+             * {@code process} (local child processes, the embedded default), {@code external}, or
+             * {@code docker} or {@code kubernetes} from their modules, whose own settings
+             * ({@code servegate.containers.docker.*}, {@code .kubernetes.*}) they bind themselves.
+             */
             @DefaultValue("process") String manager,
             /** A started replica that is not ready (OIP ServerReady + ModelReady) by then is stopped and restarted. */
             @DefaultValue("60s") Duration readinessTimeout,
@@ -274,10 +278,6 @@ public record ServegateProperties(
             @DefaultValue("30s") Duration stopGracePeriod,
             /** The most replicas one deploy_model or set_num_replicas may ask for. */
             @DefaultValue("64") int maxReplicas,
-            /** Settings of the {@code kubernetes} manager. */
-            @DefaultValue Kubernetes kubernetes,
-            /** Settings of the {@code docker} manager. */
-            @DefaultValue Docker docker,
             /** What the {@code process} manager may run for deploy_model. */
             @DefaultValue ProcessManager process,
             /**
@@ -315,32 +315,5 @@ public record ServegateProperties(
         public ProcessManager {
             allowedCommands = allowedCommands == null ? ProcessCommandPolicy.defaultCommands() : allowedCommands;
         }
-    }
-
-    /** The {@code docker} manager (besides the shared settings above; backoff is Docker's own). */
-    public record Docker(
-            /** The engine's API: {@code unix:///var/run/docker.sock} or {@code tcp://host:2375}. */
-            @DefaultValue("unix:///var/run/docker.sock") String host,
-            /** {@code host} (a free port is passed as PORT) or a Docker network; its port is then published on 127.0.0.1. */
-            @DefaultValue("host") String network,
-            /** The port a container listens on in a non-host network. */
-            @DefaultValue("8001") int containerPort,
-            /** Docker's retry limit for {@code on-failure}; 0 = unlimited. */
-            @DefaultValue("0") int maxRestarts,
-            /** The {@code servegate.owner} label: containers a gateway with this owner left behind are removed at its start. */
-            @DefaultValue("servegate") String owner) {
-    }
-
-    /** The {@code kubernetes} container manager (fabric8; in-cluster service account or kubeconfig). */
-    public record Kubernetes(
-            /** Namespace of the model Deployments and pods; empty = the client's own (in a pod: the pod's). */
-            @DefaultValue("") String namespace,
-            /** The OIP gRPC port every model container listens on (its {@code PORT}). */
-            @DefaultValue("8001") int containerPort,
-            /** The pods' readiness probe: {@code grpc} (grpc.health.v1), {@code exec} (probe-command) or {@code none}. */
-            @DefaultValue("grpc") String probe,
-            @DefaultValue List<String> probeCommand,
-            /** How often every watched pod is re-examined. */
-            @DefaultValue("5m") Duration resync) {
     }
 }

@@ -1,13 +1,7 @@
 package io.servegate.gateway.containers;
 
 import io.servegate.gateway.registry.Registry;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -44,8 +38,6 @@ import reactor.core.scheduler.Scheduler;
 public final class ProcessContainerManager implements ContainerManager {
 
     private static final Logger LOG = LoggerFactory.getLogger(ProcessContainerManager.class);
-    /** Child output, kept apart so operators can route or silence it. */
-    private static final Logger CHILD_LOG = LoggerFactory.getLogger("io.servegate.container");
 
     /**
      * How the manager watches and restarts its processes.
@@ -72,6 +64,7 @@ public final class ProcessContainerManager implements ContainerManager {
     private final ReadinessProbe probe;
     private final Settings settings;
     private final Scheduler scheduler;
+    private final ChildProcesses children;
     /** Guarded by {@code this}, as is all replica state. */
     private final Map<String, Dep> deployments = new LinkedHashMap<>();
     private boolean closed;
@@ -87,6 +80,7 @@ public final class ProcessContainerManager implements ContainerManager {
         this.probe = probe;
         this.settings = settings;
         this.scheduler = scheduler;
+        this.children = new ChildProcesses(scheduler, settings.stopGracePeriod(), settings.modelDirectories());
     }
 
     @Override
@@ -221,7 +215,7 @@ public final class ProcessContainerManager implements ContainerManager {
                 Process p = processes.get(r);
                 if (p != null && p.isAlive()) {
                     LOG.warn("replica {} did not stop within {}; killing it", r.id, settings.stopGracePeriod());
-                    kill(p);
+                    ChildProcesses.kill(p);
                 }
             }
         }
@@ -263,25 +257,14 @@ public final class ProcessContainerManager implements ContainerManager {
 
     private void launch(Replica r) throws IOException {
         DeploymentSpec spec = r.dep.spec;
-        int port = freePort();
-        ProcessBuilder pb = new ProcessBuilder(spec.command()).redirectErrorStream(true);
-        Map<String, String> env = pb.environment();
-        env.putAll(spec.env());
-        env.put("MODEL_NAME", spec.modelName());
-        env.put("MODEL_VERSION", spec.modelVersion());
-        env.put("HOST", "127.0.0.1");
-        env.put("PORT", Integer.toString(port));
-        env.put(ModelDirectories.ENV, settings.modelDirectories().envValue());
-        Process p = pb.start();
+        int port = ChildProcesses.freePort();
+        Process p = children.start(r.id, spec, port);
         int gen = ++r.generation;
         r.process = p;
         r.port = port;
         r.state = ReplicaStatus.State.STARTING;
         r.failedCheck = false;
         LOG.info("replica {} started: pid {}, port {}", r.id, p.pid(), port);
-        Thread pipe = new Thread(() -> pipe(r.id, p.getInputStream()), "container-" + r.id);
-        pipe.setDaemon(true);
-        pipe.start();
         p.onExit().thenAccept(x -> {
             synchronized (this) {
                 exited(r, gen, x.exitValue());
@@ -302,7 +285,7 @@ public final class ProcessContainerManager implements ContainerManager {
             LOG.warn("replica {} was not ready within {}; stopping it", r.id, settings.readinessTimeout());
             r.failedCheck = true;
             r.state = ReplicaStatus.State.UNHEALTHY;
-            terminate(r.process);
+            children.terminate(r.process);
             return;
         }
         LOG.info("replica {} is ready at {}", r.id, r.address());
@@ -331,7 +314,7 @@ public final class ProcessContainerManager implements ContainerManager {
         r.state = ReplicaStatus.State.UNHEALTHY;
         dispose(r);
         r.registration.unregister();
-        terminate(r.process);
+        children.terminate(r.process);
     }
 
     /** The process of generation {@code gen} exited (or could not start, with {@code code} -1). */
@@ -377,7 +360,7 @@ public final class ProcessContainerManager implements ContainerManager {
         dispose(r);
         r.registration.unregister();
         if (r.process != null) {
-            terminate(r.process);
+            children.terminate(r.process);
         } else {
             r.generation++; // a scheduled restart is void
             finish(r);
@@ -390,45 +373,10 @@ public final class ProcessContainerManager implements ContainerManager {
         r.registration.settled().whenComplete((x, e) -> r.stopped.complete(null));
     }
 
-    /** SIGTERM now (to the process and its descendants), SIGKILL after the grace period. */
-    private void terminate(Process p) {
-        p.descendants().forEach(ProcessHandle::destroy);
-        p.destroy();
-        scheduler.schedule(() -> {
-            if (p.isAlive()) {
-                LOG.warn("pid {} still running {} after SIGTERM; killing it", p.pid(), settings.stopGracePeriod());
-                kill(p);
-            }
-        }, settings.stopGracePeriod().toNanos(), TimeUnit.NANOSECONDS);
-    }
-
-    private static void kill(Process p) {
-        p.descendants().forEach(ProcessHandle::destroyForcibly);
-        p.destroyForcibly();
-    }
-
     private static void dispose(Replica r) {
         if (r.watch != null) {
             r.watch.dispose();
             r.watch = null;
-        }
-    }
-
-    private static void pipe(String id, InputStream out) {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(out, StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = in.readLine()) != null) {
-                CHILD_LOG.info("[{}] {}", id, line);
-            }
-        } catch (IOException e) {
-            LOG.debug("output of {} closed: {}", id, e.getMessage());
-        }
-    }
-
-    /** A port free now; should another process take it first, the replica fails to bind and is restarted. */
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
         }
     }
 

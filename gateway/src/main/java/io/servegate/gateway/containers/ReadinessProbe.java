@@ -1,6 +1,6 @@
 package io.servegate.gateway.containers;
 
-import io.servegate.sdk.ContainerClient;
+import io.servegate.oip.client.ContainerClient;
 import java.time.Duration;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;

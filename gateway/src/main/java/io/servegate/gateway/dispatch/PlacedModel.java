@@ -1,6 +1,6 @@
 package io.servegate.gateway.dispatch;
 
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.TensorType;
 
 /**
  * A model version as its scheduler's replicas serve it: placed on a shared pool of multi-model

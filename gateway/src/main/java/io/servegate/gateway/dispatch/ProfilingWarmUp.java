@@ -1,6 +1,6 @@
 package io.servegate.gateway.dispatch;
 
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.TensorType;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;

@@ -4,7 +4,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.core.scheduling.MultiModelScheduler;
 import io.servegate.core.scheduling.SchedulerConfig;
-import io.servegate.sdk.ContainerClient;
+import io.servegate.oip.client.ContainerClient;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.function.LongSupplier;

@@ -1,7 +1,7 @@
 package io.servegate.gateway.dispatch;
 
 import io.servegate.oip.ModelMetadataResponse;
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.TensorType;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 

@@ -1,6 +1,5 @@
 package io.servegate.gateway.metrics;
 
-import com.codahale.metrics.EWMA;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -34,7 +33,7 @@ import reactor.core.scheduler.Scheduler;
  */
 public final class ClipperMetrics implements AutoCloseable {
 
-    /** The tick interval Dropwizard's {@link EWMA} factories (and Clipper's meters) assume. */
+    /** The tick interval of the meters' moving averages, as Clipper's meters tick. */
     static final Duration TICK = Duration.ofSeconds(5);
 
     private static final String LATENCY = "servegate.request.latency";
@@ -161,9 +160,9 @@ public final class ClipperMetrics implements AutoCloseable {
         Map<String, Object> fields = new LinkedHashMap<>();
         fields.put("unit", METER_UNIT);
         fields.put("rate", ratio(count, Math.max(1, now - r.sinceNanos) / 1e9));
-        fields.put("rate_1min", r.m1.getRate(TimeUnit.SECONDS));
-        fields.put("rate_5min", r.m5.getRate(TimeUnit.SECONDS));
-        fields.put("rate_15min", r.m15.getRate(TimeUnit.SECONDS));
+        fields.put("rate_1min", r.m1.ratePerSecond());
+        fields.put("rate_5min", r.m5.ratePerSecond());
+        fields.put("rate_15min", r.m15.ratePerSecond());
         return fields;
     }
 
@@ -192,9 +191,9 @@ public final class ClipperMetrics implements AutoCloseable {
 
     /** One meter's moving averages and the count they have seen. */
     private static final class Rates {
-        final EWMA m1 = EWMA.oneMinuteEWMA();
-        final EWMA m5 = EWMA.fiveMinuteEWMA();
-        final EWMA m15 = EWMA.fifteenMinuteEWMA();
+        final Ewma m1 = new Ewma(TICK, Duration.ofMinutes(1));
+        final Ewma m5 = new Ewma(TICK, Duration.ofMinutes(5));
+        final Ewma m15 = new Ewma(TICK, Duration.ofMinutes(15));
         final long sinceNanos;
         long lastCount;
 
@@ -206,9 +205,8 @@ public final class ClipperMetrics implements AutoCloseable {
             // a count that went down lost a replica's meters: start over from it rather than go negative
             long delta = Math.max(0, count - lastCount);
             lastCount = count;
-            for (EWMA ewma : List.of(m1, m5, m15)) {
-                ewma.update(delta);
-                ewma.tick();
+            for (Ewma ewma : List.of(m1, m5, m15)) {
+                ewma.tick(delta);
             }
         }
     }

@@ -7,7 +7,7 @@ import io.servegate.gateway.registry.PipelineGraph;
 import io.servegate.gateway.registry.PipelineStage;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.registry.StageInput;
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.TensorType;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

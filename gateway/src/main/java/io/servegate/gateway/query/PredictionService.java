@@ -8,7 +8,7 @@ import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.dispatch.DispatchException;
 import io.servegate.gateway.dispatch.Dispatcher;
 import io.servegate.gateway.registry.Application;
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.TensorType;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

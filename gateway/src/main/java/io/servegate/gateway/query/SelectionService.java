@@ -14,7 +14,7 @@ import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.registry.SelectionConfig;
 import io.servegate.gateway.selection.SelectionStateStore;
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.TensorType;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;

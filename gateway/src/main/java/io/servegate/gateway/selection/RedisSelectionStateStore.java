@@ -6,8 +6,6 @@ import io.servegate.core.selection.WeightedState;
 import io.servegate.core.selection.WeightedStep;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisURI;
-import io.lettuce.core.SslOptions;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -15,7 +13,6 @@ import io.lettuce.core.api.reactive.RedisReactiveCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
-import io.servegate.gateway.registry.RedisRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -50,7 +47,7 @@ import reactor.core.publisher.Mono;
  * decode).
  *
  * <p>Command timeouts and reconnection follow the {@link RedisClient}'s options (see
- * {@code RedisRegistry.newClient}); failures surface as Lettuce exceptions in the {@link Mono}.
+ * {@code config.RedisClients}); failures surface as Lettuce exceptions in the {@link Mono}.
  * The client belongs to the caller: {@link #close()} closes only this store's connection.
  */
 public final class RedisSelectionStateStore implements SelectionStateStore {
@@ -308,19 +305,11 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
     }
 
     /**
-     * A store on its own client (commands rejected while disconnected, short timeouts: see
-     * {@code RedisRegistry.newClient}), which {@link #close()} shuts down.
+     * A store on {@code client} (best one from {@code config.RedisClients}: commands rejected while
+     * disconnected, short timeouts), which {@link #close()} shuts down, or shuts down at once if
+     * the store cannot start.
      */
-    public static RedisSelectionStateStore connect(String redisUri, String prefix, Duration ttl) {
-        return connect(RedisRegistry.newClient(redisUri), prefix, ttl);
-    }
-
-    /** {@link #connect(String, String, Duration)} with credentials and TLS settings. */
-    public static RedisSelectionStateStore connect(RedisURI redisUri, SslOptions ssl, String prefix, Duration ttl) {
-        return connect(RedisRegistry.newClient(redisUri, ssl), prefix, ttl);
-    }
-
-    private static RedisSelectionStateStore connect(RedisClient client, String prefix, Duration ttl) {
+    public static RedisSelectionStateStore connect(RedisClient client, String prefix, Duration ttl) {
         try {
             return new RedisSelectionStateStore(client, prefix, ttl, true);
         } catch (RuntimeException e) {

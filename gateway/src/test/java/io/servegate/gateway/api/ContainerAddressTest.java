@@ -12,7 +12,7 @@ class ContainerAddressTest {
     void acceptsHostPort() {
         for (String ok : new String[] {"127.0.0.1:7000", "localhost:1", "model-a.ns.svc.cluster.local:65535",
             "[::1]:8001", "[2001:db8::1]:80", "A1.example:443", "a".repeat(63) + ":1"}) {
-            assertThat(AdminHandler.validAddress(ok)).isEqualTo(ok);
+            assertThat(ContainerAddress.validate(ok)).isEqualTo(ok);
         }
     }
 
@@ -23,7 +23,7 @@ class ContainerAddressTest {
             ":80", "h", "h:80?x=1", "h:80#f", "[::1:80", "[a/b]:80", "[::1]x:80", "[zz::1]:80", "-h:80", "h-:80",
             "h..x:80", ".h:80", "h_x:80", "h x:80", "\u00e9:80", "h\u0000:80", "a".repeat(64) + ":80",
             ("a".repeat(60) + ".").repeat(5) + "a:80", "%68:80", "h:80:80x"}) {
-            assertThatThrownBy(() -> AdminHandler.validAddress(bad)).as(bad)
+            assertThatThrownBy(() -> ContainerAddress.validate(bad)).as(bad)
                     .isInstanceOfSatisfying(ApiException.class,
                             e -> assertThat(e.status().value()).isEqualTo(400));
         }

@@ -6,7 +6,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.Application;
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.TensorType;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

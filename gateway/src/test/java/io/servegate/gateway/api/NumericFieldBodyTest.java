@@ -3,7 +3,7 @@ package io.servegate.gateway.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.TensorType;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Random;

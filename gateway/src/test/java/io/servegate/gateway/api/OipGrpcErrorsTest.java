@@ -7,7 +7,7 @@ import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.NettyChannelBuilder;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.testsupport.FreePort;

@@ -161,13 +161,11 @@ class RedisSecurityTest {
     }
 
     private static RedisRegistry registry(String uri, ServegateProperties.Redis props) {
-        return RedisRegistry.connect(RedisConnections.uri(uri, props), RedisConnections.ssl(props), "sec",
-                Duration.ofMillis(200));
+        return RedisRegistry.connect(RedisClients.create(uri, props), "sec", Duration.ofMillis(200));
     }
 
     private static RedisSelectionStateStore selection(String uri, ServegateProperties.Redis props) {
-        return RedisSelectionStateStore.connect(RedisConnections.uri(uri, props), RedisConnections.ssl(props), "sec",
-                null);
+        return RedisSelectionStateStore.connect(RedisClients.create(uri, props), "sec", null);
     }
 
     private void openssl(String... args) throws IOException, InterruptedException {

@@ -7,7 +7,7 @@ import io.servegate.gateway.registry.ContainerReplica;
 import io.servegate.gateway.registry.InMemoryRegistry;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.testsupport.JavaCommand;
-import io.servegate.sdk.ContainerClient;
+import io.servegate.oip.client.ContainerClient;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.servegate.gateway.api.AdminServer;
 import io.servegate.gateway.testsupport.ContainerProcess;
 import io.servegate.gateway.testsupport.GatewayCalls;
-import io.servegate.sdk.ContainerClient;
+import io.servegate.oip.client.ContainerClient;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.servegate.gateway.config.RedisClients;
 import io.servegate.gateway.testsupport.RedisServer;
 import io.servegate.gateway.testsupport.RegistryRedisExtension;
 import java.time.Duration;
@@ -238,7 +239,7 @@ class RedisRegistryTest {
 
     @Test
     void startingWithoutRedisFailsClearly() {
-        RedisClient nowhere = RedisRegistry.newClient("redis://127.0.0.1:" + unusedPort());
+        RedisClient nowhere = RedisClients.create("redis://127.0.0.1:" + unusedPort());
         try {
             assertThatThrownBy(() -> new RedisRegistry(nowhere))
                     .isInstanceOf(RegistryUnavailableException.class)
@@ -246,14 +247,16 @@ class RedisRegistryTest {
         } finally {
             nowhere.shutdown();
         }
-        assertThatThrownBy(() -> RedisRegistry.connect("redis://127.0.0.1:" + unusedPort(), "x", Duration.ofSeconds(1)))
+        assertThatThrownBy(() -> RedisRegistry.connect(RedisClients.create("redis://127.0.0.1:" + unusedPort()), "x",
+                Duration.ofSeconds(1)))
                 .isInstanceOf(RegistryUnavailableException.class)
                 .hasMessageStartingWith("registry store unreachable: ");
     }
 
     @Test
     void connectCreatesAWorkingRegistry() {
-        try (RedisRegistry r = RedisRegistry.connect(REDIS.uri(), prefix, Duration.ofMillis(200))) {
+        try (RedisRegistry r = RedisRegistry.connect(RedisClients.create(REDIS.uri()), prefix,
+                Duration.ofMillis(200))) {
             ok(r.addApp(app("via-connect", "strings")));
             assertThat(open().snapshot().app("via-connect")).isPresent();
         }
@@ -262,7 +265,7 @@ class RedisRegistryTest {
     @Test
     void whileRedisIsDownReadsServeTheLastSnapshotAndWritesFailThenRecover() throws Exception {
         try (RedisServer own = RedisServer.start()) {
-            RedisClient ownClient = RedisRegistry.newClient(own.uri());
+            RedisClient ownClient = RedisClients.create(own.uri());
             try {
                 RedisRegistry r = new RedisRegistry(ownClient, prefix, Duration.ofMillis(100));
                 toClose.add(r);

@@ -3,7 +3,7 @@ package io.servegate.gateway.security;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.NettyChannelBuilder;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.api.AdminServer;
 import io.servegate.gateway.testsupport.FreePort;

@@ -1,7 +1,7 @@
 package io.servegate.gateway.testsupport;
 
 import io.lettuce.core.RedisClient;
-import io.servegate.gateway.registry.RedisRegistry;
+import io.servegate.gateway.config.RedisClients;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -22,7 +22,7 @@ public final class RegistryRedisExtension implements BeforeAllCallback, AfterAll
     @Override
     public void beforeAll(ExtensionContext context) {
         server = RedisServer.start();
-        client = RedisRegistry.newClient(server.uri());
+        client = RedisClients.create(server.uri());
     }
 
     @Override
@@ -40,7 +40,7 @@ public final class RegistryRedisExtension implements BeforeAllCallback, AfterAll
         return server.uri();
     }
 
-    /** The client (RedisRegistry.newClient's options) of this class's server. */
+    /** The client (RedisClients.create's options) of this class's server. */
     public RedisClient client() {
         return client;
     }

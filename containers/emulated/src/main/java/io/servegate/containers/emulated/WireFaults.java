@@ -7,7 +7,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.servegate.oip.ModelInferResponse;
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.TensorType;
 import java.util.List;
 
 /**

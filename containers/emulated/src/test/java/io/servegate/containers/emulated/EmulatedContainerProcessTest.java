@@ -2,9 +2,9 @@ package io.servegate.containers.emulated;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.servegate.sdk.ContainerClient;
-import io.servegate.sdk.InferResult;
-import io.servegate.sdk.TensorType;
+import io.servegate.oip.client.ContainerClient;
+import io.servegate.oip.client.InferResult;
+import io.servegate.oip.client.TensorType;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,8 +1,8 @@
 package io.servegate.containers.noop;
 
+import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ContainerOptions;
 import io.servegate.sdk.ModelContainer;
-import io.servegate.sdk.TensorType;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;

@@ -2,10 +2,10 @@ package io.servegate.containers.noop;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.servegate.sdk.ContainerClient;
-import io.servegate.sdk.InferResult;
+import io.servegate.oip.client.ContainerClient;
+import io.servegate.oip.client.InferResult;
+import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
-import io.servegate.sdk.TensorType;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;

@@ -1,12 +1,12 @@
 package io.servegate.containers.onnx;
 
+import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ContainerOptions;
 import io.servegate.sdk.FileModelRepository;
 import io.servegate.sdk.LoadedModel;
 import io.servegate.sdk.ModelContainer;
 import io.servegate.sdk.ModelFileLoader;
 import io.servegate.sdk.ModelRepository;
-import io.servegate.sdk.TensorType;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

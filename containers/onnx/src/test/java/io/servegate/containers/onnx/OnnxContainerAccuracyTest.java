@@ -3,10 +3,10 @@ package io.servegate.containers.onnx;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
-import io.servegate.sdk.ContainerClient;
-import io.servegate.sdk.InferResult;
+import io.servegate.oip.client.ContainerClient;
+import io.servegate.oip.client.InferResult;
+import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
-import io.servegate.sdk.TensorType;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;

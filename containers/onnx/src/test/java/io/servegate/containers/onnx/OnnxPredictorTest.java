@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtProvider;
+import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.Predictor;
-import io.servegate.sdk.TensorType;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
