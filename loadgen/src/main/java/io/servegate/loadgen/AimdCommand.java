@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.servegate.containers.emulated.EmulatedPredictor;
 import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
+import io.servegate.workload.admin.GatewayAdminClient;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -133,7 +134,7 @@ public final class AimdCommand implements Callable<Integer> {
             });
             try (GatewayPredictWorkload queries = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), APP,
                     new RandomInputs(inputLength), maxConnections, timeout)) {
-                AdminClient admin = gateway.admin();
+                GatewayAdminClient admin = gateway.admin();
                 admin.addApp(APP, "floats", "-1", Math.round(sloMs * 1000));
                 admin.addModel(MODEL, VERSION, "floats", -1, "clipper"); // AIMD is Clipper's policy
                 admin.addModelLinks(APP, List.of(MODEL));

@@ -1,5 +1,7 @@
 package io.servegate.loadgen;
 
+import io.servegate.workload.arrival.ArrivalPattern;
+import io.servegate.workload.arrival.RateTrace;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -31,19 +33,19 @@ public final class ArrivalOptions {
     boolean traceAsIs;
 
     /** The process chosen; throws IllegalArgumentException on inconsistent options. */
-    public Arrivals.Process process() {
+    public ArrivalPattern process() {
         if (kind != Kind.trace && trace != null) {
             throw new IllegalArgumentException("--trace needs --arrivals trace");
         }
         return switch (kind) {
-            case poisson -> Arrivals.poisson();
-            case gamma -> Arrivals.gamma(cv2);
+            case poisson -> ArrivalPattern.poisson();
+            case gamma -> ArrivalPattern.gamma(cv2);
             case trace -> {
                 if (trace == null) {
                     throw new IllegalArgumentException("--arrivals trace needs --trace FILE");
                 }
                 try {
-                    yield Arrivals.trace(RateTrace.read(trace), traceAsIs);
+                    yield ArrivalPattern.trace(RateTrace.read(trace, 1, null), traceAsIs);
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }

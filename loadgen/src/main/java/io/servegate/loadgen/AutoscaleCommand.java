@@ -3,6 +3,11 @@ package io.servegate.loadgen;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.servegate.workload.admin.GatewayAdminClient;
+import io.servegate.workload.arrival.ArrivalPattern;
+import io.servegate.workload.arrival.RateTrace;
+import io.servegate.workload.report.Charts;
+import io.servegate.workload.report.HtmlReport;
 import java.time.Instant;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -125,7 +130,7 @@ public final class AutoscaleCommand implements Callable<Integer> {
                 perSecond[t++] = rates[i];
             }
         }
-        RateTrace trace = new RateTrace("steps " + steps, perSecond);
+        RateTrace trace = RateTrace.perSecond("steps " + steps, perSecond);
         RunConditions atStart = RunConditions.now();
         Instant startedAt = Instant.now();
         Path dir = ResultsFolder.create(out, SCENARIO);
@@ -138,7 +143,7 @@ public final class AutoscaleCommand implements Callable<Integer> {
         JsonNode finalState;
         Map<String, Object> gatewayInfo;
         try {
-            AdminClient admin = gateway.admin();
+            GatewayAdminClient admin = gateway.admin();
             admin.addApp(APP, "floats", "-1", Math.round(sloMs * 1000));
             admin.post("deploy_model", Map.of("model_name", APP, "model_version", "1", "input_type", "floats",
                     "command", List.of("java", "-jar", containerJar, "--beta-ms", Double.toString(betaMs),
@@ -166,7 +171,7 @@ public final class AutoscaleCommand implements Callable<Integer> {
                 sampler.setDaemon(true);
                 sampler.start();
                 start[0] = System.nanoTime();
-                new OpenLoop(trace.meanRate(), Arrivals.trace(trace, true), Duration.ZERO,
+                new OpenLoop(trace.meanRate(), ArrivalPattern.trace(trace, true), Duration.ZERO,
                         Duration.ofSeconds(total), timeout, seed).run(load, (answer, latency) -> {
                             long due = System.nanoTime() - latency - start[0];
                             int s = (int) Math.min(total, Math.max(0, due / 1_000_000_000L));
@@ -209,7 +214,7 @@ public final class AutoscaleCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void sample(AdminClient admin, List<Second> seconds, double[] perSecond, AtomicLongArray answered,
+    private void sample(GatewayAdminClient admin, List<Second> seconds, double[] perSecond, AtomicLongArray answered,
             AtomicLongArray good, long[] start, int total) {
         try {
             while (start[0] == 0) {
@@ -295,7 +300,7 @@ public final class AutoscaleCommand implements Callable<Integer> {
         s.put("sloMs", sloMs);
         s.put("autoscaling", "envelope policy, replicas " + minReplicas + ".." + maxReplicas + ", cooldown "
                 + cooldownS + " s, other settings default");
-        s.put("arrivals", "open loop, " + Arrivals.trace(trace, true).describe());
+        s.put("arrivals", "open loop, " + ArrivalPattern.trace(trace, true).describe());
         s.put("inputLength", inputLength);
         s.put("maxConnections", maxConnections);
         s.put("timeoutMs", timeoutMs);

@@ -1,6 +1,8 @@
 package io.servegate.loadgen;
 
 import io.servegate.sdk.ModelContainer;
+import io.servegate.workload.report.Charts;
+import io.servegate.workload.report.HtmlReport;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -3,6 +3,8 @@ package io.servegate.loadgen;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.servegate.core.autoscaling.MdcQueue;
+import io.servegate.workload.admin.GatewayAdminClient;
+import io.servegate.workload.report.HtmlReport;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -119,7 +121,7 @@ public final class CapacityCheckCommand implements Callable<Integer> {
         List<Point> points = new ArrayList<>();
         Map<String, Object> gatewayInfo;
         try {
-            AdminClient admin = gateway.admin();
+            GatewayAdminClient admin = gateway.admin();
             for (int c : replicaCounts) {
                 points.addAll(measure(gateway, admin, c, err));
             }
@@ -130,7 +132,7 @@ public final class CapacityCheckCommand implements Callable<Integer> {
         return 0;
     }
 
-    private List<Point> measure(GatewayProcess gateway, AdminClient admin, int c, PrintWriter err) throws Exception {
+    private List<Point> measure(GatewayProcess gateway, GatewayAdminClient admin, int c, PrintWriter err) throws Exception {
         String name = "mdc" + c;
         admin.addApp(name, "floats", "-1", 10_000_000);
         admin.post("deploy_model", Map.of("model_name", name, "model_version", "1", "input_type", "floats",

@@ -4,6 +4,8 @@ import io.servegate.containers.noop.NoopContainer;
 import io.servegate.oip.client.ContainerClient;
 import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
+import io.servegate.workload.admin.GatewayAdminClient;
+import io.servegate.workload.arrival.ArrivalPattern;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -97,7 +99,7 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         validate();
-        Arrivals.Process process;
+        ArrivalPattern process;
         try {
             process = arrivals.process();
         } catch (IllegalArgumentException e) {
@@ -122,7 +124,7 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
             try (ContainerClient direct = ContainerClient.connect(address);
                     GatewayPredictWorkload viaGateway = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(),
                             APP, inputs, maxConnections, timeout)) {
-                AdminClient admin = gateway.admin();
+                GatewayAdminClient admin = gateway.admin();
                 admin.addApp(APP, "floats", "-1", Math.round(sloMs * 1000));
                 admin.addModel(MODEL, VERSION, "floats", -1);
                 admin.addModelLinks(APP, List.of(MODEL));

@@ -2,6 +2,8 @@ package io.servegate.loadgen;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.servegate.workload.report.Charts;
+import io.servegate.workload.report.HtmlReport;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

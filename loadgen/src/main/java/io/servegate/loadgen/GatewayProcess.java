@@ -1,5 +1,6 @@
 package io.servegate.loadgen;
 
+import io.servegate.workload.admin.GatewayAdminClient;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -106,7 +107,7 @@ public final class GatewayProcess implements AutoCloseable {
     }
 
     /** Waits until the admin server answers {@code GET /admin/ping}. */
-    public void awaitReady(AdminClient admin, Duration timeout) throws IOException, InterruptedException {
+    public void awaitReady(GatewayAdminClient admin, Duration timeout) throws IOException, InterruptedException {
         long until = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < until) {
             if (!process.isAlive()) {
@@ -126,8 +127,8 @@ public final class GatewayProcess implements AutoCloseable {
      * A client of this gateway's admin API; 60 s per call, because {@code add_container} probes
      * the replica's readiness first, which takes seconds on a loaded machine.
      */
-    public AdminClient admin() {
-        return new AdminClient(HOST, adminPort, Duration.ofSeconds(60));
+    public GatewayAdminClient admin() {
+        return new GatewayAdminClient(HOST, adminPort, Duration.ofSeconds(60));
     }
 
     public int port() {

@@ -1,6 +1,9 @@
 package io.servegate.loadgen;
 
 import io.servegate.sdk.ModelContainer;
+import io.servegate.workload.admin.GatewayAdminClient;
+import io.servegate.workload.report.Charts;
+import io.servegate.workload.report.HtmlReport;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -85,7 +88,7 @@ public final class GoodputCommand implements Callable<Integer> {
         GatewayProcess gateway = options.gateway.start(dir, SCENARIO);
         int run = 0;
         try {
-            AdminClient admin = gateway.admin();
+            GatewayAdminClient admin = gateway.admin();
             // the load sweep's model first: its capacity run doubles as the JVM warm-up's partner
             String loadModel = "load-slo" + Math.round(sloMs);
             containers.add(ScenarioOptions.emulated(loadModel, betaMs, alphaMs));

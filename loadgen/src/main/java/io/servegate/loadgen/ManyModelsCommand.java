@@ -5,6 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.servegate.containers.onnx.FashionMnist;
 import io.servegate.oip.client.ContainerClient;
+import io.servegate.workload.admin.GatewayAdminClient;
+import io.servegate.workload.report.Charts;
+import io.servegate.workload.report.HtmlReport;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -190,7 +193,7 @@ public final class ManyModelsCommand implements Callable<Integer> {
                 List.of("--servegate.oip.timeout=" + sloMs + "ms"), dir.resolve(placement + "-gateway.log"));
         List<ContainerChild> containers = new ArrayList<>();
         try {
-            AdminClient admin = gateway.admin();
+            GatewayAdminClient admin = gateway.admin();
             gateway.awaitReady(admin, Duration.ofSeconds(60));
             for (int i = 0; i < replicas; i++) {
                 containers.add(ContainerChild.start(onnxJar, List.of("-Xmx512m"), List.of("--model-dir",
@@ -321,7 +324,7 @@ public final class ManyModelsCommand implements Callable<Integer> {
         return out;
     }
 
-    private static void awaitPool(AdminClient admin) throws IOException, InterruptedException {
+    private static void awaitPool(GatewayAdminClient admin) throws IOException, InterruptedException {
         long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < until) {
             boolean all = true;

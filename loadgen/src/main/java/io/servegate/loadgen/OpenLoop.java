@@ -1,5 +1,7 @@
 package io.servegate.loadgen;
 
+import io.servegate.workload.arrival.ArrivalPattern;
+import io.servegate.workload.arrival.ArrivalSchedule;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -11,7 +13,7 @@ import org.HdrHistogram.Histogram;
 
 /**
  * Open-loop load: requests are sent on a schedule of a fixed mean rate (Poisson by default, or any
- * {@link Arrivals.Process}) whatever the server does, as independent users would send them, and each request's latency is measured from its
+ * {@link ArrivalPattern}) whatever the server does, as independent users would send them, and each request's latency is measured from its
  * <em>intended</em> send time. A server (or client) that falls behind therefore shows its
  * backlog in the latencies instead of silently lowering the offered load (coordinated omission).
  *
@@ -27,7 +29,7 @@ import org.HdrHistogram.Histogram;
 public final class OpenLoop {
 
     private final double ratePerSecond;
-    private final Arrivals.Process arrivals;
+    private final ArrivalPattern arrivals;
     private final Duration warmup;
     private final Duration duration;
     private final Duration drain;
@@ -41,7 +43,7 @@ public final class OpenLoop {
      * @param seed seed of the arrival schedule
      */
     public OpenLoop(double ratePerSecond, Duration warmup, Duration duration, Duration drain, long seed) {
-        this(ratePerSecond, Arrivals.poisson(), warmup, duration, drain, seed);
+        this(ratePerSecond, ArrivalPattern.poisson(), warmup, duration, drain, seed);
     }
 
     /**
@@ -52,7 +54,7 @@ public final class OpenLoop {
      * @param drain how long to wait for outstanding answers after the last arrival
      * @param seed seed of the arrival schedule
      */
-    public OpenLoop(double ratePerSecond, Arrivals.Process arrivals, Duration warmup, Duration duration,
+    public OpenLoop(double ratePerSecond, ArrivalPattern arrivals, Duration warmup, Duration duration,
             Duration drain, long seed) {
         if (!(ratePerSecond > 0) || Double.isInfinite(ratePerSecond)) {
             throw new IllegalArgumentException("rate must be positive and finite, got " + ratePerSecond);
@@ -79,7 +81,7 @@ public final class OpenLoop {
      * successful answer and its latency in nanoseconds, on whatever thread completed it.
      */
     public OpenLoopResult run(Workload workload, ObjLongConsumer<Object> observer) throws InterruptedException {
-        Arrivals schedule = arrivals.start(ratePerSecond, seed);
+        ArrivalSchedule schedule = new ArrivalSchedule(arrivals.at(ratePerSecond), seed);
         LatencyRecorder recorder = new LatencyRecorder();
         Histogram lag = new Histogram(3);
         AtomicLong outstanding = new AtomicLong();
@@ -90,12 +92,12 @@ public final class OpenLoop {
         long start = System.nanoTime();
         long measureFrom = start + warmup.toNanos();
         long end = measureFrom + duration.toNanos();
-        long intended = start;
         while (true) {
-            intended += schedule.nextGapNanos();
-            if (intended >= end) {
+            long offset = schedule.next();
+            if (offset >= end - start) {
                 break;
             }
+            long intended = start + offset;
             long now;
             while ((now = System.nanoTime()) < intended) {
                 LockSupport.parkNanos(intended - now);

@@ -3,6 +3,7 @@ package io.servegate.loadgen;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.servegate.workload.admin.GatewayAdminClient;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -172,7 +173,7 @@ public final class PipelinePlanCommand implements Callable<Integer> {
         List<Map<String, Object>> runs = new ArrayList<>();
         Map<String, Object> gatewayInfo;
         try {
-            AdminClient admin = gateway.admin();
+            GatewayAdminClient admin = gateway.admin();
             // the minimum: every stage on its fastest kind at batch size 1, one replica, no plan
             List<Deployed> fastest = new ArrayList<>();
             double emulatedMinMs = 0;
@@ -235,7 +236,7 @@ public final class PipelinePlanCommand implements Callable<Integer> {
         return 0;
     }
 
-    private Map<String, Object> runPlan(AdminClient admin, GatewayProcess gateway, String strategy, JsonNode p,
+    private Map<String, Object> runPlan(GatewayAdminClient admin, GatewayProcess gateway, String strategy, JsonNode p,
             List<Stage> stages, Map<String, Map<String, Kind>> kinds, List<Map<String, String>> edges, long sloMicros,
             double offered, PrintWriter err) throws Exception {
         List<Deployed> deployed = new ArrayList<>();
@@ -313,7 +314,7 @@ public final class PipelinePlanCommand implements Callable<Integer> {
     }
 
     /** Registers the plan's models (one per stage, named {@code <model>-<tag>}) and deploys them, then the pipeline. */
-    private void deploy(AdminClient admin, String tag, List<Deployed> deployed, Map<String, Map<String, Kind>> kinds,
+    private void deploy(GatewayAdminClient admin, String tag, List<Deployed> deployed, Map<String, Map<String, Kind>> kinds,
             List<Map<String, String>> edges, long sloMicros) throws IOException, InterruptedException {
         boolean planned = stageDeadlines == StageDeadlines.plan && deployed.stream().allMatch(d -> d.deadlineMicros() > 0);
         List<Map<String, Object>> stageDefs = new ArrayList<>();
@@ -357,7 +358,7 @@ public final class PipelinePlanCommand implements Callable<Integer> {
         admin.post("add_pipeline", def);
     }
 
-    private static void undeploy(AdminClient admin, String tag, List<Deployed> deployed)
+    private static void undeploy(GatewayAdminClient admin, String tag, List<Deployed> deployed)
             throws IOException, InterruptedException {
         admin.post("delete_pipeline", Map.of("name", tag));
         for (Deployed d : deployed) {

@@ -7,6 +7,7 @@ import io.servegate.oip.client.ContainerClient;
 import io.servegate.oip.client.ContainerProfiler;
 import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
+import io.servegate.workload.admin.GatewayAdminClient;
 import java.io.IOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
@@ -187,7 +188,7 @@ public final class ProfileCommand implements Callable<Integer> {
         // the gateway answers once every batch size is measured
         int sizes = 32 - Integer.numberOfLeadingZeros(maxBatch);
         long budgetMs = 60_000 + (long) sizes * (warmup + samples) * timeoutMs;
-        JsonNode profile = new AdminClient(gateway, token, Duration.ofMillis(budgetMs)).post("profile_model", body);
+        JsonNode profile = new GatewayAdminClient(gateway, token, Duration.ofMillis(budgetMs)).post("profile_model", body);
         System.out.print(table(profile));
         if (out != null) {
             Path dir = out.toAbsolutePath().getParent();

@@ -1,6 +1,9 @@
 package io.servegate.loadgen;
 
 import io.servegate.sdk.ModelContainer;
+import io.servegate.workload.admin.GatewayAdminClient;
+import io.servegate.workload.report.Charts;
+import io.servegate.workload.report.HtmlReport;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -77,7 +80,7 @@ public final class ReplicaScalingCommand implements Callable<Integer> {
         Map<String, Object> gatewayInfo;
         GatewayProcess gateway = options.gateway.start(dir, SCENARIO);
         try {
-            AdminClient admin = gateway.admin();
+            GatewayAdminClient admin = gateway.admin();
             boolean warmed = false;
             for (int r : replicas) {
                 String name = "scale" + r;

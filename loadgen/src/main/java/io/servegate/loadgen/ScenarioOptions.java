@@ -3,6 +3,9 @@ package io.servegate.loadgen;
 import io.servegate.sdk.ModelContainer;
 import io.servegate.oip.client.TensorType;
 import io.servegate.containers.emulated.EmulatedPredictor;
+import io.servegate.workload.admin.GatewayAdminClient;
+import io.servegate.workload.arrival.ArrivalPattern;
+import io.servegate.workload.report.HtmlReport;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -87,13 +90,13 @@ public final class ScenarioOptions {
      * the replicas, scheduled by the {@code clipper} policy: the scenarios that use this reproduce
      * Clipper's batching figures.
      */
-    static void register(AdminClient admin, String name, double sloMs, int batchSize, List<String> addresses,
+    static void register(GatewayAdminClient admin, String name, double sloMs, int batchSize, List<String> addresses,
             String inputType) throws IOException, InterruptedException {
         register(admin, name, sloMs, batchSize, "clipper", addresses, inputType);
     }
 
     /** As above, with the model's scheduling policy (null: the gateway's default). */
-    static void register(AdminClient admin, String name, double sloMs, int batchSize, String scheduler,
+    static void register(GatewayAdminClient admin, String name, double sloMs, int batchSize, String scheduler,
             List<String> addresses, String inputType) throws IOException, InterruptedException {
         admin.addApp(name, inputType, "-1", Math.round(sloMs * 1000));
         admin.addModel(name, "1", inputType, batchSize, scheduler);
@@ -123,7 +126,7 @@ public final class ScenarioOptions {
     /** Warm-up then a measured open-loop run at {@code rate}, goodput against {@code sloMs}. */
     Measurement open(String label, Map<String, Object> setting, GatewayProcess g, Workload w, double rate,
             double sloMs, int run, PrintWriter err, String scenario) throws InterruptedException {
-        Arrivals.Process process = arrivals.process();
+        ArrivalPattern process = arrivals.process();
         if (warmupS > 0) {
             new OpenLoop(rate, process, Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout(),
                     seed + 1000 + run).run(w);

@@ -1,6 +1,9 @@
 package io.servegate.loadgen;
 
 import io.servegate.containers.emulated.EmulatedContainer;
+import io.servegate.workload.admin.GatewayAdminClient;
+import io.servegate.workload.arrival.ArrivalPattern;
+import io.servegate.workload.report.HtmlReport;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -55,7 +58,7 @@ public final class SchedulingCommand implements Callable<Integer> {
      * @param targetOfOptimum the goodput, as a share of the optimum, that issue 12 asks for; null if none
      */
     record Case(String name, String description, int replicas, double betaMs, double alphaMs, double sloMs,
-            double ratePerSec, Arrivals.Process arrivals, Double targetOfOptimum) {
+            double ratePerSec, ArrivalPattern arrivals, Double targetOfOptimum) {
 
         ServingOptimum.Point optimum() {
             return ServingOptimum.atRate(replicas, betaMs, alphaMs, sloMs, ratePerSec);
@@ -149,16 +152,16 @@ public final class SchedulingCommand implements Callable<Integer> {
                 TABLE4_SLO_MS).perSec());
         return List.of(
                 new Case("r1-0.8x", "1 replica, 0.8x capacity", 1, betaMs, alphaMs, sloMs, 0.8 * capacity,
-                        Arrivals.poisson(), 0.9),
+                        ArrivalPattern.poisson(), 0.9),
                 new Case("r1-2x", "1 replica, 2x capacity", 1, betaMs, alphaMs, sloMs, 2 * capacity,
-                        Arrivals.poisson(), 0.85),
+                        ArrivalPattern.poisson(), 0.85),
                 new Case("r1-4x", "1 replica, 4x capacity", 1, betaMs, alphaMs, sloMs, 4 * capacity,
-                        Arrivals.poisson(), 0.85),
+                        ArrivalPattern.poisson(), 0.85),
                 new Case("r8-table4", "8 replicas, Symphony Table 4 ResNet50 row, at its staggered optimum",
-                        TABLE4_REPLICAS, TABLE4_BETA_MS, TABLE4_ALPHA_MS, TABLE4_SLO_MS, table4, Arrivals.poisson(),
+                        TABLE4_REPLICAS, TABLE4_BETA_MS, TABLE4_ALPHA_MS, TABLE4_SLO_MS, table4, ArrivalPattern.poisson(),
                         0.8),
                 new Case("r1-gamma", "1 replica, 0.8x capacity, Gamma arrivals (CV² " + gammaCv2 + ")", 1, betaMs,
-                        alphaMs, sloMs, 0.8 * capacity, Arrivals.gamma(gammaCv2), null));
+                        alphaMs, sloMs, 0.8 * capacity, ArrivalPattern.gamma(gammaCv2), null));
     }
 
     @Override
@@ -268,7 +271,7 @@ public final class SchedulingCommand implements Callable<Integer> {
         GatewayProcess gateway = gatewayOptions.start(dir, name, List.of("--servegate.scheduling.policy=" + policy));
         Map<String, GatewayPredictWorkload> loads = new LinkedHashMap<>();
         try {
-            AdminClient admin = gateway.admin();
+            GatewayAdminClient admin = gateway.admin();
             Duration timeout = Duration.ofMillis(timeoutMs);
             for (Case c : cases) {
                 // the per-model field names the same policy as the gateway-wide default: either way it applies

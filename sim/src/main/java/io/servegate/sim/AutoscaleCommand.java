@@ -5,6 +5,10 @@ import io.servegate.core.autoscaling.AutoscalingPolicy;
 import io.servegate.core.autoscaling.CapacityModel;
 import io.servegate.core.autoscaling.ScalingDecision;
 import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.workload.arrival.RateTrace;
+import io.servegate.workload.report.Charts;
+import io.servegate.workload.report.HtmlReport;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -191,7 +195,7 @@ final class AutoscaleCommand implements Callable<Integer> {
         if (dir == null) {
             return;
         }
-        HtmlPage page = new HtmlPage("Autoscaling in simulation", "The core's autoscaler and schedulers in virtual "
+        HtmlReport page = new HtmlReport("Autoscaling in simulation", "The core's autoscaler and schedulers in virtual "
                 + "time; replica-seconds count each replica from the decision that asked for it until it has "
                 + "drained; static provisioning is the capacity model's replicas for the busiest second.");
         List<List<Object>> table = new ArrayList<>();
@@ -204,7 +208,7 @@ final class AutoscaleCommand implements Callable<Integer> {
                 "autoscaled replica-s", "static replicas", "static goodput %", "static replica-s",
                 "replica-s, % of static"), table);
         for (Outcome o : outcomes) {
-            Path png = Charts.scaling(dir.resolve("autoscale-" + o.workload() + ".png"),
+            Path png = chart(dir.resolve("autoscale-" + o.workload() + ".png"),
                     "Autoscaled, " + o.workload() + ": rates and replicas", o.scaling().samples());
             page.heading(o.workload()).paragraph(o.trace().source()).image(png, o.workload());
         }
@@ -231,5 +235,14 @@ final class AutoscaleCommand implements Callable<Integer> {
                 cooldownS, settleS, startS, tickS));
         s.put("seed", seed);
         return s;
+    }
+
+    /** An autoscaled run over time: offered and good rates on the left axis, replicas on the right. */
+    private static Path chart(Path file, String title, List<ScalingTrace.Sample> samples) throws IOException {
+        List<Double> t = samples.stream().map(ScalingTrace.Sample::atS).toList();
+        return Charts.twoAxes(file, title, "time (s)", "queries/s", List.of(
+                        new Charts.Series("offered", t, samples.stream().map(ScalingTrace.Sample::offeredRps).toList()),
+                        new Charts.Series("goodput", t, samples.stream().map(ScalingTrace.Sample::goodRps).toList())),
+                "replicas", new Charts.Series("replicas", t, samples.stream().map(s -> (double) s.replicas()).toList()));
     }
 }

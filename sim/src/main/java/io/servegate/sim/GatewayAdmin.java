@@ -1,13 +1,9 @@
 package io.servegate.sim;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.servegate.workload.admin.GatewayAdminClient;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -21,18 +17,12 @@ import java.util.TreeMap;
  */
 final class GatewayAdmin {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private final GatewayAdminClient client;
 
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10)).build();
-    private final String base;
-    /** Null to send no bearer token. */
-    private final String token;
-
-    /** @param url the admin server, e.g. {@code http://127.0.0.1:1338} */
+    /** @param url the admin server, e.g. {@code http://127.0.0.1:1338}; {@code token} null to send none */
     GatewayAdmin(String url, String token) {
-        this.base = url.replaceAll("/+$", "") + "/admin/";
-        this.token = token;
+        // planning a large pipeline on the gateway's side may take a while
+        this.client = new GatewayAdminClient(url, token, Duration.ofMinutes(5));
     }
 
     /**
@@ -90,23 +80,6 @@ final class GatewayAdmin {
     }
 
     private JsonNode post(String endpoint, Object body) throws IOException, InterruptedException {
-        HttpRequest.Builder r = HttpRequest.newBuilder(URI.create(base + endpoint)).timeout(Duration.ofMinutes(5))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)));
-        if (token != null) {
-            r.header("Authorization", "Bearer " + token);
-        }
-        HttpResponse<String> response;
-        try {
-            response = http.send(r.build(), HttpResponse.BodyHandlers.ofString());
-        } catch (IOException e) {
-            throw new IOException("cannot reach the gateway at " + base + endpoint + ": "
-                    + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
-        }
-        if (response.statusCode() / 100 != 2) {
-            throw new IOException("gateway " + endpoint + " answered HTTP " + response.statusCode() + ": "
-                    + response.body());
-        }
-        return JSON.readTree(response.body());
+        return client.post(endpoint, body);
     }
 }

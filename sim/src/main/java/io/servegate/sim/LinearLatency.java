@@ -1,5 +1,6 @@
 package io.servegate.sim;
 
+import io.servegate.workload.arrival.Gaussian;
 import java.util.SplittableRandom;
 
 /**

@@ -1,5 +1,6 @@
 package io.servegate.sim;
 
+import io.servegate.workload.arrival.ArrivalProcess;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.SplittableRandom;

@@ -1,5 +1,7 @@
 package io.servegate.sim;
 
+import io.servegate.workload.report.Charts;
+import io.servegate.workload.report.HtmlReport;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -113,7 +115,7 @@ final class ManyModelsCommand implements Callable<Integer> {
                     List.copyOf(goodput.values()));
             Path tail = Charts.lines(dir.resolve("many-models-p99.png"), "p99 latency of answered predictions",
                     "offered load (queries/s)", "p99 (ms)", List.copyOf(p99.values()));
-            new HtmlPage("Many models on shared replicas", "The core's MultiModelScheduler in virtual time: "
+            new HtmlReport("Many models on shared replicas", "The core's MultiModelScheduler in virtual time: "
                     + "on-demand loading with LRU eviction (lru) against a static placement of the most popular "
                     + "models with the same memory budget (static; queries for the other models get the default "
                     + "at once). Goodput counts predictions answered within their SLO; a cold start is a query "

@@ -1,5 +1,6 @@
 package io.servegate.sim;
 
+import io.servegate.workload.arrival.RateTrace;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

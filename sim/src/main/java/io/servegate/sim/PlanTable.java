@@ -1,5 +1,7 @@
 package io.servegate.sim;
 
+import io.servegate.workload.report.Charts;
+import io.servegate.workload.report.HtmlReport;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -86,7 +88,7 @@ final class PlanTable {
         List<List<Object>> rows = new ArrayList<>();
         List<String> names = new ArrayList<>();
         List<Double> cost = new ArrayList<>();
-        HtmlPage page = new HtmlPage("Pipeline plan: " + summary.get("pipeline"), "InferLine's planner on the simulator: "
+        HtmlReport page = new HtmlReport("Pipeline plan: " + summary.get("pipeline"), "InferLine's planner on the simulator: "
                 + "per stage batch size, replicas and hardware kind, the cheapest whose estimated p99 on the sample trace "
                 + "is within the SLO; each plan is checked on a fresh trace.");
         for (Map<String, Object> p : plans) {

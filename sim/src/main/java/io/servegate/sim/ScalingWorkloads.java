@@ -1,5 +1,6 @@
 package io.servegate.sim;
 
+import io.servegate.workload.arrival.RateTrace;
 import java.util.SplittableRandom;
 
 /** The rate traces autoscaling is judged on, per second. */

@@ -2,6 +2,8 @@ package io.servegate.sim;
 
 import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.core.scheduling.SchedulerConfig;
+import io.servegate.workload.arrival.ArrivalProcess;
+import io.servegate.workload.arrival.RateTrace;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

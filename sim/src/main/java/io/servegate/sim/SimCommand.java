@@ -1,5 +1,7 @@
 package io.servegate.sim;
 
+import io.servegate.workload.report.Charts;
+import io.servegate.workload.report.HtmlReport;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -45,7 +47,7 @@ public final class SimCommand implements Callable<Integer> {
         Map<String, Object> numbers = new LinkedHashMap<>(summary);
         numbers.remove("settings");
         numbers.remove("models");
-        HtmlPage page = new HtmlPage(title, "The core's schedulers driven in virtual time by the simulator; "
+        HtmlReport page = new HtmlReport(title, "The core's schedulers driven in virtual time by the simulator; "
                 + "goodput counts predictions answered within their SLO, over the run's duration.");
         page.heading("Results").keyValues(numbers).image(png, "batch sizes");
         if (summary.get("models") instanceof List<?> models) {

@@ -1,6 +1,7 @@
 package io.servegate.sim;
 
 import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.workload.arrival.RateTrace;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -62,6 +62,7 @@ public final class Simulation {
         long cpuStart = threads.getCurrentThreadCpuTime();
         long wallStart = System.nanoTime();
         SplittableRandom root = new SplittableRandom(scenario.seed());
+        // the first split, as ArrivalSchedule draws a live run's: the same seed offers the same arrivals
         SplittableRandom arrivalRandom = root.split();
         List<SchedulerRun<?>> runs = new ArrayList<>();
         for (ModelSpec spec : scenario.models()) {
@@ -110,6 +111,7 @@ public final class Simulation {
     private ManyModelResult execute(ManyModelScenario scenario) {
         long wallStart = System.nanoTime();
         SplittableRandom root = new SplittableRandom(scenario.seed());
+        // the first split, as ArrivalSchedule draws a live run's: the same seed offers the same arrivals
         SplittableRandom arrivalRandom = root.split();
         long[] sizes = scenario.sizes(root.split());
         long budget = 0;

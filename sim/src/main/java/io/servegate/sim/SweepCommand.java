@@ -1,6 +1,8 @@
 package io.servegate.sim;
 
 import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.workload.report.Charts;
+import io.servegate.workload.report.HtmlReport;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -113,7 +115,7 @@ final class SweepCommand implements Callable<Integer> {
                         run.get("goodput_rps"), run.get("late"), run.get("mean_batch"), String.valueOf(run.get("p99_ms")),
                         run.get("replica_idle_fraction")));
             }
-            new HtmlPage("Simulated sweep", "One simulated run per setting; goodput counts predictions answered "
+            new HtmlReport("Simulated sweep", "One simulated run per setting; goodput counts predictions answered "
                     + "within their SLO." + (optimum ? " The analytic optimum is issue 12's single-replica bound "
                     + "(the largest b with λ·(SLO − ℓ(b)) ≥ b, at b/ℓ(b), at most λ)." : ""))
                     .image(png, "goodput").heading("Runs")

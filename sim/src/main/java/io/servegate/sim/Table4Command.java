@@ -1,6 +1,8 @@
 package io.servegate.sim;
 
 import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.workload.report.Charts;
+import io.servegate.workload.report.HtmlReport;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -90,7 +92,7 @@ final class Table4Command implements Callable<Integer> {
             }
             Path png = dir.resolve("table4.png");
             Charts.bars(png, "Table 4, ResNet50 row: simulated goodput", "goodput (r/s)", names, goodput);
-            new HtmlPage("Symphony Table 4 in virtual time", "ResNet50 row: 8 replicas, α 1.053 ms, β 5.072 ms, "
+            new HtmlReport("Symphony Table 4 in virtual time", "ResNet50 row: 8 replicas, α 1.053 ms, β 5.072 ms, "
                     + "SLO 25 ms, no transport overhead, 10 s per run. Uniform rows are offered their analytic "
                     + "throughput; Poisson rows the staggered one (5,839 r/s), except the uncoordinated ones (4,501 r/s).")
                     .table(headers, table).image(png, "goodput per configuration")

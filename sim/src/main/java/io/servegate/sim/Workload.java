@@ -1,5 +1,6 @@
 package io.servegate.sim;
 
+import io.servegate.workload.arrival.ArrivalProcess;
 import java.util.SplittableRandom;
 import java.util.function.Supplier;
 

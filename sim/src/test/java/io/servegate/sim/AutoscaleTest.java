@@ -6,6 +6,7 @@ import io.servegate.core.autoscaling.AutoscalerConfig;
 import io.servegate.core.autoscaling.ScalingDecision;
 import io.servegate.core.autoscaling.ScalingReason;
 import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.workload.arrival.RateTrace;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

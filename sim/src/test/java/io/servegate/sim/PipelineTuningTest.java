@@ -4,6 +4,7 @@ import static io.servegate.sim.PipelineEstimatorTest.chain;
 import static io.servegate.sim.PipelineEstimatorTest.exact;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.servegate.workload.arrival.RateTrace;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -3,6 +3,9 @@ package io.servegate.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.servegate.workload.arrival.ArrivalProcess;
+import io.servegate.workload.arrival.ArrivalSchedule;
+import io.servegate.workload.arrival.RateTrace;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,6 +43,23 @@ class WorkloadTest {
         double m = mean(x);
         double v = java.util.Arrays.stream(x).map(g -> (g - m) * (g - m)).sum() / x.length;
         return v / (m * m);
+    }
+
+    @Test
+    void aSimulatedRunOffersTheArrivalsOfALiveRunWithTheSameSeed() {
+        long seed = 42;
+        ArrivalSchedule live = new ArrivalSchedule(ArrivalProcess.gamma(500, 4), seed);
+        Workload simulated = Workload.generated(() -> ArrivalProcess.gamma(500, 4),
+                () -> ModelChooser.weighted(new double[] {1}), new long[] {S}, 10 * S);
+        Workload.Stream stream = simulated.open(new SplittableRandom(seed).split());
+        Workload.Arrival a = new Workload.Arrival();
+        int n = 0;
+        while (stream.next(a)) {
+            assertThat(a.at).isEqualTo(live.next());
+            n++;
+        }
+        assertThat(n).isGreaterThan(4_000);
+        assertThat(live.next()).isGreaterThanOrEqualTo(10 * S);
     }
 
     @Test

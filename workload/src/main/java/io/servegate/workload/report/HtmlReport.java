@@ -1,4 +1,4 @@
-package io.servegate.loadgen;
+package io.servegate.workload.report;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -9,9 +9,9 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * A self-contained HTML page for one scenario run: what ran and under which conditions (cores,
- * load average, date, JVM), tables of numbers and the run's PNG plots (files beside the page).
- * Built top to bottom; {@link #write} saves it.
+ * A self-contained HTML page for one load-generator scenario or simulator run: what ran and under
+ * which conditions (cores, load average, date, JVM), tables of numbers and the run's PNG plots
+ * (files beside the page). Built top to bottom; {@link #write} saves it.
  */
 public final class HtmlReport {
 
@@ -38,6 +38,14 @@ public final class HtmlReport {
     public HtmlReport settings(Map<String, Object> settings) {
         body.append("<h2>Settings</h2>\n<table>\n");
         settings.forEach(this::row);
+        body.append("</table>\n");
+        return this;
+    }
+
+    /** A two-column table of a map. */
+    public HtmlReport keyValues(Map<?, ?> values) {
+        body.append("<table>\n");
+        values.forEach((k, v) -> row(String.valueOf(k), v));
         body.append("</table>\n");
         return this;
     }
@@ -101,7 +109,8 @@ public final class HtmlReport {
                 .append("</td></tr>\n");
     }
 
-    static String format(Object v) {
+    /** A cell as printed: numbers with up to 3 decimals, null and NaN as "-". */
+    public static String format(Object v) {
         if (v == null) {
             return "-";
         }

@@ -1,4 +1,4 @@
-package io.servegate.sim;
+package io.servegate.workload.arrival;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -47,6 +47,11 @@ public record RateTrace(String source, double[] counts, long binNanos) {
             throw new IllegalArgumentException("a trace needs a positive count somewhere");
         }
         counts = counts.clone();
+    }
+
+    /** A trace of per-second rates (requests/s), e.g. a stepped load. */
+    public static RateTrace perSecond(String source, double[] ratesPerSecond) {
+        return new RateTrace(source, ratesPerSecond, SECOND);
     }
 
     /**

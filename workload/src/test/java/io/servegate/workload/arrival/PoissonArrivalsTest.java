@@ -1,4 +1,4 @@
-package io.servegate.loadgen;
+package io.servegate.workload.arrival;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -12,8 +12,7 @@ class PoissonArrivalsTest {
 
     @Test
     void gapsAreExponentialWithTheRatesMean() {
-        PoissonArrivals arrivals = new PoissonArrivals(2000, 42);
-        assertThat(arrivals.meanGapNanos()).isEqualTo(500_000.0);
+        ArrivalSchedule arrivals = new ArrivalSchedule(ArrivalProcess.poisson(2000), 42);
         double sum = 0;
         double sumSquares = 0;
         long aboveMean = 0;
@@ -37,9 +36,9 @@ class PoissonArrivalsTest {
 
     @Test
     void theSameSeedGivesTheSameSchedule() {
-        PoissonArrivals a = new PoissonArrivals(500, 7);
-        PoissonArrivals b = new PoissonArrivals(500, 7);
-        PoissonArrivals c = new PoissonArrivals(500, 8);
+        ArrivalSchedule a = new ArrivalSchedule(ArrivalProcess.poisson(500), 7);
+        ArrivalSchedule b = new ArrivalSchedule(ArrivalProcess.poisson(500), 7);
+        ArrivalSchedule c = new ArrivalSchedule(ArrivalProcess.poisson(500), 8);
         boolean differs = false;
         for (int i = 0; i < 1000; i++) {
             long gap = a.nextGapNanos();
@@ -51,9 +50,9 @@ class PoissonArrivalsTest {
 
     @Test
     void rejectsNonsenseRates() {
-        assertThatThrownBy(() -> new PoissonArrivals(0, 1)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new PoissonArrivals(Double.NaN, 1)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new PoissonArrivals(Double.POSITIVE_INFINITY, 1))
+        assertThatThrownBy(() -> ArrivalProcess.poisson(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ArrivalProcess.poisson(Double.NaN)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ArrivalProcess.poisson(Double.POSITIVE_INFINITY))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 }

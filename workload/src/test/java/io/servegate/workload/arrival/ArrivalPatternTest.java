@@ -1,4 +1,4 @@
-package io.servegate.loadgen;
+package io.servegate.workload.arrival;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -10,7 +10,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class ArrivalsTest {
+class ArrivalPatternTest {
 
     private static final int N = 200_000;
 
@@ -18,7 +18,7 @@ class ArrivalsTest {
     Path dir;
 
     /** Mean and squared coefficient of variation of N gaps. */
-    private static double[] meanAndCv2(Arrivals a) {
+    private static double[] meanAndCv2(ArrivalSchedule a) {
         double sum = 0;
         double sumSquares = 0;
         for (int i = 0; i < N; i++) {
@@ -35,7 +35,7 @@ class ArrivalsTest {
     @Test
     void gammaGapsHaveTheRatesMeanAndTheRequestedCv2() {
         for (double cv2 : new double[] {0.25, 1, 4}) {
-            double[] m = meanAndCv2(Arrivals.gamma(cv2).start(1000, 42));
+            double[] m = meanAndCv2(new ArrivalSchedule(ArrivalPattern.gamma(cv2).at(1000), 42));
             // standard error of the mean: 1 ms * sqrt(cv2 / N) <= 4.5 µs; 1.5% is >= 3 of them
             assertThat(m[0]).as("mean gap at CV² %s", cv2).isCloseTo(1_000_000, within(15_000.0));
             assertThat(m[1]).as("CV² at CV² %s", cv2).isCloseTo(cv2, within(0.05 * cv2));
@@ -44,15 +44,15 @@ class ArrivalsTest {
 
     @Test
     void gammaWithCv2OneIsAsVariableAsPoisson() {
-        double[] gamma = meanAndCv2(Arrivals.gamma(1).start(2000, 7));
-        double[] poisson = meanAndCv2(Arrivals.poisson().start(2000, 7));
+        double[] gamma = meanAndCv2(new ArrivalSchedule(ArrivalPattern.gamma(1).at(2000), 7));
+        double[] poisson = meanAndCv2(new ArrivalSchedule(ArrivalPattern.poisson().at(2000), 7));
         assertThat(gamma[1]).isCloseTo(poisson[1], within(0.04));
     }
 
     @Test
     void theSameSeedGivesTheSameGammaSchedule() {
-        Arrivals a = Arrivals.gamma(3).start(500, 9);
-        Arrivals b = Arrivals.gamma(3).start(500, 9);
+        ArrivalSchedule a = new ArrivalSchedule(ArrivalPattern.gamma(3).at(500), 9);
+        ArrivalSchedule b = new ArrivalSchedule(ArrivalPattern.gamma(3).at(500), 9);
         for (int i = 0; i < 1000; i++) {
             assertThat(b.nextGapNanos()).isEqualTo(a.nextGapNanos());
         }
@@ -60,9 +60,9 @@ class ArrivalsTest {
 
     @Test
     void aTraceIsReplayedSecondBySecond() {
-        RateTrace trace = new RateTrace("test", new double[] {200, 0, 800, 1000});
+        RateTrace trace = RateTrace.perSecond("test", new double[] {200, 0, 800, 1000});
         int[] perSecond = new int[8];
-        Arrivals a = Arrivals.trace(trace, true).start(1, 3);
+        ArrivalSchedule a = new ArrivalSchedule(ArrivalPattern.trace(trace, true).at(1), 3);
         long t = 0;
         while (true) {
             t += a.nextGapNanos();
@@ -81,11 +81,11 @@ class ArrivalsTest {
 
     @Test
     void aScaledTraceKeepsItsShapeAtTheRequestedMean() {
-        RateTrace trace = new RateTrace("test", new double[] {100, 300});
+        RateTrace trace = RateTrace.perSecond("test", new double[] {100, 300});
         assertThat(trace.meanRate()).isEqualTo(200);
-        assertThat(trace.scaledToMean(1000).ratesPerSecond()).containsExactly(500, 1500);
+        assertThat(trace.scaledToMean(1000).counts()).containsExactly(500, 1500);
         int[] perSecond = new int[2];
-        Arrivals a = Arrivals.trace(trace, false).start(1000, 5);
+        ArrivalSchedule a = new ArrivalSchedule(ArrivalPattern.trace(trace, false).at(1000), 5);
         long t = a.nextGapNanos();
         while (t < 2_000_000_000L) {
             perSecond[(int) (t / 1_000_000_000L)]++;
@@ -99,32 +99,21 @@ class ArrivalsTest {
     void traceFilesAreBareRatesOrCsvWithTheRateLast() throws IOException {
         Path bare = dir.resolve("bare.txt");
         Files.writeString(bare, "# rates per second\n100\n\n250.5\n0\n");
-        assertThat(RateTrace.read(bare).ratesPerSecond()).containsExactly(100, 250.5, 0);
+        assertThat(RateTrace.read(bare, 1, null).counts()).containsExactly(100, 250.5, 0);
         Path csv = dir.resolve("trace.csv");
         Files.writeString(csv, "second,rate\n0,10\n1,20\n");
-        assertThat(RateTrace.read(csv).ratesPerSecond()).containsExactly(10, 20);
+        assertThat(RateTrace.read(csv, 1, null).counts()).containsExactly(10, 20);
         Path broken = dir.resolve("broken.csv");
         Files.writeString(broken, "0,10\n1,lots\n");
-        assertThatThrownBy(() -> RateTrace.read(broken)).isInstanceOf(IOException.class)
-                .hasMessageContaining(":2: not a rate");
+        assertThatThrownBy(() -> RateTrace.read(broken, 1, null)).isInstanceOf(IOException.class)
+                .hasMessageContaining(":2: not a count");
         Path silent = dir.resolve("silent.txt");
         Files.writeString(silent, "0\n0\n");
-        assertThatThrownBy(() -> RateTrace.read(silent)).hasMessageContaining("positive rate");
+        assertThatThrownBy(() -> RateTrace.read(silent, 1, null)).hasMessageContaining("positive count");
     }
 
     @Test
-    void optionsPickTheProcess() throws IOException {
-        ArrivalOptions o = new ArrivalOptions();
-        assertThat(o.process().describe()).isEqualTo("poisson");
-        o.kind = ArrivalOptions.Kind.gamma;
-        o.cv2 = 4;
-        assertThat(o.process().describe()).isEqualTo("gamma(CV²=4.0)");
-        o.kind = ArrivalOptions.Kind.trace;
-        assertThatThrownBy(o::process).hasMessageContaining("needs --trace");
-        Path file = dir.resolve("t.txt");
-        Files.writeString(file, "5\n");
-        o.trace = file;
-        assertThat(o.process().describe()).startsWith("trace(");
-        assertThatThrownBy(() -> Arrivals.gamma(0)).isInstanceOf(IllegalArgumentException.class);
+    void gammaNeedsAPositiveCv2() {
+        assertThatThrownBy(() -> ArrivalPattern.gamma(0)).isInstanceOf(IllegalArgumentException.class);
     }
 }

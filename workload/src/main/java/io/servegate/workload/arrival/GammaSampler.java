@@ -1,14 +1,15 @@
-package io.servegate.sim;
+package io.servegate.workload.arrival;
 
 import java.util.SplittableRandom;
 
 /** Gamma(shape, 1) draws by Marsaglia and Tsang; shapes below 1 by the boost u^(1/shape). */
-final class GammaSampler {
+public final class GammaSampler {
 
     private GammaSampler() {
     }
 
-    static double next(double shape, SplittableRandom random) {
+    /** A Gamma({@code shape}, 1) draw from {@code random}. */
+    public static double next(double shape, SplittableRandom random) {
         if (shape < 1) {
             return next(shape + 1, random) * Math.pow(random.nextDouble(), 1 / shape);
         }

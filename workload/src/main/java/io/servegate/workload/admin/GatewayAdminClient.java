@@ -1,4 +1,4 @@
-package io.servegate.loadgen;
+package io.servegate.workload.admin;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -13,10 +13,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A small blocking client of the gateway's Clipper-style admin API (registration and status
- * only, never on a measured path).
+ * A small blocking client of the gateway's Clipper-style admin API (registration, status, profiles
+ * and plans; never on a measured path), used by the load generator and the simulator.
  */
-public final class AdminClient {
+public final class GatewayAdminClient {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -26,15 +26,17 @@ public final class AdminClient {
     /** The admin bearer token, or null to send none (a loopback admin port needs none). */
     private final String token;
 
-    public AdminClient(String host, int port, Duration timeout) {
+    /** A client of the admin server at {@code host:port} that sends no token. */
+    public GatewayAdminClient(String host, int port, Duration timeout) {
         this("http://" + host + ":" + port, null, timeout);
     }
 
     /**
      * @param url   the admin server, e.g. {@code http://127.0.0.1:1338}
      * @param token the admin bearer token, or null
+     * @param timeout how long to wait to connect and for each answer
      */
-    public AdminClient(String url, String token, Duration timeout) {
+    public GatewayAdminClient(String url, String token, Duration timeout) {
         this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout).build();
         this.base = url.replaceAll("/+$", "") + "/admin/";
         this.timeout = timeout;
@@ -58,21 +60,25 @@ public final class AdminClient {
 
     /** {@code POST /admin/<endpoint>} with a JSON body; the JSON answer. */
     public JsonNode post(String endpoint, Object body) throws IOException, InterruptedException {
-        HttpRequest r = request(endpoint)
+        return send(endpoint, request(endpoint)
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)))
-                .build();
-        HttpResponse<String> response = http.send(r, HttpResponse.BodyHandlers.ofString());
-        if (response.statusCode() / 100 != 2) {
-            throw new IOException("admin " + endpoint + " answered HTTP " + response.statusCode() + ": "
-                    + response.body());
-        }
-        return JSON.readTree(response.body());
+                .build());
     }
 
     /** {@code GET /admin/<endpoint>}; the JSON answer. */
     public JsonNode get(String endpoint) throws IOException, InterruptedException {
-        HttpResponse<String> response = http.send(request(endpoint).GET().build(), HttpResponse.BodyHandlers.ofString());
+        return send(endpoint, request(endpoint).GET().build());
+    }
+
+    private JsonNode send(String endpoint, HttpRequest request) throws IOException, InterruptedException {
+        HttpResponse<String> response;
+        try {
+            response = http.send(request, HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new IOException("cannot reach the gateway at " + base + endpoint + ": "
+                    + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()), e);
+        }
         if (response.statusCode() / 100 != 2) {
             throw new IOException("admin " + endpoint + " answered HTTP " + response.statusCode() + ": "
                     + response.body());

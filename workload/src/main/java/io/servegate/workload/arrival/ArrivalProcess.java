@@ -1,4 +1,4 @@
-package io.servegate.sim;
+package io.servegate.workload.arrival;
 
 import java.util.SplittableRandom;
 
