@@ -1,0 +1,38 @@
+package io.servegate.loadgen.cli;
+
+import io.servegate.loadgen.load.TimerJitter;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** Prints, as one line of JSON, how late a bare timer thread ran on this machine ({@link TimerJitter}). */
+@Command(name = "timer-jitter", mixinStandardHelpOptions = true,
+        description = "How late a bare timer thread runs on this machine, as one line of JSON.")
+public final class TimerJitterCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--duration-ms", defaultValue = "10000", description = "How long to measure (default ${DEFAULT-VALUE}).")
+    long durationMs;
+
+    @Option(names = "--period-us", defaultValue = "1000",
+            description = "Timers are due 1 to 2 periods apart (default ${DEFAULT-VALUE}).")
+    long periodMicros;
+
+    @Override
+    public Integer call() throws Exception {
+        if (durationMs < 1 || periodMicros < 1) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                    "--duration-ms and --period-us must be positive");
+        }
+        TimerJitter.Result r = TimerJitter.measure(Duration.ofMillis(durationMs), Duration.ofNanos(periodMicros * 1000),
+                System.nanoTime());
+        spec.commandLine().getOut().println(TimerJitter.toJson(r));
+        spec.commandLine().getOut().flush();
+        return 0;
+    }
+}
