@@ -5,6 +5,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
@@ -21,7 +22,7 @@ public final class GatewayPredictWorkload implements Workload, AutoCloseable {
     private final ConnectionProvider connections;
     private final HttpClient client;
     private final String path;
-    private final RandomInputs inputs;
+    private final Supplier<byte[]> bodies;
     private final boolean oip;
 
     /**
@@ -30,7 +31,16 @@ public final class GatewayPredictWorkload implements Workload, AutoCloseable {
      */
     public GatewayPredictWorkload(String host, int port, String app, RandomInputs inputs, int maxConnections,
             Duration timeout) {
-        this(host, port, "/" + app + "/predict", false, inputs, maxConnections, timeout);
+        this(host, port, "/" + app + "/predict", false, inputs::queryBody, maxConnections, timeout);
+    }
+
+    /**
+     * Clipper's {@code POST /{app}/predict} with the bodies {@code bodies} makes, one per request
+     * (e.g. {@link RandomInputs#bytesQueryBody}).
+     */
+    public static GatewayPredictWorkload clipper(String host, int port, String app, Supplier<byte[]> bodies,
+            int maxConnections, Duration timeout) {
+        return new GatewayPredictWorkload(host, port, "/" + app + "/predict", false, bodies, maxConnections, timeout);
     }
 
     /**
@@ -39,11 +49,11 @@ public final class GatewayPredictWorkload implements Workload, AutoCloseable {
      */
     public static GatewayPredictWorkload oipRest(String host, int port, String model, RandomInputs inputs,
             int maxConnections, Duration timeout) {
-        return new GatewayPredictWorkload(host, port, "/v2/models/" + model + "/infer", true, inputs, maxConnections,
-                timeout);
+        return new GatewayPredictWorkload(host, port, "/v2/models/" + model + "/infer", true, inputs::oipInferBody,
+                maxConnections, timeout);
     }
 
-    private GatewayPredictWorkload(String host, int port, String path, boolean oip, RandomInputs inputs,
+    private GatewayPredictWorkload(String host, int port, String path, boolean oip, Supplier<byte[]> bodies,
             int maxConnections, Duration timeout) {
         this.connections = ConnectionProvider.builder("loadgen")
                 .maxConnections(maxConnections)
@@ -57,7 +67,7 @@ public final class GatewayPredictWorkload implements Workload, AutoCloseable {
                 .headers(h -> h.set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON));
         this.path = path;
         this.oip = oip;
-        this.inputs = inputs;
+        this.bodies = bodies;
     }
 
     @Override
@@ -67,7 +77,7 @@ public final class GatewayPredictWorkload implements Workload, AutoCloseable {
 
     @Override
     public CompletableFuture<GatewayAnswer> send() {
-        byte[] body = oip ? inputs.oipInferBody() : inputs.queryBody();
+        byte[] body = bodies.get();
         return client.post()
                 .uri(path)
                 .send(Mono.fromSupplier(() -> Unpooled.wrappedBuffer(body)))

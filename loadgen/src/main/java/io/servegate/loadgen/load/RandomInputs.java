@@ -1,6 +1,7 @@
 package io.servegate.loadgen.load;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -79,5 +80,15 @@ public final class RandomInputs {
         }
         System.arraycopy(suffix, 0, body, at, suffix.length);
         return body;
+    }
+
+    /**
+     * A Clipper query for an app of input type {@code bytes}: {@code n} random bytes, base64, as
+     * {@code {"input":"..."}}.
+     */
+    public static byte[] bytesQueryBody(int n) {
+        byte[] raw = new byte[n];
+        ThreadLocalRandom.current().nextBytes(raw);
+        return ("{\"input\":\"" + Base64.getEncoder().encodeToString(raw) + "\"}").getBytes(StandardCharsets.US_ASCII);
     }
 }

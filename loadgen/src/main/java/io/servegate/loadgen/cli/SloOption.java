@@ -1,0 +1,21 @@
+package io.servegate.loadgen.cli;
+
+import picocli.CommandLine.Option;
+
+/** The latency SLO of a command's app or load (a picocli mixin): one name and one default for every command. */
+public final class SloOption {
+
+    @Option(names = "--slo-ms", defaultValue = "20",
+            description = "The latency SLO in ms: goodput counts predictions answered within it (default ${DEFAULT-VALUE}).")
+    double sloMs;
+
+    /** The SLO in milliseconds. */
+    public double ms() {
+        return sloMs;
+    }
+
+    /** The SLO in nanoseconds. */
+    public long nanos() {
+        return Math.round(sloMs * 1e6);
+    }
+}
