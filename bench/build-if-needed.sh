@@ -6,7 +6,7 @@ if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
     jars=(loadgen/target/loadgen.jar gateway/target/gateway-0.1.0-SNAPSHOT.jar)
     stale=0
     for jar in "${jars[@]}"; do
-        if [[ ! -f "$jar" ]] || [[ -n "$(find pom.xml src/proto model-container-sdk core containers/noop containers/emulated \
+        if [[ ! -f "$jar" ]] || [[ -n "$(find pom.xml src/proto model-container-sdk oip-client core workload sim containers/noop containers/emulated \
                 loadgen gateway -path '*/target' -prune -o \( -name '*.java' -o -name 'pom.xml' -o -name '*.yml' \
                 -o -name '*.proto' \) -newer "$jar" -print -quit)" ]]; then
             stale=1

@@ -1,6 +1,7 @@
 package io.servegate.sim;
 
 import io.servegate.core.scheduling.RejectReason;
+import io.servegate.sim.report.Summary;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -37,7 +38,7 @@ public record ManyModelResult(ManyModelScenario scenario, ModelStats stats, long
     }
 
     /** The run's numbers, key names stable for tools. */
-    Map<String, Object> summary() {
+    public Map<String, Object> summary() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("placement", scenario.placement().id());
         m.put("offered_rps", Summary.round(offeredRps()));

@@ -1,5 +1,7 @@
 package io.servegate.sim;
 
+import io.servegate.sim.workload.ModelChooser;
+import io.servegate.sim.workload.Workload;
 import io.servegate.workload.arrival.ArrivalProcess;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -69,7 +71,7 @@ public record ManyModelScenario(ModelPlacement placement, int models, double zip
     }
 
     /** What the run was asked for, as the reports print it. */
-    Map<String, Object> settings() {
+    public Map<String, Object> settings() {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("models", models);
         s.put("zipf", zipf);

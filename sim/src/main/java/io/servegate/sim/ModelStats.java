@@ -1,6 +1,7 @@
 package io.servegate.sim;
 
 import io.servegate.core.scheduling.RejectReason;
+import io.servegate.sim.report.ScalingTrace;
 import java.util.Arrays;
 import org.HdrHistogram.Histogram;
 

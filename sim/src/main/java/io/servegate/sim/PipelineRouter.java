@@ -1,5 +1,8 @@
 package io.servegate.sim;
 
+import io.servegate.sim.pipeline.PipelineEdge;
+import io.servegate.sim.pipeline.PipelineSpec;
+import io.servegate.sim.workload.Workload;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -12,7 +15,7 @@ import org.HdrHistogram.Histogram;
  * latency, and per second of arrival the queries that arrived and those that finished within the
  * SLO; a query that a stage dropped counts as failed.
  */
-final class PipelineRouter implements QueryRouter {
+public final class PipelineRouter implements QueryRouter {
 
     private final int stages;
     private final int[][] out;        // per stage: outgoing edge targets
@@ -21,16 +24,16 @@ final class PipelineRouter implements QueryRouter {
     private final int[] sources;
     private List<SchedulerRun<?>> models;
     private SplittableRandom random;
-    final Histogram latency = new Histogram(3);
-    final long[] visits;
-    long arrived;
-    long failed;
+    public final Histogram latency = new Histogram(3);
+    public final long[] visits;
+    public long arrived;
+    public long failed;
     private final long sloNanos;
     /** Per second of arrival: queries that arrived, and those of them that finished within the SLO. */
-    long[] arrivedBySecond = new long[64];
-    long[] withinSloBySecond = new long[64];
+    public long[] arrivedBySecond = new long[64];
+    public long[] withinSloBySecond = new long[64];
 
-    PipelineRouter(PipelineSpec spec) {
+    public PipelineRouter(PipelineSpec spec) {
         stages = spec.stages().size();
         out = new int[stages][];
         outProb = new double[stages][];
@@ -55,7 +58,7 @@ final class PipelineRouter implements QueryRouter {
         final int[] undecided = inDegree.clone(); // incoming edges not decided yet, per stage
         final boolean[] fed = new boolean[stages];  // some incoming edge was taken
         int open = stages;                          // stages neither run nor skipped
-        boolean failed;
+        public boolean failed;
 
         Flow(long arrival) {
             this.arrival = arrival;

@@ -1,5 +1,7 @@
 package io.servegate.sim;
 
+import io.servegate.sim.latency.LatencyModel;
+
 /**
  * One emulated replica: a container that runs up to {@code concurrency} batches at once, each
  * for the time its latency model draws, behind a transport that adds half the overhead each way.

@@ -1,5 +1,6 @@
 package io.servegate.sim;
 
+import io.servegate.sim.workload.Workload;
 import java.util.List;
 
 /**

@@ -4,6 +4,9 @@ import io.servegate.core.scheduling.ModelScheduler;
 import io.servegate.core.scheduling.MultiModelScheduler;
 import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.core.scheduling.SchedulerConfig;
+import io.servegate.sim.latency.LatencyModel;
+import io.servegate.sim.latency.LinearLatency;
+import io.servegate.sim.workload.Workload;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
@@ -40,12 +43,12 @@ public final class Simulation {
     }
 
     /** Runs {@code scenario} with {@code router} deciding where arrivals and answered queries go. */
-    static SimResult run(Scenario scenario, QueryRouter router) {
+    public static SimResult run(Scenario scenario, QueryRouter router) {
         return new Simulation().execute(scenario, router);
     }
 
     /** Runs a many-model {@code scenario} to the end: arrivals stop, then every query leaves. */
-    static ManyModelResult run(ManyModelScenario scenario) {
+    public static ManyModelResult run(ManyModelScenario scenario) {
         return new Simulation().execute(scenario);
     }
 

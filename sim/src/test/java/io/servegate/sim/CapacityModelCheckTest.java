@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.servegate.core.autoscaling.CapacityModel;
 import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.sim.cli.ScenarioBuilder;
+import io.servegate.sim.report.Table4;
 import org.junit.jupiter.api.Test;
 
 /** The capacity model's closed forms against the simulator running the same core. */

@@ -3,6 +3,8 @@ package io.servegate.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.sim.cli.ScenarioBuilder;
+import io.servegate.sim.report.Summary;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 

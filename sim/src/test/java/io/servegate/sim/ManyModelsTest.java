@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import io.servegate.core.scheduling.RejectReason;
+import io.servegate.sim.cli.SimCommand;
+import io.servegate.sim.report.Summary;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -3,6 +3,7 @@ package io.servegate.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.sim.cli.ScenarioBuilder;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.core.trace.RunRecorder;
+import io.servegate.sim.report.Summary;
+import io.servegate.sim.workload.Recording;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

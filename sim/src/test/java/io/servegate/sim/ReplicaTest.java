@@ -4,6 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.core.scheduling.RejectReason;
+import io.servegate.sim.cli.ScenarioBuilder;
+import io.servegate.sim.latency.EmpiricalLatency;
+import io.servegate.sim.latency.LinearLatency;
+import io.servegate.sim.latency.ServiceProfile;
+import io.servegate.sim.report.Summary;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.nio.file.Files;

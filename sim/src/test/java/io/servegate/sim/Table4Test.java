@@ -3,6 +3,9 @@ package io.servegate.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.sim.cli.ScenarioBuilder;
+import io.servegate.sim.report.Analytic;
+import io.servegate.sim.report.Table4;
 import org.junit.jupiter.api.Test;
 
 /**

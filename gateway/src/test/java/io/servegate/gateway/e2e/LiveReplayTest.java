@@ -10,7 +10,7 @@ import io.servegate.gateway.testsupport.ContainerProcess;
 import io.servegate.gateway.testsupport.HttpLoad;
 import io.servegate.gateway.testsupport.HttpLoad.Outcome;
 import io.servegate.sim.ModelStats;
-import io.servegate.sim.Recording;
+import io.servegate.sim.workload.Recording;
 import io.servegate.sim.SimResult;
 import io.servegate.sim.Simulation;
 import java.nio.file.Files;

@@ -7,7 +7,7 @@ import io.servegate.gateway.api.AdminServer;
 import io.servegate.gateway.registry.ModelProfile;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.testsupport.JavaCommand;
-import io.servegate.sim.SimCommand;
+import io.servegate.sim.cli.SimCommand;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -3,7 +3,7 @@ package io.servegate.loadgen.load;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
-import io.servegate.sim.ModelChooser;
+import io.servegate.sim.workload.ModelChooser;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;

@@ -1,0 +1,13 @@
+package io.servegate.sim.latency;
+
+import java.util.SplittableRandom;
+
+/** How long an emulated replica takes to run a batch: the container's own service time. */
+public interface LatencyModel {
+
+    /** The service time of one batch of {@code size} queries, in nanoseconds (drawn from {@code random} if noisy). */
+    long serviceNanos(int size, SplittableRandom random);
+
+    /** The mean service time of a batch of {@code size}, for analytic figures and reports. */
+    double meanNanos(int size);
+}
