@@ -24,4 +24,6 @@ done
 repo=$(mktemp -d "${TMPDIR:-/tmp}/servegate-many-models.XXXXXX")
 trap 'rm -rf "$bench_jars" "$repo"' EXIT
 bench/model-repository.sh "$repo/models" "$count" >&2
-java -jar "$LOADGEN_JAR" many-models --gateway-jar "$GATEWAY_JAR" --model-dir "$repo/models" "$@"
+# this benchmark's SLO unless one is given (loadgen's default, 20 ms, is the batching scenarios')
+slo=(--slo-ms 100); [[ " $* " == *" --slo-ms"* ]] && slo=()
+java -jar "$LOADGEN_JAR" many-models --gateway-jar "$GATEWAY_JAR" "${slo[@]}" --model-dir "$repo/models" "$@"

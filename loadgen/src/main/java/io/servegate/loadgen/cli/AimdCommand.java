@@ -68,8 +68,8 @@ public final class AimdCommand implements Callable<Integer> {
             description = "Emulated cost per input of a batch (default ${DEFAULT-VALUE}).")
     double alphaMs;
 
-    @Option(names = "--slo-ms", defaultValue = "20", description = "The app's latency SLO (default ${DEFAULT-VALUE}).")
-    double sloMs;
+    @Mixin
+    SloOption slo;
 
     @Option(names = "--rate", defaultValue = "2000",
             description = "Offered requests/s (default ${DEFAULT-VALUE}).")
@@ -109,8 +109,8 @@ public final class AimdCommand implements Callable<Integer> {
             description = "Per-request timeout, and drain time (default ${DEFAULT-VALUE}).")
     long timeoutMs;
 
-    @Option(names = "--seed", defaultValue = "1", description = "Seed of the arrival schedule (default ${DEFAULT-VALUE}).")
-    long seed;
+    @Mixin
+    SeedOption seed;
 
     @Option(names = "--out", defaultValue = "bench/results", description = "Directory for " + BENCHMARK
             + ".json and the gateway's log (default ${DEFAULT-VALUE}).")
@@ -122,12 +122,12 @@ public final class AimdCommand implements Callable<Integer> {
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
         var err = spec.commandLine().getErr();
-        AimdReport.Analytic analytic = AimdReport.Analytic.of(betaMs, alphaMs, sloMs);
+        AimdReport.Analytic analytic = AimdReport.Analytic.of(betaMs, alphaMs, slo.ms());
         Duration timeout = Duration.ofMillis(timeoutMs);
         List<long[]> polls = Collections.synchronizedList(new ArrayList<>());
         long measureFrom;
         OpenLoopResult load;
-        AnswerTally tally = new AnswerTally(Math.round((sloMs + lateToleranceMs) * 1e6));
+        AnswerTally tally = new AnswerTally(Math.round((slo.ms() + lateToleranceMs) * 1e6));
         Map<String, Object> gatewayInfo;
         GatewayMetrics.Summary inside;
         TimerJitter.Result machineFloor;
@@ -146,7 +146,7 @@ public final class AimdCommand implements Callable<Integer> {
             try (GatewayPredictWorkload queries = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), APP,
                     new RandomInputs(inputLength), maxConnections, timeout)) {
                 GatewayAdminClient admin = gateway.admin();
-                admin.addApp(APP, "floats", "-1", Math.round(sloMs * 1000));
+                admin.addApp(APP, "floats", "-1", Math.round(slo.ms() * 1000));
                 admin.addModel(MODEL, VERSION, "floats", -1, "clipper"); // AIMD is Clipper's policy
                 admin.addModelLinks(APP, List.of(MODEL));
                 String replica = admin.addContainer(MODEL, VERSION, address);
@@ -169,7 +169,7 @@ public final class AimdCommand implements Callable<Integer> {
                 if (warmupS > 0) {
                     err.printf("%s: warm-up, open loop, %.0f req/s, %.1f s...%n", BENCHMARK, rate, warmupS);
                     new OpenLoop(rate, arrivals.process(), Duration.ZERO, GatewayOverheadCommand.seconds(warmupS),
-                            timeout, seed + 1000).run(queries);
+                            timeout, seed.seed() + 1000).run(queries);
                 }
                 err.printf("%s: open loop, %.0f req/s, %.1f s...%n", BENCHMARK, rate, durationS);
                 GatewayMetrics before = GatewayMetrics.scrape(gateway);
@@ -178,7 +178,7 @@ public final class AimdCommand implements Callable<Integer> {
                         ? TimerJitter.Child.start(GatewayOverheadCommand.seconds(durationS)) : null;
                 measureFrom = System.nanoTime();
                 load = new OpenLoop(rate, arrivals.process(), Duration.ZERO, GatewayOverheadCommand.seconds(durationS),
-                        timeout, seed).run(queries, tally);
+                        timeout, seed.seed()).run(queries, tally);
                 inside = GatewayOverheadCommand.inside(before, GatewayMetrics.scrape(gateway));
                 machineFloor = control == null ? null : control.await(Duration.ofSeconds(30));
                 poller.shutdown();
@@ -233,7 +233,7 @@ public final class AimdCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
-        if (!(betaMs >= 0) || !(alphaMs > 0) || !(sloMs > betaMs + alphaMs) || !(rate > 0) || !(durationS > 0)
+        if (!(betaMs >= 0) || !(alphaMs > 0) || !(slo.ms() > betaMs + alphaMs) || !(rate > 0) || !(durationS > 0)
                 || !(warmupS >= 0) || !(lateToleranceMs >= 0) || pollMs < 1 || inputLength < 1
                 || maxConnections < 1 || timeoutMs < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need --beta-ms ≥ 0, --alpha-ms > 0, "
@@ -255,7 +255,7 @@ public final class AimdCommand implements Callable<Integer> {
         s.put("batchSize", "adaptive (-1)");
         s.put("betaMs", betaMs);
         s.put("alphaMs", alphaMs);
-        s.put("sloMs", sloMs);
+        s.put("sloMs", slo.ms());
         s.put("rate", rate);
         s.put("arrivals", arrivals.process().describe());
         s.put("warmupS", warmupS);
@@ -266,7 +266,7 @@ public final class AimdCommand implements Callable<Integer> {
         s.put("inputs", "random, distinct per request");
         s.put("maxConnections", maxConnections);
         s.put("timeoutMs", timeoutMs);
-        s.put("seed", seed);
+        s.put("seed", seed.seed());
         s.put("gatewayJar", gatewayOptions.jar.toString());
         s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);
         s.put("gatewayArgs", gatewayOptions.gatewayArgs);

@@ -74,8 +74,8 @@ public final class AutoscaleCommand implements Callable<Integer> {
     @Option(names = "--alpha-ms", defaultValue = "0.5", description = "Emulated cost per input (default ${DEFAULT-VALUE}).")
     double alphaMs;
 
-    @Option(names = "--slo-ms", defaultValue = "50", description = "The app's SLO (default ${DEFAULT-VALUE}).")
-    double sloMs;
+    @Mixin
+    SloOption slo;
 
     @Option(names = "--min-replicas", defaultValue = "1", description = "(default ${DEFAULT-VALUE})")
     int minReplicas;
@@ -99,8 +99,8 @@ public final class AutoscaleCommand implements Callable<Integer> {
     @Option(names = "--timeout-ms", defaultValue = "5000", description = "Per-request timeout (default ${DEFAULT-VALUE}).")
     long timeoutMs;
 
-    @Option(names = "--seed", defaultValue = "1", description = "(default ${DEFAULT-VALUE})")
-    long seed;
+    @Mixin
+    SeedOption seed;
 
     @Option(names = "--out", defaultValue = "bench/results",
             description = "Base directory; the run writes to <out>/" + SCENARIO + "-<UTC timestamp>/ (default ${DEFAULT-VALUE}).")
@@ -151,7 +151,7 @@ public final class AutoscaleCommand implements Callable<Integer> {
         Map<String, Object> gatewayInfo;
         try {
             GatewayAdminClient admin = gateway.admin();
-            admin.addApp(APP, "floats", "-1", Math.round(sloMs * 1000));
+            admin.addApp(APP, "floats", "-1", Math.round(slo.ms() * 1000));
             admin.post("deploy_model", Map.of("model_name", APP, "model_version", "1", "input_type", "floats",
                     "command", List.of("java", "-jar", containerJar, "--beta-ms", Double.toString(betaMs),
                             "--alpha-ms", Double.toString(alphaMs), "--input-type", "floats"),
@@ -165,13 +165,13 @@ public final class AutoscaleCommand implements Callable<Integer> {
                     new RandomInputs(inputLength), maxConnections, timeout)) {
                 if (warmupS > 0) {
                     err.printf("%s: warm-up, %.0f s at %.0f/s...%n", SCENARIO, warmupS, rates[0]);
-                    new OpenLoop(rates[0], Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout, seed + 1)
+                    new OpenLoop(rates[0], Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout, seed.seed() + 1)
                             .run(load);
                 }
                 err.printf("%s: steps %s...%n", SCENARIO, steps);
                 AtomicLongArray answered = new AtomicLongArray(total + 1);
                 AtomicLongArray good = new AtomicLongArray(total + 1);
-                long sloNanos = Math.round(sloMs * 1e6);
+                long sloNanos = Math.round(slo.ms() * 1e6);
                 long[] start = new long[1];
                 Thread sampler = new Thread(() -> sample(admin, seconds, perSecond, answered, good, start, total),
                         "autoscale-sampler");
@@ -179,7 +179,7 @@ public final class AutoscaleCommand implements Callable<Integer> {
                 sampler.start();
                 start[0] = System.nanoTime();
                 new OpenLoop(trace.meanRate(), ArrivalPattern.trace(trace, true), Duration.ZERO,
-                        Duration.ofSeconds(total), timeout, seed).run(load, (answer, latency) -> {
+                        Duration.ofSeconds(total), timeout, seed.seed()).run(load, (answer, latency) -> {
                             long due = System.nanoTime() - latency - start[0];
                             int s = (int) Math.min(total, Math.max(0, due / 1_000_000_000L));
                             answered.incrementAndGet(s);
@@ -304,14 +304,14 @@ public final class AutoscaleCommand implements Callable<Integer> {
         s.put("settleS", settleS);
         s.put("containers", "emulated (process manager, java -jar " + containerJar + "), beta " + betaMs
                 + " ms, alpha " + alphaMs + " ms");
-        s.put("sloMs", sloMs);
+        s.put("sloMs", slo.ms());
         s.put("autoscaling", "envelope policy, replicas " + minReplicas + ".." + maxReplicas + ", cooldown "
                 + cooldownS + " s, other settings default");
         s.put("arrivals", "open loop, " + ArrivalPattern.trace(trace, true).describe());
         s.put("inputLength", inputLength);
         s.put("maxConnections", maxConnections);
         s.put("timeoutMs", timeoutMs);
-        s.put("seed", seed);
+        s.put("seed", seed.seed());
         s.put("gatewayJar", gatewayOptions.jar.toString());
         s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);
         s.put("gatewayArgs", gatewayOptions.gatewayArgs);

@@ -66,8 +66,8 @@ public final class BatchingGainCommand implements Callable<Integer> {
             description = "Strategies: none, fixed, aimd, aimdDelayed (default ${DEFAULT-VALUE}).")
     List<Strategy> strategies;
 
-    @Option(names = "--slo-ms", defaultValue = "20", description = "The apps' SLO (default ${DEFAULT-VALUE}).")
-    double sloMs;
+    @Mixin
+    SloOption slo;
 
     @Option(names = "--fixed-batch-size", defaultValue = "16",
             description = "Batch size of the fixed strategy (default ${DEFAULT-VALUE}).")
@@ -110,7 +110,7 @@ public final class BatchingGainCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
-        if (models.isEmpty() || strategies.isEmpty() || !(sloMs > 0) || fixedBatchSize < 1 || !(batchWaitMs > 0)
+        if (models.isEmpty() || strategies.isEmpty() || !(slo.ms() > 0) || fixedBatchSize < 1 || !(batchWaitMs > 0)
                 || !(emulatedRate > 0) || !(onnxRate > 0) || !(betaMs >= 0) || !(alphaMs >= 0)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need models, strategies, and positive "
                     + "SLO, fixed batch size, batch wait and rates");
@@ -152,7 +152,7 @@ public final class BatchingGainCommand implements Callable<Integer> {
                         String label = model + ": " + s.title + (s == Strategy.fixed ? " " + fixedBatchSize : "");
                         if (model == Model.emulated) {
                             try (ModelContainer<float[], String> c = ScenarioOptions.emulated(name, betaMs, alphaMs)) {
-                                ScenarioOptions.register(gateway.admin(), name, sloMs, batchSize,
+                                ScenarioOptions.register(gateway.admin(), name, slo.ms(), batchSize,
                                         List.of(GatewayProcess.HOST + ":" + c.port()), "floats");
                                 results.add(measure(label, setting, gateway, name, options.inputLength, emulatedRate,
                                         !warmed, run++));
@@ -162,7 +162,7 @@ public final class BatchingGainCommand implements Callable<Integer> {
                                     List.of("--model", onnxModel.toString(), "--name", name, "--intra-op-threads",
                                             String.valueOf(onnxThreads)), dir.resolve("container-" + name + ".log"),
                                     120)) {
-                                ScenarioOptions.register(gateway.admin(), name, sloMs, batchSize,
+                                ScenarioOptions.register(gateway.admin(), name, slo.ms(), batchSize,
                                         List.of(c.address()), "floats");
                                 results.add(measure(label, setting, gateway, name, 784, onnxRate, !warmed, run++));
                             }
@@ -195,7 +195,7 @@ public final class BatchingGainCommand implements Callable<Integer> {
         Map<String, Object> settings = options.settings();
         settings.put("models", models);
         settings.put("strategies", strategies);
-        settings.put("sloMs", sloMs);
+        settings.put("sloMs", slo.ms());
         settings.put("fixedBatchSize", fixedBatchSize);
         settings.put("batchWaitMs", batchWaitMs);
         settings.put("emulated", "beta " + betaMs + " ms + alpha " + alphaMs + " ms per input, sleeping");
@@ -208,7 +208,7 @@ public final class BatchingGainCommand implements Callable<Integer> {
         Path json = report.writeJson(dir);
         HtmlReport page = report.html("Batching gain", String.format(Locale.ROOT, "Throughput, goodput and p99 at a "
                 + "%.0f ms SLO under four batching strategies (Clipper NSDI'17 Fig. 4/5 analogue): open-loop load of "
-                + "%.0f req/s to the emulated model and %.0f req/s to the ONNX model.", sloMs, emulatedRate, onnxRate),
+                + "%.0f req/s to the emulated model and %.0f req/s to the ONNX model.", slo.ms(), emulatedRate, onnxRate),
                 json);
         for (Model model : models) {
             List<Measurement> ms = results.stream().filter(m -> model.name().equals(m.setting().get("model")))
@@ -225,7 +225,7 @@ public final class BatchingGainCommand implements Callable<Integer> {
             Map<String, List<Double>> lat = Charts.series();
             lat.put("p50 ms", ms.stream().map(m -> m.latency() == null ? null : m.latency().p50Ms()).toList());
             lat.put("p99 ms", ms.stream().map(Measurement::p99Ms).toList());
-            page.image(Charts.bars(dir.resolve(model + "-latency.png"), model + ": latency (SLO " + sloMs + " ms)",
+            page.image(Charts.bars(dir.resolve(model + "-latency.png"), model + ": latency (SLO " + slo.ms() + " ms)",
                     "ms", cats, lat), model + " latency");
         }
         page.write(dir.resolve("index.html"));
@@ -242,7 +242,7 @@ public final class BatchingGainCommand implements Callable<Integer> {
             if (jvmWarmup) {
                 options.jvmWarmup(w, err, SCENARIO);
             }
-            return options.open(label, setting, gateway, w, rate, sloMs, run, err, SCENARIO);
+            return options.open(label, setting, gateway, w, rate, slo.ms(), run, err, SCENARIO);
         }
     }
 

@@ -73,8 +73,8 @@ public final class CapacityCheckCommand implements Callable<Integer> {
             description = "(default ${DEFAULT-VALUE})")
     String containerJar;
 
-    @Option(names = "--seed", defaultValue = "1", description = "(default ${DEFAULT-VALUE})")
-    long seed;
+    @Mixin
+    SeedOption seed;
 
     @Option(names = "--out", defaultValue = "bench/results",
             description = "Base directory; the run writes to <out>/" + SCENARIO + "-<UTC timestamp>/ (default ${DEFAULT-VALUE}).")
@@ -157,7 +157,7 @@ public final class CapacityCheckCommand implements Callable<Integer> {
             PrometheusText before = PrometheusText.parse(GatewayMetrics.scrapeText(gateway));
             double profileMs = profileMs(before, name);
             new OpenLoop(0.3 * c * 1000 / profileMs, Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout,
-                    seed).run(load);
+                    seed.seed()).run(load);
             Window calibration = Window.between(before, PrometheusText.parse(GatewayMetrics.scrapeText(gateway)), name,
                     warmupS);
             double lowLoadMs = calibration.serviceMs();
@@ -167,7 +167,7 @@ public final class CapacityCheckCommand implements Callable<Integer> {
                 err.printf(Locale.ROOT, "%s: %d replica(s), load %.2f: %.0f/s (service %.3f ms at low load)...%n",
                         SCENARIO, c, rho, rate, lowLoadMs);
                 new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(durationS), timeout,
-                        seed + Math.round(rho * 100)).run(load);
+                        seed.seed() + Math.round(rho * 100)).run(load);
                 Window w = Window.between(before, PrometheusText.parse(GatewayMetrics.scrapeText(gateway)), name,
                         durationS);
                 double predicted = MdcQueue.meanLatency(w.rate(), c, w.serviceMs() / 1000) * 1000;
@@ -225,7 +225,7 @@ public final class CapacityCheckCommand implements Callable<Integer> {
         settings.put("durationS", durationS);
         settings.put("calibration", "the service time at 0.3 of c/ℓ(1) over the warm-up sets the loads' rates");
         settings.put("warmupS", warmupS);
-        settings.put("seed", seed);
+        settings.put("seed", seed.seed());
         Map<String, Object> all = new LinkedHashMap<>();
         all.put("scenario", SCENARIO);
         all.put("settings", settings);

@@ -83,10 +83,8 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
                     + "(default ${DEFAULT-VALUE}).")
     List<Double> rates;
 
-    @Option(names = "--slo-ms", defaultValue = "1000",
-            description = "The app's latency SLO in ms; goodput counts predictions within it "
-                    + "(default ${DEFAULT-VALUE}).")
-    double sloMs;
+    @Mixin
+    SloOption slo;
 
     @Option(names = "--input-length", defaultValue = "784",
             description = "Floats per input, random and distinct per request (default ${DEFAULT-VALUE}).")
@@ -100,8 +98,8 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
             description = "Per-request timeout, and open-loop drain time (default ${DEFAULT-VALUE}).")
     long timeoutMs;
 
-    @Option(names = "--seed", defaultValue = "1", description = "Seed of the arrival schedules (default ${DEFAULT-VALUE}).")
-    long seed;
+    @Mixin
+    SeedOption seed;
 
     @Option(names = "--out", defaultValue = "bench/results", description = "Base directory; the run writes "
             + BENCHMARK + ".json, index.html, PNG plots and the gateway's log to <out>/" + BENCHMARK
@@ -121,7 +119,7 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         out = ResultsFolder.create(base, BENCHMARK);
-        long slo = Math.round(sloMs * 1e6);
+        long sloNanos = slo.nanos();
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
         var err = spec.commandLine().getErr();
@@ -140,7 +138,7 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
                     GatewayPredictWorkload viaGateway = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(),
                             APP, inputs, maxConnections, timeout)) {
                 GatewayAdminClient admin = gateway.admin();
-                admin.addApp(APP, "floats", "-1", Math.round(sloMs * 1000));
+                admin.addApp(APP, "floats", "-1", Math.round(slo.ms() * 1000));
                 admin.addModel(MODEL, VERSION, "floats", -1);
                 admin.addModelLinks(APP, List.of(MODEL));
                 String replica = admin.addContainer(MODEL, VERSION, address);
@@ -164,13 +162,13 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
                 if (warm != null) {
                     warm.run(directLeg);
                 }
-                AnswerTally directTally = new AnswerTally(slo);
+                AnswerTally directTally = new AnswerTally(sloNanos);
                 LoadResult d = loop.run(directLeg, directTally);
                 err.printf("%s: closed loop, %d clients, gateway...%n", BENCHMARK, clients);
                 if (warm != null) {
                     warm.run(viaGateway);
                 }
-                AnswerTally tally = new AnswerTally(slo);
+                AnswerTally tally = new AnswerTally(sloNanos);
                 GatewayMetrics before = GatewayMetrics.scrape(gateway);
                 LoadResult g = loop.run(viaGateway, tally);
                 GatewayMetrics.Summary inside = inside(before, GatewayMetrics.scrape(gateway));
@@ -182,21 +180,21 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
                 for (int i = 0; i < rates.size(); i++) {
                     double rate = rates.get(i);
                     OpenLoop warmOpen = warmupS > 0
-                            ? new OpenLoop(rate, process, Duration.ZERO, seconds(warmupS), timeout, seed + 1000 + i)
+                            ? new OpenLoop(rate, process, Duration.ZERO, seconds(warmupS), timeout, seed.seed() + 1000 + i)
                             : null;
                     OpenLoop openLoop = new OpenLoop(rate, process, Duration.ZERO, seconds(durationS), timeout,
-                            seed + i);
+                            seed.seed() + i);
                     err.printf("%s: open loop, %.0f req/s, direct...%n", BENCHMARK, rate);
                     if (warmOpen != null) {
                         warmOpen.run(directLeg);
                     }
-                    AnswerTally openDirectTally = new AnswerTally(slo);
+                    AnswerTally openDirectTally = new AnswerTally(sloNanos);
                     OpenLoopResult od = openLoop.run(directLeg, openDirectTally);
                     err.printf("%s: open loop, %.0f req/s, gateway...%n", BENCHMARK, rate);
                     if (warmOpen != null) {
                         warmOpen.run(viaGateway);
                     }
-                    AnswerTally openTally = new AnswerTally(slo);
+                    AnswerTally openTally = new AnswerTally(sloNanos);
                     GatewayMetrics openBefore = GatewayMetrics.scrape(gateway);
                     OpenLoopResult og = openLoop.run(viaGateway, openTally);
                     GatewayMetrics.Summary openInside = inside(openBefore, GatewayMetrics.scrape(gateway));
@@ -255,7 +253,7 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
 
     private void validate() {
         if (clients < 1 || inputLength < 1 || timeoutMs < 1 || maxConnections < 1 || !(durationS > 0)
-                || !(warmupS >= 0) || !(jvmWarmupS >= 0) || !(sloMs > 0)) {
+                || !(warmupS >= 0) || !(jvmWarmupS >= 0) || !(slo.ms() > 0)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--clients, --input-length, --timeout-ms, "
                     + "--max-connections, --slo-ms and --duration-s must be positive, --warmup-s and --jvm-warmup-s ≥ 0");
         }
@@ -285,12 +283,12 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
         s.put("durationS", durationS);
         s.put("rates", rates);
         s.put("arrivals", arrivals.process().describe());
-        s.put("sloMs", sloMs);
+        s.put("sloMs", slo.ms());
         s.put("inputLength", inputLength);
         s.put("inputs", "random, distinct per request");
         s.put("maxConnections", maxConnections);
         s.put("timeoutMs", timeoutMs);
-        s.put("seed", seed);
+        s.put("seed", seed.seed());
         s.put("gatewayJar", gatewayOptions.jar.toString());
         s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);
         s.put("gatewayArgs", gatewayOptions.gatewayArgs);

@@ -52,8 +52,8 @@ public final class GoodputCommand implements Callable<Integer> {
             description = "Offered requests/s of the SLO sweep (default ${DEFAULT-VALUE}).")
     double sloRate;
 
-    @Option(names = "--slo-ms", defaultValue = "20", description = "SLO of the load sweep (default ${DEFAULT-VALUE}).")
-    double sloMs;
+    @Mixin
+    SloOption slo;
 
     @Option(names = "--load-factors", split = ",", defaultValue = "0.5,1,1.5,2",
             description = "Offered loads of the second sweep, as multiples of the measured capacity "
@@ -78,7 +78,7 @@ public final class GoodputCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         if (slosMs.stream().anyMatch(s -> !(s > 0)) || loadFactors.stream().anyMatch(f -> !(f > 0))
-                || !(sloRate > 0) || !(sloMs > 0) || capacityClients < 1 || !(betaMs >= 0) || !(alphaMs >= 0)) {
+                || !(sloRate > 0) || !(slo.ms() > 0) || capacityClients < 1 || !(betaMs >= 0) || !(alphaMs >= 0)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "SLOs, load factors, rates and clients must "
                     + "be positive");
         }
@@ -96,21 +96,21 @@ public final class GoodputCommand implements Callable<Integer> {
         try {
             GatewayAdminClient admin = gateway.admin();
             // the load sweep's model first: its capacity run doubles as the JVM warm-up's partner
-            String loadModel = "load-slo" + Math.round(sloMs);
+            String loadModel = "load-slo" + Math.round(slo.ms());
             containers.add(ScenarioOptions.emulated(loadModel, betaMs, alphaMs));
-            ScenarioOptions.register(admin, loadModel, sloMs, -1,
+            ScenarioOptions.register(admin, loadModel, slo.ms(), -1,
                     List.of(GatewayProcess.HOST + ":" + containers.get(0).port()), "floats");
             try (GatewayPredictWorkload w = options.workload(gateway, loadModel, options.inputLength)) {
                 options.jvmWarmup(w, err, SCENARIO);
-                capacity = options.closed("capacity (closed loop)", Map.of("sloMs", sloMs), gateway, w,
-                        capacityClients, sloMs, err, SCENARIO);
+                capacity = options.closed("capacity (closed loop)", Map.of("sloMs", slo.ms()), gateway, w,
+                        capacityClients, slo.ms(), err, SCENARIO);
                 double cap = capacity.answeredPerSec();
                 for (double f : loadFactors) {
                     Map<String, Object> setting = new LinkedHashMap<>();
-                    setting.put("sloMs", sloMs);
+                    setting.put("sloMs", slo.ms());
                     setting.put("loadFactor", f);
                     byLoad.add(options.open(String.format(Locale.ROOT, "%.2gx capacity", f), setting, gateway, w,
-                            f * cap, sloMs, run++, err, SCENARIO));
+                            f * cap, slo.ms(), run++, err, SCENARIO));
                 }
             }
             for (double slo : slosMs) {
@@ -135,7 +135,7 @@ public final class GoodputCommand implements Callable<Integer> {
 
         List<String> findings = new ArrayList<>();
         findings.add(String.format(Locale.ROOT, "Measured capacity at SLO %.0f ms: %.0f answers/s (closed loop, %d "
-                + "clients, goodput %.0f/s, p99 %s ms).", sloMs, capacity.answeredPerSec(), capacityClients,
+                + "clients, goodput %.0f/s, p99 %s ms).", slo.ms(), capacity.answeredPerSec(), capacityClients,
                 capacity.goodputPerSec(), HtmlReport.format(capacity.p99Ms())));
         findings.add(shape(byLoad));
         List<Measurement> all = new ArrayList<>();
@@ -145,7 +145,7 @@ public final class GoodputCommand implements Callable<Integer> {
         Map<String, Object> settings = options.settings();
         settings.put("slosMs", slosMs);
         settings.put("sloRate", sloRate);
-        settings.put("sloMs", sloMs);
+        settings.put("sloMs", slo.ms());
         settings.put("loadFactors", loadFactors);
         settings.put("capacityClients", capacityClients);
         settings.put("batching", "AIMD (-1)");
@@ -154,7 +154,7 @@ public final class GoodputCommand implements Callable<Integer> {
                 ScenarioOptions.environment(atStart), List.of(gatewayInfo), all, findings);
         Path json = report.writeJson(dir);
         List<Double> offered = byLoad.stream().map(Measurement::offeredRate).toList();
-        Path loadPng = Charts.lines(dir.resolve("goodput-vs-load.png"), "Goodput vs offered load (SLO " + sloMs
+        Path loadPng = Charts.lines(dir.resolve("goodput-vs-load.png"), "Goodput vs offered load (SLO " + slo.ms()
                 + " ms)", "offered requests/s", "per second", List.of(
                         new Charts.Series("answers/s", offered, byLoad.stream().map(Measurement::answeredPerSec)
                                 .toList()),

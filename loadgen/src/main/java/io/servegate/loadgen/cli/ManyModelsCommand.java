@@ -33,6 +33,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -91,14 +92,14 @@ public final class ManyModelsCommand implements Callable<Integer> {
     @Option(names = "--duration-s", defaultValue = "30", description = "Measured seconds (default ${DEFAULT-VALUE}).")
     int durationS;
 
-    @Option(names = "--slo-ms", defaultValue = "100", description = "Latency SLO (default ${DEFAULT-VALUE}).")
-    long sloMs;
+    @Mixin
+    SloOption slo;
 
     @Option(names = "--zipf-s", defaultValue = "1", description = "Zipf exponent (default ${DEFAULT-VALUE}).")
     double zipfS;
 
-    @Option(names = "--seed", defaultValue = "1", description = "Arrival and popularity seed (default ${DEFAULT-VALUE}).")
-    long seed;
+    @Mixin
+    SeedOption seed;
 
     @Option(names = "--placements", split = ",", defaultValue = "lru,static",
             description = "Which placements to run, of lru and static (default ${DEFAULT-VALUE}).")
@@ -117,7 +118,7 @@ public final class ManyModelsCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (count < 1 || resident < 1 || resident > count || replicas < 1 || !(rate > 0) || durationS < 1
-                || warmupS < 0 || warmupRate != null && !(warmupRate > 0) || sloMs < 1 || !(zipfS >= 0)
+                || warmupS < 0 || warmupRate != null && !(warmupRate > 0) || Math.round(slo.ms()) < 1 || !(zipfS >= 0)
                 || placements.isEmpty() || !List.of("lru", "static").containsAll(placements)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need 1 <= resident <= count, replicas >= 1, "
                     + "positive rates, duration and SLO, zipf-s >= 0, placements of lru and static");
@@ -158,9 +159,9 @@ public final class ManyModelsCommand implements Callable<Integer> {
         settings.put("warmupS", warmupS);
         settings.put("warmupRate", warmupRate());
         settings.put("durationS", durationS);
-        settings.put("sloMs", sloMs);
+        settings.put("sloMs", Math.round(slo.ms()));
         settings.put("zipfS", zipfS);
-        settings.put("seed", seed);
+        settings.put("seed", seed.seed());
         settings.put("inputs", "Fashion-MNIST test images 0..999");
         report.put("settings", settings);
         report.put("environment", Map.of("cpus", Runtime.getRuntime().availableProcessors(), "loadAverageAtStart",
@@ -176,7 +177,7 @@ public final class ManyModelsCommand implements Callable<Integer> {
         bars.put("p99 ms", results.stream().map(r -> (Double) r.get("p99Ms")).toList());
         Path png = Charts.bars(dir.resolve("many-models.png"), String.format(Locale.ROOT,
                 "%d ONNX model versions, Zipf s=%s, %d containers holding %d each, %.0f q/s, SLO %d ms", count,
-                zipfS, replicas, resident, rate, sloMs), "", labels, bars, true);
+                zipfS, replicas, resident, rate, Math.round(slo.ms())), "", labels, bars, true);
         List<String> headers = List.of("placement", "goodput/s", "goodput %", "defaults", "late", "cold-start %",
                 "loads", "evictions", "p99 ms", "p99 predictions ms", "container RSS MiB");
         List<List<Object>> rows = new ArrayList<>();
@@ -201,7 +202,7 @@ public final class ManyModelsCommand implements Callable<Integer> {
     private Map<String, Object> run(String placement, List<Version> versions, long budget, List<float[]> images,
             Path dir) throws Exception {
         GatewayProcess gateway = GatewayProcess.start(gatewayJar, List.of("-Xmx1g"),
-                List.of("--servegate.oip.timeout=" + sloMs + "ms"), dir.resolve(placement + "-gateway.log"));
+                List.of("--servegate.oip.timeout=" + Math.round(slo.ms()) + "ms"), dir.resolve(placement + "-gateway.log"));
         List<ContainerChild> containers = new ArrayList<>();
         try {
             GatewayAdminClient admin = gateway.admin();
@@ -241,10 +242,10 @@ public final class ManyModelsCommand implements Callable<Integer> {
             }
             List<String> paths = versions.stream().map(Version::path).toList();
             try (ZipfOipWorkload workload = new ZipfOipWorkload(GatewayProcess.HOST, gateway.port(), paths, zipfS,
-                    seed, images, 256, Duration.ofSeconds(10))) {
+                    seed.seed(), images, 256, Duration.ofSeconds(10))) {
                 if (warmupS > 0) {
                     new OpenLoop(warmupRate(), Duration.ZERO, Duration.ofSeconds(warmupS), Duration.ofSeconds(5),
-                            seed + 1).run(workload);
+                            seed.seed() + 1).run(workload);
                 }
                 JsonNode before = "lru".equals(placement) ? admin.get("get_placements").get(0) : null;
                 Map<String, Double> defaultsBefore = poolDefaults(gateway);
@@ -253,9 +254,9 @@ public final class ManyModelsCommand implements Callable<Integer> {
                 AtomicLong late = new AtomicLong();
                 AtomicLong notResident = new AtomicLong();
                 LatencyRecorder predictions = new LatencyRecorder();
-                long sloNanos = sloMs * 1_000_000;
+                long sloNanos = Math.round(slo.ms()) * 1_000_000;
                 OpenLoopResult r = new OpenLoop(rate, Duration.ZERO, Duration.ofSeconds(durationS),
-                        Duration.ofSeconds(5), seed).run(workload, (answer, nanos) -> {
+                        Duration.ofSeconds(5), seed.seed()).run(workload, (answer, nanos) -> {
                             ZipfOipWorkload.RankedAnswer a = (ZipfOipWorkload.RankedAnswer) answer;
                             if (a.rank() >= resident) {
                                 notResident.incrementAndGet();

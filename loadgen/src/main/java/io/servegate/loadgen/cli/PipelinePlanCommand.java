@@ -118,8 +118,8 @@ public final class PipelinePlanCommand implements Callable<Integer> {
     @Option(names = "--timeout-ms", defaultValue = "5000", description = "Per-request timeout (default ${DEFAULT-VALUE}).")
     long timeoutMs;
 
-    @Option(names = "--seed", defaultValue = "1", description = "(default ${DEFAULT-VALUE})")
-    long seed;
+    @Mixin
+    SeedOption seed;
 
     @Option(names = "--out", defaultValue = "bench/results",
             description = "Base directory; the run writes to <out>/" + SCENARIO + "-<UTC timestamp>/ (default ${DEFAULT-VALUE}).")
@@ -278,7 +278,7 @@ public final class PipelinePlanCommand implements Callable<Integer> {
         try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), strategy,
                 new RandomInputs(inputLength), 512, timeout)) {
             r = new OpenLoop(offered, GatewayOverheadCommand.seconds(warmupS), GatewayOverheadCommand.seconds(durationS),
-                    timeout, seed).run(load, (answer, latency) -> {
+                    timeout, seed.seed()).run(load, (answer, latency) -> {
                         synchronized (all) {
                             all.recordValue(latency);
                         }
@@ -407,7 +407,7 @@ public final class PipelinePlanCommand implements Callable<Integer> {
         settings.put("warmup_s", warmupS);
         settings.put("duration_s", durationS);
         settings.put("containers", "emulated (process manager, java -jar " + containerJar + ")");
-        settings.put("seed", seed);
+        settings.put("seed", seed.seed());
         settings.put("gateway_jvm_args", gatewayOptions.jvmArgs);
         settings.put("gateway_args", gatewayOptions.gatewayArgs);
         Map<String, Object> json = new LinkedHashMap<>();

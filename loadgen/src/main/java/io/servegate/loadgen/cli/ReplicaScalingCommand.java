@@ -61,9 +61,8 @@ public final class ReplicaScalingCommand implements Callable<Integer> {
             description = "Fixed batch size of the model, -1 for AIMD (default ${DEFAULT-VALUE}).")
     int batchSize;
 
-    @Option(names = "--slo-ms", defaultValue = "1000",
-            description = "The app's SLO; goodput counts answers within it (default ${DEFAULT-VALUE}).")
-    double sloMs;
+    @Mixin
+    SloOption slo;
 
     @Override
     public Integer call() throws Exception {
@@ -73,7 +72,7 @@ public final class ReplicaScalingCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         if (replicas.isEmpty() || replicas.stream().anyMatch(r -> r < 1) || clientsPerReplica < 1 || !(betaMs >= 0)
-                || !(alphaMs >= 0) || batchSize == 0 || batchSize < -1 || !(sloMs > 0)) {
+                || !(alphaMs >= 0) || batchSize == 0 || batchSize < -1 || !(slo.ms() > 0)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need replicas >= 1, clients per replica >= 1, "
                     + "beta and alpha >= 0, batch size >= 1 or -1, SLO > 0");
         }
@@ -96,7 +95,7 @@ public final class ReplicaScalingCommand implements Callable<Integer> {
                     containers.add(c);
                     addresses.add(GatewayProcess.HOST + ":" + c.port());
                 }
-                ScenarioOptions.register(admin, name, sloMs, batchSize, addresses, "floats");
+                ScenarioOptions.register(admin, name, slo.ms(), batchSize, addresses, "floats");
                 try (GatewayPredictWorkload w = options.workload(gateway, name, options.inputLength)) {
                     if (!warmed) {
                         options.jvmWarmup(w, err, SCENARIO);
@@ -105,7 +104,7 @@ public final class ReplicaScalingCommand implements Callable<Integer> {
                     Map<String, Object> setting = new LinkedHashMap<>();
                     setting.put("replicas", r);
                     results.add(options.closed(r + (r == 1 ? " replica" : " replicas"), setting, gateway, w,
-                            clientsPerReplica * r, sloMs, err, SCENARIO));
+                            clientsPerReplica * r, slo.ms(), err, SCENARIO));
                 }
             }
         } finally {
@@ -132,7 +131,7 @@ public final class ReplicaScalingCommand implements Callable<Integer> {
         settings.put("betaMs", betaMs);
         settings.put("alphaMs", alphaMs);
         settings.put("batchSize", batchSize);
-        settings.put("sloMs", sloMs);
+        settings.put("sloMs", slo.ms());
         ScenarioReport report = new ScenarioReport(SCENARIO, startedAt.toString(), settings,
                 ScenarioOptions.environment(atStart), List.of(gatewayInfo), results, findings);
         Path json = report.writeJson(dir);

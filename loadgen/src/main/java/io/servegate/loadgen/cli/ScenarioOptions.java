@@ -72,8 +72,8 @@ public final class ScenarioOptions {
             description = "Per-request timeout, and drain time (default ${DEFAULT-VALUE}).")
     long timeoutMs;
 
-    @Option(names = "--seed", defaultValue = "1", description = "Seed of the arrival schedules (default ${DEFAULT-VALUE}).")
-    long seed;
+    @Mixin
+    SeedOption seed;
 
     @Option(names = "--out", defaultValue = "bench/results",
             description = "Base directory; the run writes to <out>/<scenario>-<UTC timestamp>/ (default ${DEFAULT-VALUE}).")
@@ -142,14 +142,14 @@ public final class ScenarioOptions {
         ArrivalPattern process = arrivals.process();
         if (warmupS > 0) {
             new OpenLoop(rate, process, Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout(),
-                    seed + 1000 + run).run(w);
+                    seed.seed() + 1000 + run).run(w);
         }
         err.printf("%s: %s, open loop %.0f req/s (%s), %.1f s...%n", scenario, label, rate, process.describe(),
                 durationS);
         AnswerTally tally = new AnswerTally(Math.round(sloMs * 1e6));
         GatewayMetrics before = GatewayMetrics.scrape(g);
         OpenLoopResult r = new OpenLoop(rate, process, Duration.ZERO, GatewayOverheadCommand.seconds(durationS),
-                timeout(), seed + run).run(w, tally);
+                timeout(), seed.seed() + run).run(w, tally);
         Measurement m = Measurement.of(label, setting, r, tally.counts(),
                 GatewayOverheadCommand.inside(before, GatewayMetrics.scrape(g)));
         err.printf("%s:   %.1f answers/s, goodput %.1f/s, p99 %s ms%n", scenario, m.answeredPerSec(),
@@ -185,7 +185,7 @@ public final class ScenarioOptions {
         s.put("inputLength", inputLength);
         s.put("maxConnections", maxConnections);
         s.put("timeoutMs", timeoutMs);
-        s.put("seed", seed);
+        s.put("seed", seed.seed());
         s.put("gatewayJar", gateway.jar.toString());
         s.put("gatewayJvmArgs", gateway.jvmArgs);
         s.put("gatewayArgs", gateway.gatewayArgs);

@@ -115,9 +115,8 @@ public final class SchedulingCommand implements Callable<Integer> {
             description = "Emulated cost per input of the one-replica cases (default ${DEFAULT-VALUE}).")
     double alphaMs;
 
-    @Option(names = "--slo-ms", defaultValue = "20",
-            description = "SLO of the one-replica cases (default ${DEFAULT-VALUE}).")
-    double sloMs;
+    @Mixin
+    SloOption slo;
 
     @Option(names = "--gamma-cv2", defaultValue = "4",
             description = "CV² of the gaps of the r1-gamma case (default ${DEFAULT-VALUE}).")
@@ -144,10 +143,8 @@ public final class SchedulingCommand implements Callable<Integer> {
             description = "Per-request timeout, and drain time (default ${DEFAULT-VALUE}).")
     long timeoutMs;
 
-    @Option(names = "--seed", defaultValue = "1",
-            description = "Seed of the arrival schedules; every policy gets the same schedule per case "
-                    + "(default ${DEFAULT-VALUE}).")
-    long seed;
+    @Mixin
+    SeedOption seed;
 
     @Option(names = "--out", defaultValue = "bench/results",
             description = "Base directory; the run writes to <out>/" + SCENARIO + "-<UTC timestamp>/ "
@@ -226,7 +223,7 @@ public final class SchedulingCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(cl, "need --duration-s > 0, --warmup-s and --jvm-warmup-s ≥ 0, "
                     + "--beta-ms ≥ 0, --alpha-ms > 0 and positive --input-length, --max-connections and --timeout-ms");
         }
-        if (!(ServingOptimum.uncoordinated(1, betaMs, alphaMs, sloMs).batchSize() > 0)) {
+        if (!(ServingOptimum.uncoordinated(1, betaMs, alphaMs, slo.ms()).batchSize() > 0)) {
             throw new CommandLine.ParameterException(cl, "--slo-ms must hold two batches of one: SLO ≥ 2·(β + α)");
         }
         if (policies.isEmpty() || new LinkedHashSet<>(policies).size() != policies.size()) {
@@ -234,7 +231,7 @@ public final class SchedulingCommand implements Callable<Integer> {
         }
         List<Case> catalogue;
         try {
-            catalogue = cases(betaMs, alphaMs, sloMs, gammaCv2);
+            catalogue = cases(betaMs, alphaMs, slo.ms(), gammaCv2);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(cl, e.getMessage());
         }
@@ -298,7 +295,7 @@ public final class SchedulingCommand implements Callable<Integer> {
                 for (int i = 0; i < cases.size(); i++) {
                     Case c = cases.get(i);
                     new OpenLoop(c.ratePerSec(), c.arrivals(), Duration.ZERO,
-                            GatewayOverheadCommand.seconds(jvmWarmupS / cases.size()), timeout, seed + 2000 + i)
+                            GatewayOverheadCommand.seconds(jvmWarmupS / cases.size()), timeout, seed.seed() + 2000 + i)
                             .run(loads.get(c.name()));
                 }
             }
@@ -321,7 +318,7 @@ public final class SchedulingCommand implements Callable<Integer> {
         Duration timeout = Duration.ofMillis(timeoutMs);
         if (warmupS > 0) {
             new OpenLoop(c.ratePerSec(), c.arrivals(), Duration.ZERO, GatewayOverheadCommand.seconds(warmupS),
-                    timeout, seed + 1000 + index).run(load);
+                    timeout, seed.seed() + 1000 + index).run(load);
         }
         err.printf("%s: %s, %s: open loop %.0f req/s (%s), %.1f s...%n", SCENARIO, policy, c.name(), c.ratePerSec(),
                 c.arrivals().describe(), durationS);
@@ -332,7 +329,7 @@ public final class SchedulingCommand implements Callable<Integer> {
         TimerJitter.Child control = timerControl
                 ? TimerJitter.Child.start(GatewayOverheadCommand.seconds(durationS)) : null;
         OpenLoopResult result = new OpenLoop(c.ratePerSec(), c.arrivals(), Duration.ZERO,
-                GatewayOverheadCommand.seconds(durationS), timeout, seed + index).run(load, (answer, nanos) -> {
+                GatewayOverheadCommand.seconds(durationS), timeout, seed.seed() + index).run(load, (answer, nanos) -> {
                     tally.accept(answer, nanos);
                     lateTally.accept(answer, nanos);
                 });
@@ -357,7 +354,7 @@ public final class SchedulingCommand implements Callable<Integer> {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("policies", policies.stream().map(Policy::name).toList());
         s.put("cases", caseNames);
-        s.put("oneReplica", "beta " + betaMs + " ms, alpha " + alphaMs + " ms, SLO " + sloMs + " ms");
+        s.put("oneReplica", "beta " + betaMs + " ms, alpha " + alphaMs + " ms, SLO " + slo.ms() + " ms");
         s.put("eightReplicas", "beta " + TABLE4_BETA_MS + " ms, alpha " + TABLE4_ALPHA_MS + " ms, SLO "
                 + TABLE4_SLO_MS + " ms (Symphony Table 4, ResNet50)");
         s.put("gammaCv2", gammaCv2);
@@ -374,7 +371,7 @@ public final class SchedulingCommand implements Callable<Integer> {
         s.put("target", "Clipper POST /{app}/predict");
         s.put("maxConnections", maxConnections);
         s.put("timeoutMs", timeoutMs);
-        s.put("seed", seed);
+        s.put("seed", seed.seed());
         s.put("gatewayJar", gatewayOptions.jar.toString());
         s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);
         s.put("gatewayArgs", gatewayOptions.gatewayArgs);

@@ -85,7 +85,8 @@ class DriveCommandTest {
                 .isEqualTo(load.path("requests").asLong());
         assertThat(load.path("requests").asLong() + load.path("unanswered").asLong())
                 .isEqualTo(load.path("scheduled").asLong());
-        assertThat(answers.path("goodput").asLong()).isPositive().isLessThanOrEqualTo(answers.path("predictions").asLong());
+        // how many are in time depends on the machine's load: only that they are counted among the predictions
+        assertThat(answers.path("goodput").asLong()).isBetween(0L, answers.path("predictions").asLong());
         assertThat(r.path("goodputPerSec").asDouble()).isEqualTo(answers.path("goodput").asLong() / 2.0);
         assertThat(r.path("settings").path("input").asText()).isEqualTo("8 random floats");
     }
