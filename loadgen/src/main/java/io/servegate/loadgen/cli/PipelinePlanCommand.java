@@ -11,6 +11,7 @@ import io.servegate.loadgen.load.GatewayPredictWorkload;
 import io.servegate.loadgen.load.OpenLoop;
 import io.servegate.loadgen.load.OpenLoopResult;
 import io.servegate.loadgen.load.RandomInputs;
+import io.servegate.loadgen.report.PipelinePlanReport;
 import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.workload.admin.GatewayAdminClient;
@@ -410,50 +411,11 @@ public final class PipelinePlanCommand implements Callable<Integer> {
         settings.put("seed", seed.seed());
         settings.put("gateway_jvm_args", gatewayOptions.jvmArgs);
         settings.put("gateway_args", gatewayOptions.gatewayArgs);
-        Map<String, Object> json = new LinkedHashMap<>();
-        json.put("scenario", SCENARIO);
-        json.put("started_at", startedAt.toString());
-        json.put("settings", settings);
-        json.put("minimum_latency", minimum);
-        json.put("runs", runs);
-        json.put("gateway", gatewayInfo);
-        json.put("environment", ScenarioOptions.environment(atStart));
-        JSON.writeValue(dir.resolve(SCENARIO + ".json").toFile(), json);
+        String md = PipelinePlanReport.write(dir, settings, minimum, runs, gatewayInfo,
+                ScenarioOptions.environment(atStart), atStart, startedAt);
         if (planFile != null) {
             Files.copy(planFile, dir.resolve("plan.json"));
         }
-        StringBuilder md = new StringBuilder();
-        md.append("# Pipeline plans live\n\n").append(String.format(Locale.ROOT,
-                "%s, load average %s at start, %s at end. Minimum latency (median of %s queries one at a time, "
-                        + "fastest kinds, batch 1): %s ms (emulated compute %s ms).%n%n", startedAt,
-                atStart.loadAverage(), RunConditions.now().loadAverage(), minimum.get("queries"),
-                minimum.get("median_ms"), minimum.get("emulated_compute_ms")));
-        if (!runs.isEmpty()) {
-            md.append(String.format(Locale.ROOT, "SLO %s ms, planned with %s ms of overhead per stage, Poisson %.0f/s, "
-                    + "%s policy, stage deadlines: %s, %.0f s per plan after %.0f s warm-up.%n%n", settings.get("slo_ms"),
-                    settings.get("plan_overhead_ms"), offered, policy, stageDeadlines, durationS, warmupS));
-            md.append("| plan | cost / h | per stage: kind × replicas, max batch (live mean batch) | sim p99 ms | "
-                    + "sim attainment | live p99 ms | live attainment | defaults (by stage) | load average |\n");
-            md.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-            for (Map<String, Object> r : runs) {
-                StringBuilder st = new StringBuilder();
-                Map<?, ?> batches = (Map<?, ?>) r.get("stage_batches");
-                for (Object o : (List<?>) r.get("stages")) {
-                    Map<?, ?> s = (Map<?, ?>) o;
-                    Object mean = ((Map<?, ?>) batches.get(s.get("stage"))).get("mean_batch");
-                    st.append(st.isEmpty() ? "" : "; ").append(s.get("stage")).append(' ').append(s.get("hardware"))
-                            .append(" × ").append(s.get("replicas")).append(", ").append(s.get("max_batch"))
-                            .append(" (").append(mean).append(')');
-                }
-                Map<?, ?> cond = (Map<?, ?>) r.get("conditions");
-                md.append(String.format(Locale.ROOT, "| %s | %.2f | %s | %s | %.1f %% | %s | %.1f %% | %s %s | %s |%n",
-                        r.get("strategy"), r.get("cost_per_hour"), st, r.get("sim_fresh_p99_ms"),
-                        100 * ((Number) r.get("sim_fresh_attainment")).doubleValue(), r.get("p99_ms"),
-                        100 * ((Number) r.get("attainment")).doubleValue(), r.get("defaults"),
-                        r.get("defaults_by_stage"), cond.get("loadAverageAtEnd")));
-            }
-        }
-        Files.writeString(dir.resolve(SCENARIO + ".md"), md.toString());
         spec.commandLine().getErr().printf("%s: report in %s%n%s", SCENARIO, dir, md);
         // the bench script reads the minimum from here to plan with an SLO of 3x it
         spec.commandLine().getOut().println(new ObjectMapper().writeValueAsString(minimum));

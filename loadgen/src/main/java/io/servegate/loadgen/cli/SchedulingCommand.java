@@ -12,6 +12,7 @@ import io.servegate.loadgen.load.RandomInputs;
 import io.servegate.loadgen.load.TimerJitter;
 import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
+import io.servegate.loadgen.report.SchedulingFindings;
 import io.servegate.loadgen.report.SchedulingReport;
 import io.servegate.loadgen.scenario.ServingOptimum;
 import io.servegate.workload.admin.GatewayAdminClient;
@@ -202,7 +203,7 @@ public final class SchedulingCommand implements Callable<Integer> {
 
         SchedulingReport report = new SchedulingReport(SCENARIO, startedAt.toString(), settings(),
                 ScenarioOptions.environment(atStart), gateways, runs, SchedulingReport.symphonyTable4(),
-                SchedulingReport.findings(runs, Runtime.getRuntime().availableProcessors()));
+                SchedulingFindings.of(runs, Runtime.getRuntime().availableProcessors()));
         Path html = report.write(dir);
         PrintWriter stdout = spec.commandLine().getOut();
         stdout.print(report.table());

@@ -233,8 +233,8 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
         Files.createDirectories(dir);
         Path json = dir.resolve(scenario + ".json");
         JSON.writeValue(json.toFile(), this);
-        List<String> policies = distinct(Run::policy);
-        List<String> cases = distinct(Run::caseName);
+        List<String> policies = distinct(runs, Run::policy);
+        List<String> cases = distinct(runs, Run::caseName);
 
         Map<String, List<Double>> ofOptimum = Charts.series();
         for (String p : policies) {
@@ -342,76 +342,6 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
         return sb.toString();
     }
 
-    /** Sentences that read the numbers: per case, the policies against the optimum; lateness; CPU limits. */
-    public static List<String> findings(List<Run> runs, int cores) {
-        List<String> out = new ArrayList<>();
-        for (String c : distinct(runs, Run::caseName)) {
-            List<Run> of = runs.stream().filter(r -> r.caseName().equals(c)).toList();
-            Run first = of.get(0);
-            StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%s (%s, %.0f/s offered, optimum %.0f/s):",
-                    c, first.description(), first.offeredPerSec(), first.optimumPerSec()));
-            List<String> met = new ArrayList<>();
-            for (Run r : of) {
-                sb.append(String.format(Locale.ROOT, " %s %.0f/s (%s of optimum, p99 %s ms);", r.policy(),
-                        r.measurement().goodputPerSec(), fixed(r.goodputOfOptimum(), 2),
-                        fixed(r.measurement().p99Ms(), 1)));
-                if (r.targetOfOptimum() != null && r.goodputOfOptimum() != null
-                        && r.goodputOfOptimum() >= r.targetOfOptimum()) {
-                    met.add(r.policy());
-                }
-            }
-            if (first.targetOfOptimum() != null) {
-                sb.append(String.format(Locale.ROOT, " the target (≥ %.2f of optimum) is met by %s.",
-                        first.targetOfOptimum(), met.isEmpty() ? "none" : String.join(", ", met)));
-            }
-            out.add(sb.toString());
-        }
-        for (String p : distinct(runs, Run::policy)) {
-            List<Run> of = runs.stream().filter(r -> r.policy().equals(p)).toList();
-            long late = of.stream().mapToLong(Run::lateAnswers).sum();
-            long answers = of.stream().mapToLong(Run::answers).sum();
-            long timers = of.stream().filter(r -> r.control() != null).mapToLong(r -> r.control().timers()).sum();
-            long lateTimers = of.stream().filter(r -> r.control() != null).mapToLong(r -> r.control().over2Ms()).sum();
-            if (answers > 0 && timers > 0) {
-                double share = (double) late / answers;
-                double control = (double) lateTimers / timers;
-                out.add(String.format(Locale.ROOT, "%s, all cases: %.3f%% of answers later than SLO + 2 ms against "
-                        + "%.3f%% of the bare-timer control's wake-ups later than 2 ms: %s (target ≤ 2x).", p,
-                        100 * share, 100 * control, control > 0 ? fixed(share / control, 2) + "x"
-                                : "the control had none"));
-            }
-        }
-        List<String> saturated = new ArrayList<>();
-        List<String> lagging = new ArrayList<>();
-        for (Run r : runs) {
-            Cores c = r.cores();
-            if (c.machine() != null && c.machine() >= 0.9 * cores) {
-                Double idle = r.meanIdleFraction();
-                saturated.add(String.format(Locale.ROOT, "%s / %s (%.2f busy: gateway %s, load generator %s, "
-                        + "containers %s, other processes %s; gateway CPU %s ms per query; replicas idle %s)",
-                        r.policy(), r.caseName(), c.machine(), fixed(c.gateway(), 2), fixed(c.loadGenerator(), 2),
-                        fixed(c.containers(), 2), fixed(c.others(), 2), fixed(r.measurement().gatewaySide() == null
-                                ? null : r.measurement().gatewaySide().cpuMsPerQuery(), 3),
-                        idle == null ? "-" : fixed(idle, 2)));
-            }
-            if (!r.loadKeptUp()) {
-                lagging.add(String.format(Locale.ROOT, "%s / %s (%.0f/s sent, send lag p99 %s ms)", r.policy(),
-                        r.caseName(), r.measurement().sentPerSec(), fixed(r.measurement().sendLagP99Ms(), 1)));
-            }
-        }
-        if (!saturated.isEmpty()) {
-            out.add(String.format(Locale.ROOT, "The machine's %d cores were at least 90%% busy in %d of %d runs; "
-                    + "where replicas sit idle meanwhile and goodput falls short, the cores, not the replicas, are the "
-                    + "limit: %s.", cores, saturated.size(), runs.size(), String.join("; ", saturated)));
-        }
-        if (!lagging.isEmpty()) {
-            out.add("The load generator fell behind its schedule (under 97 % sent, or send lag p99 over 2 ms), so the "
-                    + "load was burstier than scheduled; latencies still count from the schedule: "
-                    + String.join("; ", lagging) + ".");
-        }
-        return out;
-    }
-
     private List<String> goodputHeaders(List<String> policies) {
         List<String> h = new ArrayList<>(List.of("case", "replicas", "β / α / SLO ms", "arrivals", "offered/s",
                 "optimum/s", "optimum b", "target"));
@@ -503,11 +433,7 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
         return runs.stream().filter(r -> r.caseName().equals(caseName)).findFirst().orElseThrow();
     }
 
-    private List<String> distinct(Function<Run, String> key) {
-        return distinct(runs, key);
-    }
-
-    private static List<String> distinct(List<Run> runs, Function<Run, String> key) {
+    static List<String> distinct(List<Run> runs, Function<Run, String> key) {
         return List.copyOf(new LinkedHashSet<>(runs.stream().map(key).filter(Objects::nonNull).toList()));
     }
 
@@ -515,7 +441,7 @@ public record SchedulingReport(String scenario, String startedAt, Map<String, Ob
         return share == null ? null : 100 * share;
     }
 
-    private static String fixed(Double v, int decimals) {
+    static String fixed(Double v, int decimals) {
         return v == null || v.isNaN() ? "-" : String.format(Locale.ROOT, "%." + decimals + "f", v);
     }
 }
