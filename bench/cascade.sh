@@ -9,5 +9,5 @@
 # Needs Debian's dataset-fashion-mnist. SKIP_BUILD=1 skips the (incremental) Maven build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source bench/gateway-test-main.sh
-run_gateway_test_main -- io.servegate.gateway.bench.CascadeBenchmark "$@"
+source bench/gateway-bench-main.sh
+run_gateway_bench_main -- io.servegate.gateway.bench.CascadeBenchmark "$@"

@@ -15,5 +15,5 @@
 # Needs wrk (unless --client jvm), redis-server, redis-cli and redis-benchmark on the PATH (or next to $REDIS_SERVER). SKIP_BUILD=1 skips the (incremental) Maven build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source bench/gateway-test-main.sh
-run_gateway_test_main -Dslf4j.provider=ch.qos.logback.classic.spi.LogbackServiceProvider -- io.servegate.gateway.bench.FeedbackThroughputBenchmark "$@"
+source bench/gateway-bench-main.sh
+run_gateway_bench_main -Dslf4j.provider=ch.qos.logback.classic.spi.LogbackServiceProvider -- io.servegate.gateway.bench.FeedbackThroughputBenchmark "$@"

@@ -8,5 +8,5 @@
 # SKIP_BUILD=1 skips the (incremental) Maven build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source bench/gateway-test-main.sh
-run_gateway_test_main -Djava.awt.headless=true -- io.servegate.gateway.selection.fig8.Fig8Benchmark "$@"
+source bench/gateway-bench-main.sh
+run_gateway_bench_main -Djava.awt.headless=true -- io.servegate.gateway.selection.fig8.Fig8Benchmark "$@"
