@@ -20,7 +20,7 @@ public final class ArrivalSchedule {
     }
 
     /** The random stream a run of {@code seed} draws its arrivals from. */
-    public static SplittableRandom streamOf(long seed) {
+    private static SplittableRandom streamOf(long seed) {
         return new SplittableRandom(seed).split();
     }
 
@@ -30,12 +30,5 @@ public final class ArrivalSchedule {
             last = process.next(last, random);
         }
         return last;
-    }
-
-    /** The gap from the previous arrival (or the start) to the next one, in nanoseconds. */
-    public long nextGapNanos() {
-        long before = last;
-        long next = next();
-        return next == Long.MAX_VALUE ? Long.MAX_VALUE : next - before;
     }
 }
