@@ -4,7 +4,6 @@ import io.servegate.core.autoscaling.Autoscaler;
 import io.servegate.core.autoscaling.ScalingDecision;
 import io.servegate.core.autoscaling.ScalingSignals;
 import io.servegate.core.scheduling.ModelScheduler;
-import io.servegate.sim.report.ScalingTrace;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;

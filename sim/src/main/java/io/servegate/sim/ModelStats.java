@@ -1,7 +1,6 @@
 package io.servegate.sim;
 
 import io.servegate.core.scheduling.RejectReason;
-import io.servegate.sim.report.ScalingTrace;
 import java.util.Arrays;
 import org.HdrHistogram.Histogram;
 

@@ -7,7 +7,6 @@ import io.servegate.core.autoscaling.ScalingDecision;
 import io.servegate.core.autoscaling.ScalingReason;
 import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.sim.cli.ScenarioBuilder;
-import io.servegate.sim.report.ScalingTrace;
 import io.servegate.sim.workload.ScalingWorkloads;
 import io.servegate.workload.arrival.RateTrace;
 import java.util.List;

@@ -9,7 +9,7 @@ import io.servegate.sim.Autoscaling;
 import io.servegate.sim.SimResult;
 import io.servegate.sim.Simulation;
 import io.servegate.sim.report.Environment;
-import io.servegate.sim.report.ScalingTrace;
+import io.servegate.sim.ScalingTrace;
 import io.servegate.sim.workload.ScalingWorkloads;
 import io.servegate.workload.arrival.RateTrace;
 import io.servegate.workload.report.Charts;

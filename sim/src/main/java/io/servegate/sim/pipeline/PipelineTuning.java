@@ -5,7 +5,7 @@ import io.servegate.sim.Autoscaling;
 import io.servegate.sim.PipelineRouter;
 import io.servegate.sim.Scenario;
 import io.servegate.sim.latency.HardwareCosts;
-import io.servegate.sim.report.ScalingTrace;
+import io.servegate.sim.ScalingTrace;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package io.servegate.sim.report;
+package io.servegate.sim;
 
 import io.servegate.core.autoscaling.ScalingDecision;
 import java.util.ArrayList;
@@ -23,9 +23,9 @@ public final class ScalingTrace {
     public record Sample(double atS, double offeredRps, double goodRps, int replicas, int ready) {
     }
 
-    public final List<Sample> samples = new ArrayList<>();
-    public final List<ScalingDecision> decisions = new ArrayList<>();
-    public double replicaSeconds;
+    final List<Sample> samples = new ArrayList<>();
+    final List<ScalingDecision> decisions = new ArrayList<>();
+    double replicaSeconds;
 
     public List<Sample> samples() {
         return List.copyOf(samples);
