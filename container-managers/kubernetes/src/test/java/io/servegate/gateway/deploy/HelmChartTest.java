@@ -108,6 +108,22 @@ class HelmChartTest {
     }
 
     @Test
+    void adminAndMetricsTokensComeFromSecrets() {
+        Manifests m = render(t -> t.set("gateway.adminToken.existingSecret", "sg-admin")
+                .set("gateway.metricsToken.existingSecret", "sg-metrics").set("gateway.metricsToken.key", "scrape"));
+        Container c = m.get(Deployment.class, "rel-servegate-gateway").getSpec().getTemplate().getSpec()
+                .getContainers().get(0);
+        Map<String, String> secrets = c.getEnv().stream().filter(e -> e.getValueFrom() != null
+                        && e.getValueFrom().getSecretKeyRef() != null)
+                .collect(Collectors.toMap(EnvVar::getName, e -> e.getValueFrom().getSecretKeyRef().getName() + "/"
+                        + e.getValueFrom().getSecretKeyRef().getKey()));
+        assertThat(secrets).containsEntry("SERVEGATE_ADMIN_TOKEN", "sg-admin/token")
+                .containsEntry("SERVEGATE_METRICS_TOKEN", "sg-metrics/scrape");
+        assertThat(render(t -> t).get(Deployment.class, "rel-servegate-gateway").getSpec().getTemplate().getSpec()
+                .getContainers().get(0).getEnv()).noneMatch(e -> e.getName().endsWith("_TOKEN"));
+    }
+
+    @Test
     void chartLintsCleanInStrictMode() {
         LintResult lint = new Helm(CHART).lint().strict().call();
         assertThat(lint.isFailed()).as("helm lint --strict: %s", lint.getMessages()).isFalse();
