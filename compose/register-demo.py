@@ -1,5 +1,6 @@
 """Registers the compose demo through the gateway's admin API (one-shot; Python stdlib only, so it
-runs on the public python image and on the locally made base alike).
+runs on the public python image and on the locally made base alike). The admin token comes from
+SERVEGATE_ADMIN_TOKEN.
 
 App `fashion` (floats, Exp4 ensemble) linking the Java ONNX CNN `fmnist-cnn` and the Python
 scikit-learn model `fmnist-sklearn`, each with its container's address. Re-running it is harmless:
@@ -15,11 +16,13 @@ import urllib.request
 ADMIN = os.environ.get("ADMIN_URL", "http://gateway:1338")
 ONNX = os.environ.get("ONNX_ADDRESS", "onnx:8001")
 SKLEARN = os.environ.get("SKLEARN_ADDRESS", "sklearn:8001")
+TOKEN = os.environ.get("SERVEGATE_ADMIN_TOKEN", "")
+AUTH = {"Authorization": "Bearer " + TOKEN} if TOKEN else {}
 
 
 def post(endpoint, body):
     req = urllib.request.Request(ADMIN + "/admin/" + endpoint, data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"}, method="POST")
+                                 headers={"Content-Type": "application/json", **AUTH}, method="POST")
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
             print(endpoint, r.status, flush=True)
@@ -31,7 +34,7 @@ def post(endpoint, body):
 
 for attempt in range(120):  # wait for the gateway's admin port
     try:
-        urllib.request.urlopen(ADMIN + "/admin/ping", timeout=2).read()
+        urllib.request.urlopen(urllib.request.Request(ADMIN + "/admin/ping", headers=AUTH), timeout=2).read()
         break
     except OSError:
         time.sleep(1)

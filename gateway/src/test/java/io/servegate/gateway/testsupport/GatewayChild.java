@@ -124,6 +124,16 @@ public final class GatewayChild implements AutoCloseable {
         process.destroy();
     }
 
+    /** SIGKILL: the gateway ends at once, running no shutdown hook. */
+    public void kill() {
+        process.destroyForcibly();
+    }
+
+    /** The processes the gateway has started and their descendants, as they are now. */
+    public List<ProcessHandle> descendants() {
+        return process.descendants().toList();
+    }
+
     /** The exit status, or -1 if it is still running after {@code timeout}. */
     public int awaitExit(Duration timeout) throws InterruptedException {
         return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS) ? process.exitValue() : -1;

@@ -68,6 +68,61 @@ class HelmChartTest {
         return (Map<String, Object>) app.get("servegate");
     }
 
+    /**
+     * The commented {@code models} example in values.yaml, uncommented and rendered, runs images
+     * that {@code bin/images} builds, at the chart's appVersion, and passes no {@code --model}
+     * (the onnx image's entrypoint passes it).
+     */
+    @Test
+    void valuesExampleRunsImagesThatBinImagesBuilds() throws Exception {
+        List<String> lines = Files.readAllLines(CHART.resolve("values.yaml"));
+        int start = lines.indexOf("models: []") + 1;
+        StringBuilder example = new StringBuilder("models:\n");
+        for (String line : lines.subList(start, lines.size())) {
+            if (!line.startsWith("#")) {
+                break;
+            }
+            if (line.startsWith("# -") || line.startsWith("#  ")) {
+                example.append(line.substring(2)).append('\n');
+            }
+        }
+        Path values = Files.createTempFile("values-example", ".yaml");
+        Files.writeString(values, example);
+        Manifests m = render(t -> t.withValuesFile(values));
+        Files.delete(values);
+
+        String appVersion = new Yaml().<Map<String, Object>>load(Files.readString(CHART.resolve("Chart.yaml")))
+                .get("appVersion").toString();
+        List<String> built = Files.readAllLines(Path.of("..", "..", "bin", "images")).stream()
+                .filter(l -> l.matches("^# servegate/[a-z-]+ .*")).map(l -> l.split(" ")[1] + ":" + appVersion)
+                .toList();
+        Deployment model = m.items().stream().filter(Deployment.class::isInstance).map(Deployment.class::cast)
+                .filter(d -> d.getMetadata().getName().contains("fmnist-cnn")).findFirst()
+                .orElseThrow(() -> new AssertionError("no model Deployment in " + m.names()));
+        Container c = model.getSpec().getTemplate().getSpec().getContainers().get(0);
+        Container gw = m.get(Deployment.class, "rel-servegate-gateway").getSpec().getTemplate().getSpec()
+                .getContainers().get(0);
+        assertThat(built).as("images bin/images builds").contains(c.getImage(), gw.getImage());
+        assertThat(c.getArgs()).as("args of the example model").doesNotContain("--model");
+        assertThat(env(c)).containsEntry("MODEL_NAME", "fmnist-cnn");
+    }
+
+    @Test
+    void adminAndMetricsTokensComeFromSecrets() {
+        Manifests m = render(t -> t.set("gateway.adminToken.existingSecret", "sg-admin")
+                .set("gateway.metricsToken.existingSecret", "sg-metrics").set("gateway.metricsToken.key", "scrape"));
+        Container c = m.get(Deployment.class, "rel-servegate-gateway").getSpec().getTemplate().getSpec()
+                .getContainers().get(0);
+        Map<String, String> secrets = c.getEnv().stream().filter(e -> e.getValueFrom() != null
+                        && e.getValueFrom().getSecretKeyRef() != null)
+                .collect(Collectors.toMap(EnvVar::getName, e -> e.getValueFrom().getSecretKeyRef().getName() + "/"
+                        + e.getValueFrom().getSecretKeyRef().getKey()));
+        assertThat(secrets).containsEntry("SERVEGATE_ADMIN_TOKEN", "sg-admin/token")
+                .containsEntry("SERVEGATE_METRICS_TOKEN", "sg-metrics/scrape");
+        assertThat(render(t -> t).get(Deployment.class, "rel-servegate-gateway").getSpec().getTemplate().getSpec()
+                .getContainers().get(0).getEnv()).noneMatch(e -> e.getName().endsWith("_TOKEN"));
+    }
+
     @Test
     void chartLintsCleanInStrictMode() {
         LintResult lint = new Helm(CHART).lint().strict().call();
