@@ -75,6 +75,23 @@ public final class InputParser {
         }
     }
 
+    /**
+     * Checks a value that arrived in binary form against the input length limit that
+     * {@link #parse} applies to JSON inputs.
+     */
+    public void requireWithinLimit(TensorType<?> type, Object value, String where) {
+        int length = value instanceof byte[] b ? b.length : lengthOf(type, value);
+        if (length > maxLength) {
+            throw ApiException.badRequest("'" + where + "' has " + length + (value instanceof byte[] ? " bytes" : " elements")
+                    + "; the limit is " + maxLength);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> int lengthOf(TensorType<T> type, Object value) {
+        return value instanceof String s ? s.length() : type.length((T) value);
+    }
+
     /** Parses {@code node}; {@code where} names it in errors, e.g. {@code input} or {@code input_batch[3]}. */
     public Object parse(TensorType<?> type, JsonNode node, String where) {
         if (node == null || node.isNull() || node.isMissingNode()) {

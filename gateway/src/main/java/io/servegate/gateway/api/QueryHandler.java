@@ -55,36 +55,63 @@ public final class QueryHandler {
         this.clock = clock;
     }
 
+    /**
+     * Predicts the body's input: JSON ({@code input} or {@code input_batch}), or with
+     * {@code Content-Type: application/octet-stream} the body's bytes as one input of an app
+     * whose input type is {@code bytes}.
+     */
     public Mono<ServerResponse> predict(ServerRequest request) {
         long arrival = clock.getAsLong(); // the SLO clock starts here, before the body is read
         String appName = request.pathVariable("app");
-        return bodies.object(request).flatMap(body -> {
-            RegistrySnapshot snapshot = registry.snapshot();
-            PipelineGraph pipeline = snapshot.pipeline(appName).orElse(null);
-            if (pipeline != null) {
-                if (body.has("version")) {
-                    throw ApiException.badRequest("'version' applies to apps with a single model; '" + appName
-                            + "' is a pipeline, whose stages use their models' current versions");
+        if (QueryContentType.of(request) == QueryContentType.RAW) {
+            return bodies.raw(request).flatMap(input -> {
+                Query query = query(registry.snapshot(), appName, null, arrival);
+                if (query.type() != TensorType.BYTES) {
+                    throw new ApiException(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported media type", "'" + appName
+                            + "' takes input type '" + query.type().clipperName() + "'; an application/octet-stream "
+                            + "body is one raw input, for apps of input type 'bytes' only: send JSON instead");
                 }
-                return answer(body, TensorType.forName(pipeline.pipeline().inputType()), inputLength(pipeline, snapshot),
-                        input -> pipelines.predict(pipeline, snapshot, input, arrival));
-            }
-            Application app = app(snapshot, appName);
-            TensorType<?> type = TensorType.forName(app.inputType());
-            String context = context(body);
-            boolean single = SelectionConfig.SINGLE.policy().equals(app.selection().policy());
-            String model = app.linkedModels().isEmpty() ? null : app.linkedModels().get(0);
-            String requested = JsonBodies.optionalString(body, "version", null);
-            if (requested != null && !single) {
-                throw ApiException.badRequest("'version' applies to apps with a single model; app '" + app.name()
-                        + "' selects among its models with policy '" + app.selection().policy() + "'");
-            }
-            String version = version(snapshot, model, requested);
-            int length = model == null || version == null ? -1 : predictions.inputLength(model, version);
-            return answer(body, type, length, single
-                    ? input -> predictions.predict(app, model, version, type, input, arrival)
-                    : input -> selection.predict(app, snapshot, context, type, input, arrival));
+                inputs.requireWithinLimit(query.type(), input, "body");
+                return query.predictOne().apply(input).map(p -> render(p, queryIds.getAndIncrement()))
+                        .flatMap(this::ok);
+            });
+        }
+        return bodies.object(request).flatMap(body -> {
+            Query query = query(registry.snapshot(), appName, body, arrival);
+            return answer(body, query.type(), query.length(), query.predictOne());
         });
+    }
+
+    /** What a query of an app or pipeline takes and how one input of it is predicted. */
+    private record Query(TensorType<?> type, int length, Function<Object, Mono<Prediction>> predictOne) {
+    }
+
+    /** The query of {@code appName}; {@code body} (null for a raw body) may pick a version or a context. */
+    private Query query(RegistrySnapshot snapshot, String appName, JsonNode body, long arrival) {
+        PipelineGraph pipeline = snapshot.pipeline(appName).orElse(null);
+        if (pipeline != null) {
+            if (body != null && body.has("version")) {
+                throw ApiException.badRequest("'version' applies to apps with a single model; '" + appName
+                        + "' is a pipeline, whose stages use their models' current versions");
+            }
+            return new Query(TensorType.forName(pipeline.pipeline().inputType()), inputLength(pipeline, snapshot),
+                    input -> pipelines.predict(pipeline, snapshot, input, arrival));
+        }
+        Application app = app(snapshot, appName);
+        TensorType<?> type = TensorType.forName(app.inputType());
+        String context = body == null ? null : context(body);
+        boolean single = SelectionConfig.SINGLE.policy().equals(app.selection().policy());
+        String model = app.linkedModels().isEmpty() ? null : app.linkedModels().get(0);
+        String requested = body == null ? null : JsonBodies.optionalString(body, "version", null);
+        if (requested != null && !single) {
+            throw ApiException.badRequest("'version' applies to apps with a single model; app '" + app.name()
+                    + "' selects among its models with policy '" + app.selection().policy() + "'");
+        }
+        String version = version(snapshot, model, requested);
+        int length = model == null || version == null ? -1 : predictions.inputLength(model, version);
+        return new Query(type, length, single
+                ? input -> predictions.predict(app, model, version, type, input, arrival)
+                : input -> selection.predict(app, snapshot, context, type, input, arrival));
     }
 
     /** Parses {@code input} or {@code input_batch} and answers each input with {@code predictOne}. */
