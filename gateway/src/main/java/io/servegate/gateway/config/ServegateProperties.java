@@ -287,8 +287,8 @@ public record ServegateProperties(
              * ({@link ModelDirectories#DEFAULT}), empty = none.
              */
             List<String> modelDirectories,
-            /** The variables of a deploy_model {@code env} that name model files or directories. */
-            @DefaultValue({"MODEL_PATH", "MODEL_DIR"}) List<String> modelPathEnv) {
+            /** The variables of a deploy_model {@code env} that name model files or directories (or other files a container reads). */
+            @DefaultValue({"MODEL_PATH", "MODEL_DIR", "WARMUP_INPUT_FILE"}) List<String> modelPathEnv) {
 
         public Containers {
             modelDirectories = modelDirectories == null ? ModelDirectories.DEFAULT : modelDirectories;
@@ -308,7 +308,9 @@ public record ServegateProperties(
             /** Variables a command's {@code env} may set. */
             @DefaultValue({"MODEL_PATH", "INPUT_TYPE", "MAX_MESSAGE_BYTES", "CONCURRENCY", "DRAIN_SECONDS",
                     "INTRA_OP_THREADS", "DEVICE", "DEVICE_ID", "OUTPUT", "BETA_MS", "ALPHA_MS", "CLASSES",
-                    "TORCH_THREADS", "FASHION_MNIST_DIR"}) List<String> allowedEnv,
+                    "TORCH_THREADS", "FASHION_MNIST_DIR", "ARCH", "IMAGE_SIZE", "PRECISION", "CUDNN_BENCHMARK",
+                    "SEED", "MAX_BATCH_SIZE", "WARMUP_BATCH_SIZES", "WARMUP_RUNS", "WARMUP_INPUT_FILE"})
+            List<String> allowedEnv,
             /** Refuse every command while the admin API has no token; false only where every local user is trusted. */
             @DefaultValue("true") boolean requireAdminToken) {
 
