@@ -149,7 +149,7 @@ def many_clients(way, inputs, ports, clients, seconds):
     """(calls per second, latencies in ms) of `clients` closed-loop clients for `seconds`."""
     latencies, errors = [], []
     start_line = threading.Barrier(clients + 1)
-    stop_at = [0.0]
+    stop_at = [float("inf")]  # until the clients have all started
 
     def run(k):
         c = Client(way, inputs, *ports)
