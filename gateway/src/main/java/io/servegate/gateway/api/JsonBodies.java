@@ -10,6 +10,7 @@ import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Mono;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonToken;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
@@ -48,6 +49,15 @@ public final class JsonBodies {
     /** {@link NumericFieldBody#read} with this mapper: null when the body is not such an object. */
     public NumericFieldBody numericField(byte[] body, String field) {
         return NumericFieldBody.read(mapper, body, field);
+    }
+
+    /**
+     * {@code json} as an object whose {@code field} is a base64 string, decoded from the bytes
+     * where it lies ({@link Base64Text}); null when it is anything else, for the caller to read as
+     * a tree.
+     */
+    OneFieldBody<byte[]> base64Field(byte[] json, String field) {
+        return OneFieldBody.read(mapper, json, field, JsonToken.VALUE_STRING, '"', Base64Text::scan);
     }
 
     /** The body as a JSON object, with the errors of {@link #object}. */

@@ -76,10 +76,29 @@ public final class QueryHandler {
                         .flatMap(this::ok);
             });
         }
-        return bodies.object(request).flatMap(body -> {
-            Query query = query(registry.snapshot(), appName, body, arrival);
+        return bodies.bytes(request).flatMap(json -> {
+            RegistrySnapshot snapshot = registry.snapshot();
+            if (inputType(snapshot, appName) == TensorType.BYTES) {
+                // {"input": "<base64>"} decoded from the body's bytes, without a tree
+                OneFieldBody<byte[]> fast = bodies.base64Field(json, "input");
+                if (fast != null && !fast.others().has("input_batch")) {
+                    Query query = query(snapshot, appName, fast.others(), arrival);
+                    inputs.requireWithinLimit(query.type(), fast.value(), "input");
+                    return query.predictOne().apply(fast.value()).map(p -> render(p, queryIds.getAndIncrement()))
+                            .flatMap(this::ok);
+                }
+            }
+            JsonNode body = bodies.parseObject(json);
+            Query query = query(snapshot, appName, body, arrival);
             return answer(body, query.type(), query.length(), query.predictOne());
         });
+    }
+
+    /** The input type of an app or pipeline, or null when there is none of that name. */
+    private static TensorType<?> inputType(RegistrySnapshot snapshot, String appName) {
+        String name = snapshot.pipeline(appName).map(p -> p.pipeline().inputType())
+                .or(() -> snapshot.app(appName).map(Application::inputType)).orElse(null);
+        return name == null ? null : TensorType.forName(name);
     }
 
     /** What a query of an app or pipeline takes and how one input of it is predicted. */

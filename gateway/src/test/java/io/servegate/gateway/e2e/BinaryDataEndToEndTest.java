@@ -167,6 +167,35 @@ class BinaryDataEndToEndTest {
     }
 
     @Test
+    void base64JsonIsReadInEveryFormAClientMaySendIt() throws Exception {
+        List<byte[]> two = images(2, 5);
+        String a = Base64.getEncoder().encodeToString(two.get(0));
+        String b = Base64.getEncoder().encodeToString(two.get(1));
+        List<String> labels = expected(two);
+        for (String body : List.of("{\"input\":\"" + a + "\"}",
+                " { \"uid\" : 7 ,\n \"input\" : \"" + a + "\" , \"version\": \"1\" } ",
+                "{\"input\":\"" + a.replace("/", "\\/") + "\"}")) {
+            HttpResponse<byte[]> r = post("/img-app/predict", "application/json", utf8(body), Map.of());
+            assertThat(r.statusCode()).as(text(r)).isEqualTo(200);
+            assertThat(json.readTree(r.body()).path("output").asString()).as(body.substring(0, 20)).isEqualTo(
+                    labels.get(0));
+        }
+        HttpResponse<byte[]> batch = post("/img-app/predict", "application/json",
+                utf8("{\"input_batch\":[\"" + a + "\",\"" + b + "\"]}"), Map.of());
+        List<String> outputs = new ArrayList<>();
+        json.readTree(batch.body()).path("batch_predictions").forEach(p -> outputs.add(p.path("output").asString()));
+        assertThat(outputs).containsExactlyElementsOf(labels);
+        assertProblem(post("/img-app/predict", "application/json", utf8("{\"input\":\"ab$c\"}"), Map.of()), 400,
+                "not valid base64");
+        assertProblem(post("/img-app/predict", "application/json", utf8("{\"input\":\"" + a + "\",\"input_batch\":[]}"),
+                Map.of()), 400, "exactly one of 'input' and 'input_batch'");
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
     void everyInconsistencyIsA400NamingIt() throws Exception {
         byte[] two = concat(images(2, 4));
         String uint8 = "{\"inputs\":[{\"name\":\"input\",\"shape\":[2,3,8,8],\"datatype\":\"UINT8\","
