@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Large binary inputs through the gateway, each way a client can send them, side by side in one run.
 
-    /usr/bin/python3 bench/data-path.py --gateway-jar JAR [--input-bytes 150528] [--calls 300]
-        [--rounds 2] [--clients 8] [--seconds 6] [--out DIR]
+    /usr/bin/python3 bench/data-path.py --gateway-jar JAR [--baseline-jar JAR] [--input-bytes 150528]
+        [--calls 300] [--rounds 2] [--clients 8] [--seconds 6] [--out DIR]
 
 One no-op model container on the Python SDK (bench/python_noop_container.py, a `bytes` model that
 answers "0") behind one gateway (a child JVM on loopback, cache off, so every call reaches the
@@ -13,6 +13,7 @@ call sends a different one. Ways, measured in interleaved rounds:
   octet-stream  POST /{app}/predict, the image as the body            (Content-Type application/octet-stream)
   oip-binary    POST /v2/models/{m}/infer, a JSON header + the image  (the binary tensor data extension)
   grpc-direct   ModelInfer straight to the container, UINT8 [1, L]    (the floor: no gateway)
+  baseline-json json-base64 through a second gateway, --baseline-jar (another revision), when given
 
 For each: one client in a closed loop (--calls calls: p50, p99) and --clients clients in a closed
 loop for --seconds (throughput, p50, p99); then the container alone takes a batch of 32 over gRPC
@@ -49,6 +50,7 @@ MODEL = "noop"
 APP = "noop-app"
 HEADER_LENGTH = "Inference-Header-Content-Length"
 WAYS = ("json-base64", "octet-stream", "oip-binary", "grpc-direct")
+BASELINE = "baseline-json"
 
 
 def free_port():
@@ -79,6 +81,7 @@ class Inputs:
             "oip-binary": [self._oip(i) for i in images],
             "grpc-direct": [self._grpc(i, 1) for i in images],
         }
+        self.bodies[BASELINE] = self.bodies["json-base64"]
         self.batch32 = self._grpc(b"".join(images[:32]) if count >= 32 else images[0] * 32, 32)
 
     def _oip(self, image):
@@ -96,8 +99,10 @@ class Inputs:
 class Client:
     """One connection's worth of calls in one way; call(i) sends input i and checks the answer."""
 
-    def __init__(self, way, inputs, gateway_port, container_port):
+    def __init__(self, way, inputs, gateway_port, container_port, baseline_port=None):
         self.way, self.bodies = way, inputs.bodies[way]
+        if way == BASELINE:
+            self.way, gateway_port = "json-base64", baseline_port
         if way == "grpc-direct":
             self.channel = grpc.insecure_channel("127.0.0.1:%d" % container_port,
                                                  options=[("grpc.max_send_message_length", -1),
@@ -216,9 +221,9 @@ def start_container(out):
     return p, int(line.strip().split("=")[1])
 
 
-def start_gateway(jar, out):
+def start_gateway(jar, out, log_name):
     port, admin_port = free_port(), free_port()
-    log = open(os.path.join(out, "gateway.log"), "w")
+    log = open(os.path.join(out, log_name), "w")
     cmd = ["java", "-Xmx1g", "-jar", jar, "--server.port=%d" % port, "--server.address=127.0.0.1",
            "--servegate.admin.port=%d" % admin_port, "--servegate.admin.address=127.0.0.1",
            "--servegate.cache.enabled=false", "--servegate.oip.grpc-port=0", "--servegate.oip.timeout=5s"]
@@ -237,6 +242,7 @@ def start_gateway(jar, out):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gateway-jar", required=True)
+    parser.add_argument("--baseline-jar", help="another revision's gateway, measured with base64 JSON beside this one")
     parser.add_argument("--input-bytes", type=int, default=150528)
     parser.add_argument("--calls", type=int, default=300, help="calls of the one-client loop, per round and way")
     parser.add_argument("--warmup-calls", type=int, default=100)
@@ -249,26 +255,32 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     inputs = Inputs(64, args.input_bytes)
     container, container_port = start_container(args.out)
-    gateway = None
+    gateways = []
+    ways = WAYS + ((BASELINE,) if args.baseline_jar else ())
     try:
-        gateway, port, admin_port = start_gateway(args.gateway_jar, args.out)
-        admin(admin_port, "add_model", {"model_name": MODEL, "model_version": "1", "input_type": "bytes"})
-        admin(admin_port, "add_container", {"model_name": MODEL, "model_version": "1",
-                                            "address": "127.0.0.1:%d" % container_port})
-        admin(admin_port, "add_app", {"name": APP, "input_type": "bytes", "default_output": "none",
-                                      "latency_slo_micros": args.slo_ms * 1000, "candidate_model_names": [MODEL]})
-        await_ready(port)
-        ports = (port, container_port)
-        for way in WAYS:
+        ports = [None, container_port, None]
+        for jar, log_name, slot in ((args.gateway_jar, "gateway.log", 0), (args.baseline_jar, "baseline-gateway.log", 2)):
+            if jar is None:
+                continue
+            gateway, port, admin_port = start_gateway(jar, args.out, log_name)
+            gateways.append(gateway)
+            admin(admin_port, "add_model", {"model_name": MODEL, "model_version": "1", "input_type": "bytes"})
+            admin(admin_port, "add_container", {"model_name": MODEL, "model_version": "1",
+                                                "address": "127.0.0.1:%d" % container_port})
+            admin(admin_port, "add_app", {"name": APP, "input_type": "bytes", "default_output": "none",
+                                          "latency_slo_micros": args.slo_ms * 1000, "candidate_model_names": [MODEL]})
+            await_ready(port)
+            ports[slot] = port
+        for way in ways:
             one_client(way, inputs, ports, args.warmup_calls, 0)
             many_clients(way, inputs, ports, args.clients, 1)
         load_before = load_average()
-        single, multi = {w: [] for w in WAYS}, {w: [] for w in WAYS}
-        rates = {w: [] for w in WAYS}
+        single, multi = {w: [] for w in ways}, {w: [] for w in ways}
+        rates = {w: [] for w in ways}
         for r in range(args.rounds):
-            for way in WAYS:
+            for way in ways:
                 single[way] += one_client(way, inputs, ports, args.calls, r * args.calls)
-            for way in WAYS:
+            for way in ways:
                 rate, latencies = many_clients(way, inputs, ports, args.clients, args.seconds)
                 rates[way].append(rate)
                 multi[way] += latencies
@@ -285,27 +297,27 @@ def main():
         channel.close()
         load_after = load_average()
     finally:
-        if gateway is not None:
+        for gateway in gateways:
             gateway.terminate()
             gateway.wait(60)
         container.terminate()
         container.wait(60)
     rows = []
-    for way in WAYS:
+    for way in ways:
         s, m = sorted(single[way]), sorted(multi[way])
         rows.append(dict(way=way, one_client=dict(calls=len(s), p50_ms=round(percentile(s, 0.5), 3),
                                                   p99_ms=round(percentile(s, 0.99), 3)),
                          many_clients=dict(clients=args.clients, calls=len(m),
                                            per_second=round(sum(rates[way]) / len(rates[way]), 1),
                                            p50_ms=round(percentile(m, 0.5), 3), p99_ms=round(percentile(m, 0.99), 3))))
-    floor = rows[-1]["one_client"]["p50_ms"]
+    floor = rows[WAYS.index("grpc-direct")]["one_client"]["p50_ms"]
     for row in rows:
         row["one_client"]["p50_over_direct_ms"] = round(row["one_client"]["p50_ms"] - floor, 3)
     batch32.sort()
     report = dict(benchmark="data-path", date_utc=datetime.datetime.now(datetime.timezone.utc).isoformat(
         timespec="seconds"), machine="%s, %d cores" % (platform.node(), os.cpu_count()),
         load_before=load_before, load_after=load_after, input_bytes=args.input_bytes, rounds=args.rounds,
-        slo_ms=args.slo_ms, results=rows,
+        slo_ms=args.slo_ms, baseline_jar=args.baseline_jar, results=rows,
         grpc_direct_batch32=dict(calls=len(batch32), p50_ms=round(percentile(batch32, 0.5), 3),
                                  p99_ms=round(percentile(batch32, 0.99), 3)))
     with open(os.path.join(args.out, "data-path.json"), "w") as f:
