@@ -76,20 +76,16 @@ public final class InputParser {
     }
 
     /**
-     * Checks a value that arrived in binary form against the input length limit that
-     * {@link #parse} applies to JSON inputs.
+     * Checks an input that arrived decoded (a binary tensor's row, a raw body) as {@link #parse}
+     * checks a JSON one ({@link RowChecks}).
+     *
+     * @throws ApiException 400 naming the problem
      */
-    public void requireWithinLimit(TensorType<?> type, Object value, String where) {
-        int length = value instanceof byte[] b ? b.length : lengthOf(type, value);
-        if (length > maxLength) {
-            throw ApiException.badRequest("'" + where + "' has " + length + (value instanceof byte[] ? " bytes" : " elements")
-                    + "; the limit is " + maxLength);
+    public void requireValid(TensorType<?> type, Object value, String where, int expectedLength) {
+        String problem = RowChecks.problem(value, where, type, expectedLength, maxLength);
+        if (problem != null) {
+            throw ApiException.badRequest(problem);
         }
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T> int lengthOf(TensorType<T> type, Object value) {
-        return value instanceof String s ? s.length() : type.length((T) value);
     }
 
     /** Parses {@code node}; {@code where} names it in errors, e.g. {@code input} or {@code input_batch[3]}. */

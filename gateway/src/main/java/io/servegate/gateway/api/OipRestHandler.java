@@ -180,7 +180,7 @@ public final class OipRestHandler {
                 throw ApiException.badRequest("input '" + tensorName + "' has both 'data' and '"
                         + OipInferBody.BINARY_DATA_SIZE + "'; send its values one way");
             }
-            return binaryRows(type, datatype, shape, raw);
+            return binaryRows(type, datatype, shape, raw, expectedLength);
         }
         if (uint8) {
             throw ApiException.badRequest("UINT8 input '" + tensorName + "' must be sent as binary data ('"
@@ -229,8 +229,8 @@ public final class OipRestHandler {
         return shape;
     }
 
-    /** The rows of a raw tensor, decoded as the container side decodes one, each within the input limit. */
-    private List<?> binaryRows(TensorType<?> type, String datatype, long[] shape, ByteString raw) {
+    /** The rows of a raw tensor, decoded as the container side decodes one, each checked as a JSON row is. */
+    private List<?> binaryRows(TensorType<?> type, String datatype, long[] shape, ByteString raw, int expectedLength) {
         List<Long> dims = new ArrayList<>(shape.length);
         for (long d : shape) {
             dims.add(d);
@@ -242,7 +242,7 @@ public final class OipRestHandler {
             throw ApiException.badRequest("binary data of input: " + e.getMessage());
         }
         for (int r = 0; r < rows.size(); r++) {
-            inputs.requireWithinLimit(type, rows.get(r), "row " + r);
+            inputs.requireValid(type, rows.get(r), "row " + r, expectedLength);
         }
         return rows;
     }

@@ -71,7 +71,7 @@ public final class QueryHandler {
                             + "' takes input type '" + query.type().clipperName() + "'; an application/octet-stream "
                             + "body is one raw input, for apps of input type 'bytes' only: send JSON instead");
                 }
-                inputs.requireWithinLimit(query.type(), input, "body");
+                inputs.requireValid(query.type(), input, "the body", -1);
                 return query.predictOne().apply(input).map(p -> render(p, queryIds.getAndIncrement()))
                         .flatMap(this::ok);
             });
@@ -83,7 +83,7 @@ public final class QueryHandler {
                 OneFieldBody<byte[]> fast = bodies.base64Field(json, "input");
                 if (fast != null && !fast.others().has("input_batch")) {
                     Query query = query(snapshot, appName, fast.others(), arrival);
-                    inputs.requireWithinLimit(query.type(), fast.value(), "input");
+                    inputs.requireValid(query.type(), fast.value(), "'input'", -1);
                     return query.predictOne().apply(fast.value()).map(p -> render(p, queryIds.getAndIncrement()))
                             .flatMap(this::ok);
                 }

@@ -142,6 +142,9 @@ class BinaryDataEndToEndTest {
         HttpResponse<byte[]> r = infer("vec", header, rows.array(), true);
         assertThat(r.statusCode()).as(text(r)).isEqualTo(200);
         assertThat(strings(json.readTree(r.body()).path("outputs").get(0).path("data"))).containsExactly("2", "0");
+        // a binary row is checked as a JSON row is
+        rows.asFloatBuffer().put(5, Float.NaN);
+        assertProblem(infer("vec", header, rows.array(), true), 400, "row 1 element 1 is not a finite number");
     }
 
     @Test
