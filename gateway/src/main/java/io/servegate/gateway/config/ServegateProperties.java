@@ -195,8 +195,11 @@ public record ServegateProperties(
 
     /** Input limits. */
     public record Limits(
-            /** Request bodies beyond this get 413, on both ports. */
-            @DefaultValue("4MB") DataSize maxBodySize,
+            /**
+             * Request bodies beyond this get 413, on both ports; also the gateway's largest OIP gRPC
+             * message. 16MB takes a batch of 64 images of 150,528 bytes, raw or as base64 JSON.
+             */
+            @DefaultValue("16MB") DataSize maxBodySize,
             @DefaultValue("1000") int maxBatchInputs,
             @DefaultValue("1048576") int maxInputLength) {
     }
