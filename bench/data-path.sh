@@ -9,16 +9,10 @@
 # missing or older than the sources. Needs Debian's python3-grpcio and python3-numpy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-jar=gateway/target/gateway-0.1.0-SNAPSHOT.jar
-if [[ "${SKIP_BUILD:-0}" != 1 ]] && { [[ ! -f "$jar" ]] || [[ -n "$(find pom.xml src/proto core oip-client gateway \
-        -path '*/target' -prune -o \( -name '*.java' -o -name 'pom.xml' -o -name '*.yml' -o -name '*.proto' \) \
-        -newer "$jar" -print -quit)" ]]; }; then
-    echo "building the gateway..." >&2
-    mvn -q -o -pl gateway -am package -Dmaven.test.skip=true
-fi
+source bench/gateway-jar.sh
 # run from a copy: another build in this tree may replace the jar while the benchmark runs
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/servegate-data-path.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-cp "$jar" "$tmp/gateway.jar"
+cp "$GATEWAY_JAR" "$tmp/gateway.jar"
 out=bench/results/data-path-$(date -u +%Y%m%dT%H%M%SZ)
 /usr/bin/python3 bench/data-path.py --gateway-jar "$tmp/gateway.jar" --out "$out" "$@"

@@ -3,7 +3,7 @@
 # then goodput over offered rate x scheduling policy (bench/gpu_sweep.py), one JSON + HTML report.
 #
 #   bench/gpu.sh kit          here: bench/gpu-kit/ with a jlink'd Java runtime and the unpacked
-#                             gateway (xz, ~45 MB), and the SDK's protobuf modules, to carry to a
+#                             gateway (xz), and the SDK's protobuf modules, to carry to a
 #                             GPU machine that has no Java (carry bench/gpu-kit and
 #                             model-container-sdk/python/servegate/_generated)
 #   bench/gpu.sh [options]    on a GPU machine: ResNet-50, 224 x 224, fp16 on CUDA, SLO 50 ms;
@@ -15,21 +15,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kit=bench/gpu-kit
-jar=gateway/target/gateway-0.1.0-SNAPSHOT.jar
 
 if [[ "${1:-}" == kit ]]; then
-    [[ -f "$jar" ]] || mvn -q -o -pl gateway -am package -Dmaven.test.skip=true
+    source bench/gateway-jar.sh
     rm -rf "$kit" && mkdir -p "$kit"
     work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
     jlink --add-modules java.base,java.logging,java.management,java.naming,java.net.http,java.sql,java.xml,java.desktop,java.instrument,java.scripting,java.security.jgss,java.compiler,jdk.unsupported,jdk.crypto.ec,jdk.management,jdk.zipfs,jdk.naming.dns,jdk.jfr,jdk.management.jfr \
         --strip-debug --no-man-pages --no-header-files --compress=0 --output "$work/jre"
     tar -C "$work" -cf - jre | xz -9 -T0 > "$kit/jre.tar.xz"
-    mkdir -p "$work/gateway" && (cd "$work/gateway" && unzip -q "$OLDPWD/$jar")
+    mkdir -p "$work/gateway" && (cd "$work/gateway" && unzip -q "$OLDPWD/$GATEWAY_JAR")
     mkdir -p "$work/kit-gateway/lib"
     mv "$work/gateway/BOOT-INF/classes" "$work/kit-gateway/classes"
     # the process and external managers are what a benchmark needs: no Kubernetes, Docker or QUIC
     find "$work/gateway/BOOT-INF/lib" -name '*.jar' ! -name 'kubernetes-*' ! -name 'docker-java-*' \
         ! -name 'bcp*' ! -name '*quic*' -exec mv {} "$work/kit-gateway/lib/" \;
+    # stored, not deflated, so that xz compresses the classes themselves: about a third smaller
+    for j in "$work"/kit-gateway/lib/*.jar; do
+        rm -rf "$work/x" && mkdir "$work/x" && (cd "$work/x" && unzip -q "$j" && rm "$j" && zip -q -0 -r -X "$j" .)
+    done
     tar -C "$work" -cf - kit-gateway | xz -9 -T0 > "$kit/gateway.tar.xz"
     (cd model-container-sdk/python && /usr/bin/python3 -m servegate.build)
     du -sh "$kit"/*
@@ -47,8 +50,8 @@ if [[ -f "$kit/gateway.tar.xz" ]]; then
     gateway=("$run/jre/bin/java" -Xmx2g -cp "$run/kit-gateway/classes:$run/kit-gateway/lib/*"
         io.servegate.gateway.GatewayApplication)
 else
-    [[ -f "$jar" ]] || mvn -q -o -pl gateway -am package -Dmaven.test.skip=true
-    gateway=(java -Xmx2g -jar "$(pwd)/$jar")
+    source bench/gateway-jar.sh
+    gateway=(java -Xmx2g -jar "$(pwd)/$GATEWAY_JAR")
 fi
 out=${OUT:-bench/results}/gpu-$(date -u +%Y%m%dT%H%M%SZ)
 if "$python" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'; then
