@@ -72,8 +72,7 @@ public final class QueryHandler {
                             + "body is one raw input, for apps of input type 'bytes' only: send JSON instead");
                 }
                 inputs.requireValid(query.type(), input, "the body", -1);
-                return query.predictOne().apply(input).map(p -> render(p, queryIds.getAndIncrement()))
-                        .flatMap(this::ok);
+                return answerOne(query.predictOne(), input);
             });
         }
         return bodies.bytes(request).flatMap(json -> {
@@ -84,8 +83,7 @@ public final class QueryHandler {
                 if (fast != null && !fast.others().has("input_batch")) {
                     Query query = query(snapshot, appName, fast.others(), arrival);
                     inputs.requireValid(query.type(), fast.value(), "'input'", -1);
-                    return query.predictOne().apply(fast.value()).map(p -> render(p, queryIds.getAndIncrement()))
-                            .flatMap(this::ok);
+                    return answerOne(query.predictOne(), fast.value());
                 }
             }
             JsonNode body = bodies.parseObject(json);
@@ -142,15 +140,18 @@ public final class QueryHandler {
             throw ApiException.badRequest("send exactly one of 'input' and 'input_batch'");
         }
         if (singleInput != null) {
-            return predictOne.apply(inputs.parse(type, singleInput, "input", length))
-                    .map(p -> render(p, queryIds.getAndIncrement()))
-                    .flatMap(this::ok);
+            return answerOne(predictOne, inputs.parse(type, singleInput, "input", length));
         }
         return Flux.fromIterable(parseBatch(type, batch, length))
                 .flatMapSequential(predictOne)
                 .map(p -> render(p, queryIds.getAndIncrement()))
                 .collectList()
                 .flatMap(list -> ok(Map.of("batch_predictions", list)));
+    }
+
+    /** One input's {@code Prediction}. */
+    private Mono<ServerResponse> answerOne(Function<Object, Mono<Prediction>> predictOne, Object input) {
+        return predictOne.apply(input).map(p -> render(p, queryIds.getAndIncrement())).flatMap(this::ok);
     }
 
     /** The input length the first stage given the query's input declares, or -1 when unknown. */
