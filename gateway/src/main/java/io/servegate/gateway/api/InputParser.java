@@ -75,6 +75,19 @@ public final class InputParser {
         }
     }
 
+    /**
+     * Checks an input that arrived decoded (a binary tensor's row, a raw body) as {@link #parse}
+     * checks a JSON one ({@link RowChecks}).
+     *
+     * @throws ApiException 400 naming the problem
+     */
+    public void requireValid(TensorType<?> type, Object value, String where, int expectedLength) {
+        String problem = RowChecks.problem(value, where, type, expectedLength, maxLength);
+        if (problem != null) {
+            throw ApiException.badRequest(problem);
+        }
+    }
+
     /** Parses {@code node}; {@code where} names it in errors, e.g. {@code input} or {@code input_batch[3]}. */
     public Object parse(TensorType<?> type, JsonNode node, String where) {
         if (node == null || node.isNull() || node.isMissingNode()) {

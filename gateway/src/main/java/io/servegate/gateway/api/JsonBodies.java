@@ -10,6 +10,7 @@ import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Mono;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonToken;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
@@ -38,9 +39,25 @@ public final class JsonBodies {
                 .switchIfEmpty(Mono.error(() -> ApiException.badRequest("the request body is empty; send a JSON object")));
     }
 
+    /** A raw body's bytes (size-limited by the codec configuration), for one binary input. */
+    public Mono<byte[]> raw(ServerRequest request) {
+        return request.bodyToMono(byte[].class)
+                .switchIfEmpty(Mono.error(() -> ApiException.badRequest("the request body is empty; send the input's "
+                        + "bytes")));
+    }
+
     /** {@link NumericFieldBody#read} with this mapper: null when the body is not such an object. */
     public NumericFieldBody numericField(byte[] body, String field) {
         return NumericFieldBody.read(mapper, body, field);
+    }
+
+    /**
+     * {@code json} as an object whose {@code field} is a base64 string, decoded from the bytes
+     * where it lies ({@link Base64Text}); null when it is anything else, for the caller to read as
+     * a tree.
+     */
+    OneFieldBody<byte[]> base64Field(byte[] json, String field) {
+        return OneFieldBody.read(mapper, json, field, JsonToken.VALUE_STRING, '"', Base64Text::scan);
     }
 
     /** The body as a JSON object, with the errors of {@link #object}. */
@@ -48,6 +65,17 @@ public final class JsonBodies {
         JsonNode node;
         try {
             node = mapper.readTree(body);
+        } catch (JacksonException e) {
+            throw ApiException.badRequest(MalformedJson.describe(e));
+        }
+        return requireObject(node);
+    }
+
+    /** {@code length} bytes from {@code offset} as a JSON object, with the errors of {@link #object}. */
+    public JsonNode parseObject(byte[] body, int offset, int length) {
+        JsonNode node;
+        try {
+            node = mapper.readTree(body, offset, length);
         } catch (JacksonException e) {
             throw ApiException.badRequest(MalformedJson.describe(e));
         }
@@ -82,6 +110,11 @@ public final class JsonBodies {
                 (message, context) -> message.writeWith(Mono.fromSupplier(() -> message.bufferFactory().wrap(bytes)));
         return ServerResponse.status(status).contentType(MediaType.APPLICATION_JSON).contentLength(bytes.length)
                 .body(inserter);
+    }
+
+    /** {@code body} serialised with this mapper. */
+    public byte[] bytesOf(Object body) {
+        return mapper.writeValueAsBytes(body);
     }
 
     /** Parses text as JSON if it is JSON, for nesting model outputs; null otherwise. */

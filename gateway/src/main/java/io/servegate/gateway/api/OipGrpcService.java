@@ -224,34 +224,11 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
         return rows;
     }
 
-    /** The limits and checks the REST APIs' {@link InputParser} applies to one input. */
+    /** The limits and checks the REST APIs apply to one input. */
     private void checkRow(Object row, int r, TensorType<?> type, int expectedLength) {
-        int length = row instanceof String v ? v.length()
-                : row instanceof byte[] v ? v.length
-                : java.lang.reflect.Array.getLength(row);
-        if (length > maxInputLength) {
-            throw invalid("row " + r + " has " + length + " elements; the limit is " + maxInputLength);
-        }
-        if (type.numeric() && length == 0) {
-            throw invalid("row " + r + " is empty");
-        }
-        if (type.numeric() && expectedLength > 0 && length != expectedLength) {
-            throw invalid("row " + r + " has " + length + " elements; the model expects " + expectedLength);
-        }
-        if (row instanceof float[] v) {
-            for (int i = 0; i < v.length; i++) {
-                requireFinite(v[i], r, i);
-            }
-        } else if (row instanceof double[] v) {
-            for (int i = 0; i < v.length; i++) {
-                requireFinite(v[i], r, i);
-            }
-        }
-    }
-
-    private static void requireFinite(double x, int r, int i) {
-        if (!Double.isFinite(x)) {
-            throw invalid("row " + r + " element " + i + " is not a finite number");
+        String problem = RowChecks.problem(row, "row " + r, type, expectedLength, maxInputLength);
+        if (problem != null) {
+            throw invalid(problem);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.servegate.gateway.api;
 
+import com.google.protobuf.ByteString;
 import io.servegate.gateway.query.DefaultReason;
 import io.servegate.gateway.query.PredictionException;
 import io.servegate.gateway.query.PredictionService;
@@ -7,6 +8,7 @@ import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
+import io.servegate.oip.client.TensorFormatException;
 import io.servegate.oip.client.TensorType;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -25,7 +27,8 @@ import tools.jackson.databind.node.JsonNodeFactory;
 /**
  * The Open Inference Protocol's REST binding (KServe v2), for KServe and Triton clients. An
  * infer request's rows go through the model's cache and batching like any query, with no
- * selection and no app: the deadline is {@code servegate.oip.timeout}.
+ * selection and no app: the deadline is {@code servegate.oip.timeout}. Requests and answers may
+ * carry their tensors as binary data after a JSON header (Triton's binary tensor data extension).
  */
 public final class OipRestHandler {
 
@@ -95,13 +98,22 @@ public final class OipRestHandler {
                 "cause", "model '" + name + "' has no ready replica"));
     }
 
+    /**
+     * Infers the rows of the request's one input tensor. The body is JSON, or with the binary
+     * tensor data extension a JSON header followed by the raw tensor; the answer's output is
+     * binary when the request asks for it ({@code outputs[].parameters.binary_data} or the
+     * request parameter {@code binary_data_output}).
+     */
     public Mono<ServerResponse> infer(ServerRequest request) {
         String name = request.pathVariable("model");
         String requestedVersion = request.pathVariables().get("version");
-        return bodies.object(request).flatMap(body -> {
+        return bodies.bytes(request).flatMap(bytes -> {
+            OipInferBody body = OipInferBody.parse(bodies, request.headers().asHttpHeaders(), bytes);
+            JsonNode json = body.json();
             ModelVersion m = resolve(registry.snapshot(), name, requestedVersion);
             TensorType<?> type = TensorType.forName(m.inputType());
-            List<Object> rows = rows(type, body, predictions.inputLength(m.name(), m.version()));
+            boolean binaryOutput = OipBinaryOutput.requested(json);
+            List<?> rows = rows(type, body, predictions.inputLength(m.name(), m.version()));
             return Flux.fromIterable(rows)
                     .flatMapSequential(row -> predictions.infer(m.name(), m.version(), type, row, timeout))
                     .collectList()
@@ -109,9 +121,12 @@ public final class OipRestHandler {
                         Map<String, Object> out = new LinkedHashMap<>();
                         out.put("model_name", m.name());
                         out.put("model_version", m.version());
-                        JsonNode id = body.get("id");
+                        JsonNode id = json.get("id");
                         if (id != null && id.isString()) {
                             out.put("id", id.stringValue());
+                        }
+                        if (binaryOutput) {
+                            return OipBinaryOutput.respond(bodies, out, outputs);
                         }
                         out.put("outputs", List.of(Map.of("name", "output", "datatype", "BYTES",
                                 "shape", List.of(outputs.size()), "data", outputs)));
@@ -125,40 +140,51 @@ public final class OipRestHandler {
     }
 
     /** Splits the single input tensor into one value per row. */
-    private List<Object> rows(TensorType<?> type, JsonNode body, int expectedLength) {
-        JsonNode tensors = body.get("inputs");
+    private List<?> rows(TensorType<?> type, OipInferBody body, int expectedLength) {
+        JsonNode tensors = body.json().get("inputs");
         if (tensors == null || !tensors.isArray() || tensors.size() != 1) {
             throw ApiException.badRequest("'inputs' must be an array with exactly one tensor");
         }
         JsonNode t = tensors.get(0);
+        String tensorName = JsonBodies.optionalString(t, "name", "input");
         String datatype = JsonBodies.requiredString(t, "datatype");
-        if (!datatype.equals(type.datatype())) {
+        JsonNode parameters = t.get("parameters");
+        if (parameters != null && !parameters.isNull() && !parameters.isObject()) {
+            throw ApiException.badRequest("input '" + tensorName + "': 'parameters' must be an object");
+        }
+        ByteString raw = body.take(tensorName, parameters);
+        if (body.binary()) {
+            body.requireAllTaken();
+        }
+        boolean uint8 = datatype.equals(TensorType.UINT8) && type == TensorType.BYTES;
+        if (!datatype.equals(type.datatype()) && !uint8) {
             throw ApiException.badRequest("input datatype " + datatype + " does not match the model's input type '"
-                    + type.clipperName() + "' (" + type.datatype() + ")");
+                    + type.clipperName() + "' (" + type.datatype() + (type == TensorType.BYTES ? " or UINT8" : "")
+                    + ")");
         }
-        JsonNode shapeNode = t.get("shape");
-        if (shapeNode == null || !shapeNode.isArray() || shapeNode.isEmpty() || shapeNode.size() > 2) {
-            throw ApiException.badRequest("'shape' must be [N] or [N, d]");
-        }
-        long[] shape = new long[shapeNode.size()];
-        for (int i = 0; i < shape.length; i++) {
-            JsonNode d = shapeNode.get(i);
-            if (!d.isIntegralNumber() || !d.canConvertToInt() || d.intValue() <= 0) {
-                throw ApiException.badRequest("'shape' must hold positive integers");
-            }
-            shape[i] = d.longValue();
-        }
+        long[] shape = shape(t.get("shape"), uint8);
         int n = (int) shape[0];
         int width = shape.length == 2 ? (int) shape[1] : 1;
         if (n > maxBatchInputs) {
             throw ApiException.badRequest("the tensor has " + n + " rows; the limit is " + maxBatchInputs);
         }
         if (expectedLength > 0 && type.numeric() && width != expectedLength) {
-            throw ApiException.badRequest("shape " + shapeNode + " does not match the model's input length "
+            throw ApiException.badRequest("shape " + t.get("shape") + " does not match the model's input length "
                     + expectedLength);
         }
-        if (!type.numeric() && width != 1) {
+        if (!type.numeric() && !uint8 && width != 1) {
             throw ApiException.badRequest("BYTES tensors must have shape [N] or [N, 1]");
+        }
+        if (raw != null) {
+            if (t.has("data")) {
+                throw ApiException.badRequest("input '" + tensorName + "' has both 'data' and '"
+                        + OipInferBody.BINARY_DATA_SIZE + "'; send its values one way");
+            }
+            return binaryRows(type, datatype, shape, raw, expectedLength);
+        }
+        if (uint8) {
+            throw ApiException.badRequest("UINT8 input '" + tensorName + "' must be sent as binary data ('"
+                    + OipInferBody.BINARY_DATA_SIZE + "' and the " + OipInferBody.HEADER_LENGTH + " header)");
         }
         List<JsonNode> flat = new ArrayList<>();
         JsonNode data = t.get("data");
@@ -183,6 +209,40 @@ public final class OipRestHandler {
                 }
                 rows.add(type == TensorType.BYTES ? e.stringValue().getBytes(StandardCharsets.UTF_8) : e.stringValue());
             }
+        }
+        return rows;
+    }
+
+    /** {@code [N]} or {@code [N, d]} of positive integers; a UINT8 tensor may have more dimensions. */
+    private static long[] shape(JsonNode shapeNode, boolean anyRank) {
+        if (shapeNode == null || !shapeNode.isArray() || shapeNode.isEmpty() || shapeNode.size() > 2 && !anyRank) {
+            throw ApiException.badRequest(anyRank ? "'shape' must be [N, d1, ...]" : "'shape' must be [N] or [N, d]");
+        }
+        long[] shape = new long[shapeNode.size()];
+        for (int i = 0; i < shape.length; i++) {
+            JsonNode d = shapeNode.get(i);
+            if (!d.isIntegralNumber() || !d.canConvertToInt() || d.intValue() <= 0) {
+                throw ApiException.badRequest("'shape' must hold positive integers");
+            }
+            shape[i] = d.longValue();
+        }
+        return shape;
+    }
+
+    /** The rows of a raw tensor, decoded as the container side decodes one, each checked as a JSON row is. */
+    private List<?> binaryRows(TensorType<?> type, String datatype, long[] shape, ByteString raw, int expectedLength) {
+        List<Long> dims = new ArrayList<>(shape.length);
+        for (long d : shape) {
+            dims.add(d);
+        }
+        List<?> rows;
+        try {
+            rows = type.decode(datatype, dims, raw);
+        } catch (TensorFormatException e) {
+            throw ApiException.badRequest("binary data of input: " + e.getMessage());
+        }
+        for (int r = 0; r < rows.size(); r++) {
+            inputs.requireValid(type, rows.get(r), "row " + r, expectedLength);
         }
         return rows;
     }

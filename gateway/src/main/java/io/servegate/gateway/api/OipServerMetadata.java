@@ -8,11 +8,12 @@ import java.util.List;
  *
  * @param name       the server's name
  * @param version    the gateway's version ({@code dev} when not run from a packaged jar)
- * @param extensions the protocol extensions served; none yet
+ * @param extensions the protocol extensions served: binary tensor data on REST
  */
 record OipServerMetadata(String name, String version, List<String> extensions) {
 
-    static final OipServerMetadata GATEWAY = new OipServerMetadata("servegate", packageVersion(), List.of());
+    static final OipServerMetadata GATEWAY = new OipServerMetadata("servegate", packageVersion(),
+            List.of("binary_tensor_data"));
 
     private static String packageVersion() {
         String version = OipServerMetadata.class.getPackage().getImplementationVersion();

@@ -55,36 +55,80 @@ public final class QueryHandler {
         this.clock = clock;
     }
 
+    /**
+     * Predicts the body's input: JSON ({@code input} or {@code input_batch}), or with
+     * {@code Content-Type: application/octet-stream} the body's bytes as one input of an app
+     * whose input type is {@code bytes}.
+     */
     public Mono<ServerResponse> predict(ServerRequest request) {
         long arrival = clock.getAsLong(); // the SLO clock starts here, before the body is read
         String appName = request.pathVariable("app");
-        return bodies.object(request).flatMap(body -> {
-            RegistrySnapshot snapshot = registry.snapshot();
-            PipelineGraph pipeline = snapshot.pipeline(appName).orElse(null);
-            if (pipeline != null) {
-                if (body.has("version")) {
-                    throw ApiException.badRequest("'version' applies to apps with a single model; '" + appName
-                            + "' is a pipeline, whose stages use their models' current versions");
+        if (QueryContentType.of(request) == QueryContentType.RAW) {
+            return bodies.raw(request).flatMap(input -> {
+                Query query = query(registry.snapshot(), appName, null, arrival);
+                if (query.type() != TensorType.BYTES) {
+                    throw new ApiException(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported media type", "'" + appName
+                            + "' takes input type '" + query.type().clipperName() + "'; an application/octet-stream "
+                            + "body is one raw input, for apps of input type 'bytes' only: send JSON instead");
                 }
-                return answer(body, TensorType.forName(pipeline.pipeline().inputType()), inputLength(pipeline, snapshot),
-                        input -> pipelines.predict(pipeline, snapshot, input, arrival));
+                inputs.requireValid(query.type(), input, "the body", -1);
+                return answerOne(query.predictOne(), input);
+            });
+        }
+        return bodies.bytes(request).flatMap(json -> {
+            RegistrySnapshot snapshot = registry.snapshot();
+            if (inputType(snapshot, appName) == TensorType.BYTES) {
+                // {"input": "<base64>"} decoded from the body's bytes, without a tree
+                OneFieldBody<byte[]> fast = bodies.base64Field(json, "input");
+                if (fast != null && !fast.others().has("input_batch")) {
+                    Query query = query(snapshot, appName, fast.others(), arrival);
+                    inputs.requireValid(query.type(), fast.value(), "'input'", -1);
+                    return answerOne(query.predictOne(), fast.value());
+                }
             }
-            Application app = app(snapshot, appName);
-            TensorType<?> type = TensorType.forName(app.inputType());
-            String context = context(body);
-            boolean single = SelectionConfig.SINGLE.policy().equals(app.selection().policy());
-            String model = app.linkedModels().isEmpty() ? null : app.linkedModels().get(0);
-            String requested = JsonBodies.optionalString(body, "version", null);
-            if (requested != null && !single) {
-                throw ApiException.badRequest("'version' applies to apps with a single model; app '" + app.name()
-                        + "' selects among its models with policy '" + app.selection().policy() + "'");
-            }
-            String version = version(snapshot, model, requested);
-            int length = model == null || version == null ? -1 : predictions.inputLength(model, version);
-            return answer(body, type, length, single
-                    ? input -> predictions.predict(app, model, version, type, input, arrival)
-                    : input -> selection.predict(app, snapshot, context, type, input, arrival));
+            JsonNode body = bodies.parseObject(json);
+            Query query = query(snapshot, appName, body, arrival);
+            return answer(body, query.type(), query.length(), query.predictOne());
         });
+    }
+
+    /** The input type of an app or pipeline, or null when there is none of that name. */
+    private static TensorType<?> inputType(RegistrySnapshot snapshot, String appName) {
+        String name = snapshot.pipeline(appName).map(p -> p.pipeline().inputType())
+                .or(() -> snapshot.app(appName).map(Application::inputType)).orElse(null);
+        return name == null ? null : TensorType.forName(name);
+    }
+
+    /** What a query of an app or pipeline takes and how one input of it is predicted. */
+    private record Query(TensorType<?> type, int length, Function<Object, Mono<Prediction>> predictOne) {
+    }
+
+    /** The query of {@code appName}; {@code body} (null for a raw body) may pick a version or a context. */
+    private Query query(RegistrySnapshot snapshot, String appName, JsonNode body, long arrival) {
+        PipelineGraph pipeline = snapshot.pipeline(appName).orElse(null);
+        if (pipeline != null) {
+            if (body != null && body.has("version")) {
+                throw ApiException.badRequest("'version' applies to apps with a single model; '" + appName
+                        + "' is a pipeline, whose stages use their models' current versions");
+            }
+            return new Query(TensorType.forName(pipeline.pipeline().inputType()), inputLength(pipeline, snapshot),
+                    input -> pipelines.predict(pipeline, snapshot, input, arrival));
+        }
+        Application app = app(snapshot, appName);
+        TensorType<?> type = TensorType.forName(app.inputType());
+        String context = body == null ? null : context(body);
+        boolean single = SelectionConfig.SINGLE.policy().equals(app.selection().policy());
+        String model = app.linkedModels().isEmpty() ? null : app.linkedModels().get(0);
+        String requested = body == null ? null : JsonBodies.optionalString(body, "version", null);
+        if (requested != null && !single) {
+            throw ApiException.badRequest("'version' applies to apps with a single model; app '" + app.name()
+                    + "' selects among its models with policy '" + app.selection().policy() + "'");
+        }
+        String version = version(snapshot, model, requested);
+        int length = model == null || version == null ? -1 : predictions.inputLength(model, version);
+        return new Query(type, length, single
+                ? input -> predictions.predict(app, model, version, type, input, arrival)
+                : input -> selection.predict(app, snapshot, context, type, input, arrival));
     }
 
     /** Parses {@code input} or {@code input_batch} and answers each input with {@code predictOne}. */
@@ -96,15 +140,18 @@ public final class QueryHandler {
             throw ApiException.badRequest("send exactly one of 'input' and 'input_batch'");
         }
         if (singleInput != null) {
-            return predictOne.apply(inputs.parse(type, singleInput, "input", length))
-                    .map(p -> render(p, queryIds.getAndIncrement()))
-                    .flatMap(this::ok);
+            return answerOne(predictOne, inputs.parse(type, singleInput, "input", length));
         }
         return Flux.fromIterable(parseBatch(type, batch, length))
                 .flatMapSequential(predictOne)
                 .map(p -> render(p, queryIds.getAndIncrement()))
                 .collectList()
                 .flatMap(list -> ok(Map.of("batch_predictions", list)));
+    }
+
+    /** One input's {@code Prediction}. */
+    private Mono<ServerResponse> answerOne(Function<Object, Mono<Prediction>> predictOne, Object input) {
+        return predictOne.apply(input).map(p -> render(p, queryIds.getAndIncrement())).flatMap(this::ok);
     }
 
     /** The input length the first stage given the query's input declares, or -1 when unknown. */

@@ -195,8 +195,11 @@ public record ServegateProperties(
 
     /** Input limits. */
     public record Limits(
-            /** Request bodies beyond this get 413, on both ports. */
-            @DefaultValue("4MB") DataSize maxBodySize,
+            /**
+             * Request bodies beyond this get 413, on both ports; also the gateway's largest OIP gRPC
+             * message. 16MB takes a batch of 64 images of 150,528 bytes, raw or as base64 JSON.
+             */
+            @DefaultValue("16MB") DataSize maxBodySize,
             @DefaultValue("1000") int maxBatchInputs,
             @DefaultValue("1048576") int maxInputLength) {
     }
@@ -287,8 +290,8 @@ public record ServegateProperties(
              * ({@link ModelDirectories#DEFAULT}), empty = none.
              */
             List<String> modelDirectories,
-            /** The variables of a deploy_model {@code env} that name model files or directories. */
-            @DefaultValue({"MODEL_PATH", "MODEL_DIR"}) List<String> modelPathEnv) {
+            /** The variables of a deploy_model {@code env} that name model files or directories (or other files a container reads). */
+            @DefaultValue({"MODEL_PATH", "MODEL_DIR", "WARMUP_INPUT_FILE"}) List<String> modelPathEnv) {
 
         public Containers {
             modelDirectories = modelDirectories == null ? ModelDirectories.DEFAULT : modelDirectories;
@@ -308,7 +311,9 @@ public record ServegateProperties(
             /** Variables a command's {@code env} may set. */
             @DefaultValue({"MODEL_PATH", "INPUT_TYPE", "MAX_MESSAGE_BYTES", "CONCURRENCY", "DRAIN_SECONDS",
                     "INTRA_OP_THREADS", "DEVICE", "DEVICE_ID", "OUTPUT", "BETA_MS", "ALPHA_MS", "CLASSES",
-                    "TORCH_THREADS", "FASHION_MNIST_DIR"}) List<String> allowedEnv,
+                    "TORCH_THREADS", "FASHION_MNIST_DIR", "ARCH", "IMAGE_SIZE", "PRECISION", "CUDNN_BENCHMARK",
+                    "SEED", "MAX_BATCH_SIZE", "WARMUP_BATCH_SIZES", "WARMUP_RUNS", "WARMUP_INPUT_FILE"})
+            List<String> allowedEnv,
             /** Refuse every command while the admin API has no token; false only where every local user is trusted. */
             @DefaultValue("true") boolean requireAdminToken) {
 

@@ -27,7 +27,7 @@ public final class ModelDirectories {
     public static final String ENV = "SERVEGATE_MODEL_DIRS";
     /** The project's own model directories, relative to the repository root, as the default commands are. */
     public static final List<String> DEFAULT = List.of("containers/onnx/models", "containers/sklearn",
-            "containers/pytorch");
+            "containers/pytorch", "containers/image-classifier");
 
     private static final String PROPERTY = "servegate.containers.model-directories";
     private static final int SHOWN = 512;

@@ -27,7 +27,7 @@ public final class ProcessCommandPolicy {
     private static final List<String> JARS = List.of("containers/onnx/target/onnx-container.jar",
             "containers/emulated/target/emulated-container.jar", "containers/noop/target/noop-container.jar");
     private static final List<String> PYTHON_SCRIPTS = List.of("containers/sklearn/serve.py",
-            "containers/pytorch/serve.py");
+            "containers/pytorch/serve.py", "containers/image-classifier/serve.py");
     private static final String PREFIXES_PROPERTY = "servegate.containers.process.allowed-commands";
     private static final String ENV_PROPERTY = "servegate.containers.process.allowed-env";
 

@@ -171,6 +171,10 @@ public final class PredictionService {
     /** The input as the prediction cache keys it. */
     @SuppressWarnings("unchecked")
     static <T> EncodedInput encode(TensorType<T> type, Object input) {
+        if (input instanceof byte[] bytes) {
+            // a bytes input is its own key: no encoding and no copy of a large image
+            return new EncodedInput(bytes);
+        }
         return new EncodedInput(type.encode(List.of((T) input)).raw().toByteArray());
     }
 

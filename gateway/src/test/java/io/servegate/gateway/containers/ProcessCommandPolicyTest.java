@@ -33,7 +33,8 @@ class ProcessCommandPolicyTest {
                 List.of("java", "-jar", "containers/emulated/target/emulated-container.jar", "--beta-ms", "2"),
                 List.of("java", "-jar", "containers/noop/target/noop-container.jar"),
                 List.of("/usr/bin/python3", "containers/sklearn/serve.py"),
-                List.of("/usr/bin/python3", "containers/pytorch/serve.py"))) {
+                List.of("/usr/bin/python3", "containers/pytorch/serve.py"),
+                List.of("/usr/bin/python3", "containers/image-classifier/serve.py"))) {
             assertThat(defaults.refusal(command, Map.of("INTRA_OP_THREADS", "1"))).as("%s", command).isEmpty();
         }
     }
@@ -142,6 +143,12 @@ class ProcessCommandPolicyTest {
         ServegateProperties.ProcessManager defaults = bind(Map.of("servegate.cache.enabled", "true"));
         assertThat(defaults.allowedCommands()).isEqualTo(ProcessCommandPolicy.defaultCommands());
         assertThat(defaults.allowedEnv()).contains("INTRA_OP_THREADS", "MODEL_PATH").doesNotContain("LD_PRELOAD");
+        Map<String, String> classifier = Map.of("ARCH", "resnet18", "IMAGE_SIZE", "64", "PRECISION", "fp32",
+                "CUDNN_BENCHMARK", "false", "SEED", "1", "MAX_BATCH_SIZE", "32", "WARMUP_BATCH_SIZES", "1,32",
+                "WARMUP_RUNS", "2", "DEVICE", "cpu");
+        assertThat(new ProcessCommandPolicy(defaults.allowedCommands(), defaults.allowedEnv(), true, true, NO_MODELS)
+                .refusal(List.of("/usr/bin/python3", "containers/image-classifier/serve.py"), classifier))
+                .as("the image classifier with its settings, by default").isEmpty();
     }
 
     private static ServegateProperties.ProcessManager bind(Map<String, String> properties) {

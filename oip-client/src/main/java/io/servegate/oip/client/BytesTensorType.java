@@ -1,6 +1,7 @@
 package io.servegate.oip.client;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import io.servegate.oip.InferTensorContents;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
@@ -8,7 +9,11 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Variable-length elements (strings or byte arrays), carried as one BYTES tensor of shape [N]. */
+/**
+ * Variable-length elements (strings or byte arrays), carried as one BYTES tensor of shape [N]; a
+ * batch of equal-sized elements may also arrive as one UINT8 tensor [N, d1, ...] whose rows are
+ * the elements, back to back.
+ */
 abstract sealed class BytesTensorType<T> extends TensorType<T>
         permits BytesTensorType.Bytes, BytesTensorType.Strings {
 
@@ -46,12 +51,27 @@ abstract sealed class BytesTensorType<T> extends TensorType<T>
         for (byte[] b : elements) {
             buf.putInt(b.length).put(b);
         }
-        buf.flip();
-        return new EncodedTensor(datatype(), List.of((long) batch.size()), ByteString.copyFrom(buf));
+        // the buffer is this method's own: wrapped, not copied
+        return new EncodedTensor(datatype(), List.of((long) batch.size()), UnsafeByteOperations.unsafeWrap(buf.array()));
     }
 
     @Override
     public List<T> decode(String datatype, List<Long> shape, ByteString raw) {
+        if (UINT8.equals(datatype)) {
+            int n = batchSize(shape.isEmpty() ? shape : shape.subList(0, 1));
+            long row = rowBytes(shape);
+            if (raw.size() != n * row) {
+                throw new TensorFormatException("raw contents hold " + raw.size() + " bytes but shape " + shape
+                        + " of UINT8 needs " + n * row);
+            }
+            List<T> out = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                byte[] b = new byte[(int) row];
+                raw.copyTo(b, (int) (i * row), 0, (int) row);
+                out.add(fromBytes(b));
+            }
+            return out;
+        }
         requireDatatype(datatype);
         int n = elementCount(shape);
         ByteBuffer buf = littleEndian(raw);
@@ -79,6 +99,9 @@ abstract sealed class BytesTensorType<T> extends TensorType<T>
 
     @Override
     public List<T> decode(String datatype, List<Long> shape, InferTensorContents contents) {
+        if (UINT8.equals(datatype)) {
+            throw new TensorFormatException("UINT8 inputs must be sent as raw contents");
+        }
         requireDatatype(datatype);
         int n = elementCount(shape);
         if (contents.getBytesContentsCount() != n) {
@@ -90,6 +113,18 @@ abstract sealed class BytesTensorType<T> extends TensorType<T>
             out.add(fromBytes(b.toByteArray()));
         }
         return out;
+    }
+
+    /** The bytes of one element of a UINT8 tensor [N, d1, ...]: d1 * ..., or 1 for [N]. */
+    private static long rowBytes(List<Long> shape) {
+        long row = 1;
+        for (long d : shape.subList(1, shape.size())) {
+            if (d <= 0 || d > Integer.MAX_VALUE || row * d > Integer.MAX_VALUE) {
+                throw new TensorFormatException("invalid dimension in UINT8 input shape " + shape);
+            }
+            row *= d;
+        }
+        return row;
     }
 
     /** BYTES batches are [N] or [N, 1]: one element per input. */
@@ -109,6 +144,25 @@ abstract sealed class BytesTensorType<T> extends TensorType<T>
         @Override
         byte[] toBytes(byte[] value) {
             return value;
+        }
+
+        @Override
+        public EncodedTensor encodeFixedSize(List<byte[]> batch) {
+            if (batch.isEmpty()) {
+                return null;
+            }
+            int length = batch.get(0).length;
+            for (byte[] b : batch) {
+                if (b.length != length) {
+                    return null;
+                }
+            }
+            byte[] all = new byte[Math.multiplyExact(batch.size(), length)];
+            for (int i = 0; i < batch.size(); i++) {
+                System.arraycopy(batch.get(i), 0, all, i * length, length);
+            }
+            return new EncodedTensor(UINT8, List.of((long) batch.size(), (long) length),
+                    UnsafeByteOperations.unsafeWrap(all));
         }
 
         @Override

@@ -5,6 +5,8 @@ import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.netty.NettyChannelBuilder;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.InferParameter;
@@ -24,6 +26,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
@@ -33,11 +36,18 @@ import java.util.function.Function;
  *
  * <p>Calls never block the caller: each returns a {@link CompletableFuture} completed on a gRPC
  * thread. Failures complete it exceptionally with the gRPC {@code StatusRuntimeException}.
+ *
+ * <p>A batch of {@code bytes} inputs of one length travels as one UINT8 tensor [N, L] (the
+ * inputs back to back, as a model wants an image batch) while the server accepts that form;
+ * a server that answers such a call INVALID_ARGUMENT but takes the same batch as BYTES [N] gets
+ * BYTES from then on.
  */
 public final class ContainerClient implements AutoCloseable {
 
     private final ManagedChannel channel;
     private final GRPCInferenceServiceGrpc.GRPCInferenceServiceFutureStub stub;
+    /** Set once the server refused a UINT8 batch that it then took as BYTES. */
+    private volatile boolean uint8Refused;
 
     private ContainerClient(ManagedChannel channel) {
         this.channel = channel;
@@ -80,9 +90,37 @@ public final class ContainerClient implements AutoCloseable {
 
     private <X, Y> CompletableFuture<InferResult<Y>> call(String model, String version, TensorType<X> inputType,
             List<X> inputs, Duration timeout, Function<ModelInferResponse, List<Y>> decode) {
+        EncodedTensor fixedSize;
+        try {
+            fixedSize = uint8Refused ? null : inputType.encodeFixedSize(inputs);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (fixedSize == null) {
+            return call(model, version, inputType, inputs, timeout, decode, null);
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        return call(model, version, inputType, inputs, timeout, decode, fixedSize)
+                .exceptionallyCompose(e -> {
+                    Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                    if (!(cause instanceof StatusRuntimeException s)
+                            || s.getStatus().getCode() != Status.Code.INVALID_ARGUMENT) {
+                        return CompletableFuture.failedFuture(e);
+                    }
+                    Duration left = Duration.ofNanos(deadline - System.nanoTime());
+                    return call(model, version, inputType, inputs, left, decode, null).thenApply(result -> {
+                        uint8Refused = true;
+                        return result;
+                    });
+                });
+    }
+
+    /** One ModelInfer call with {@code tensor}, or with the batch's BYTES or numeric encoding when null. */
+    private <X, Y> CompletableFuture<InferResult<Y>> call(String model, String version, TensorType<X> inputType,
+            List<X> inputs, Duration timeout, Function<ModelInferResponse, List<Y>> decode, EncodedTensor tensor) {
         ModelInferRequest request;
         try {
-            request = request(model, version, inputType, inputs);
+            request = request(model, version, tensor != null ? tensor : inputType.encode(inputs));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -168,9 +206,7 @@ public final class ContainerClient implements AutoCloseable {
         }
     }
 
-    private static <X> ModelInferRequest request(String model, String version, TensorType<X> inputType,
-            List<X> inputs) {
-        EncodedTensor tensor = inputType.encode(inputs);
+    private static ModelInferRequest request(String model, String version, EncodedTensor tensor) {
         return ModelInferRequest.newBuilder()
                 .setModelName(model)
                 .setModelVersion(version == null ? "" : version)

@@ -1,6 +1,7 @@
 package io.servegate.oip.client;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import io.servegate.oip.InferTensorContents;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -50,8 +51,9 @@ abstract sealed class NumericTensorType<T> extends TensorType<T>
             }
             put(buf, value);
         }
-        buf.flip();
-        return new EncodedTensor(datatype(), List.of((long) batch.size(), (long) d), ByteString.copyFrom(buf));
+        // the buffer is this method's own: wrapped, not copied
+        return new EncodedTensor(datatype(), List.of((long) batch.size(), (long) d),
+                UnsafeByteOperations.unsafeWrap(buf.array()));
     }
 
     @Override

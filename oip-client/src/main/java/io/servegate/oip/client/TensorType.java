@@ -29,6 +29,9 @@ public abstract sealed class TensorType<T> permits NumericTensorType, BytesTenso
     public static final TensorType<byte[]> BYTES = new BytesTensorType.Bytes();
     public static final TensorType<String> STRINGS = new BytesTensorType.Strings();
 
+    /** The OIP datatype of a batch of equal-sized byte arrays sent as one tensor [N, d1, ...]. */
+    public static final String UINT8 = "UINT8";
+
     private static final Map<String, TensorType<?>> BY_NAME = Map.of(
             "ints", INTS, "floats", FLOATS, "doubles", DOUBLES, "bytes", BYTES, "strings", STRINGS);
 
@@ -76,6 +79,15 @@ public abstract sealed class TensorType<T> permits NumericTensorType, BytesTenso
      * @throws TensorFormatException for an empty batch or numeric vectors of unequal length
      */
     public abstract EncodedTensor encode(List<T> batch);
+
+    /**
+     * Encodes a non-empty batch of byte arrays of one length L as a single UINT8 tensor [N, L], the
+     * rows back to back with no length prefixes; null when the lengths differ or the type is not
+     * {@code bytes}. Every {@code bytes} decoder here, in Java and in Python, accepts this form.
+     */
+    public EncodedTensor encodeFixedSize(List<T> batch) {
+        return null;
+    }
 
     /**
      * Decodes a tensor from its raw contents.

@@ -1,0 +1,49 @@
+package io.servegate.gateway.api;
+
+import io.servegate.oip.client.TensorType;
+
+/**
+ * The checks every API applies to one input that arrived already decoded (from a binary tensor or
+ * a raw body) rather than through {@link InputParser}'s JSON: its length against the limit and the
+ * model's declared length, and finite numbers.
+ */
+final class RowChecks {
+
+    private RowChecks() {
+    }
+
+    /**
+     * What is wrong with {@code row}, named by {@code where} (e.g. {@code row 3}); null when nothing.
+     *
+     * @param expectedLength the vector length the model's containers declare; -1 when unknown
+     * @param maxInputLength the most elements (numbers, bytes, characters) one input may have
+     */
+    static String problem(Object row, String where, TensorType<?> type, int expectedLength, int maxInputLength) {
+        int length = row instanceof String v ? v.length()
+                : row instanceof byte[] v ? v.length
+                : java.lang.reflect.Array.getLength(row);
+        if (length > maxInputLength) {
+            return where + " has " + length + " elements; the limit is " + maxInputLength;
+        }
+        if (type.numeric() && length == 0) {
+            return where + " is empty";
+        }
+        if (type.numeric() && expectedLength > 0 && length != expectedLength) {
+            return where + " has " + length + " elements; the model expects " + expectedLength;
+        }
+        if (row instanceof float[] v) {
+            for (int i = 0; i < v.length; i++) {
+                if (!Float.isFinite(v[i])) {
+                    return where + " element " + i + " is not a finite number";
+                }
+            }
+        } else if (row instanceof double[] v) {
+            for (int i = 0; i < v.length; i++) {
+                if (!Double.isFinite(v[i])) {
+                    return where + " element " + i + " is not a finite number";
+                }
+            }
+        }
+        return null;
+    }
+}
