@@ -97,11 +97,15 @@ public final class Simulation {
         return new SimResult(scenario, perModel, perReplica, now, fired, wall, cpu);
     }
 
-    /** A single-model replica joins as the gateway adds one: registered, then profiled at sizes 1, 2, 4, … up to {@code profileMax}. */
+    /**
+     * A single-model replica joins as the gateway adds one: registered, then profiled at sizes 1,
+     * 2, 4, … up to {@code profileMax}, each run twice and measured the second time.
+     */
     private static void profiled(ModelScheduler<Object> s, SimReplica r, int profileMax, long now) {
         String id = r.spec.id();
         s.addReplica(id, r.spec.concurrency(), now);
         for (int b = 1; b <= profileMax; b *= 2) {
+            r.sample(b); // a new shape's first run may pay one-off costs
             long service = r.sample(b);
             s.profileSample(id, s.model(), b, service, service + r.spec.overheadNanos(), now);
         }

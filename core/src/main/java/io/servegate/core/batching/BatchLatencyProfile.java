@@ -144,6 +144,11 @@ public final class BatchLatencyProfile {
         return e;
     }
 
+    /** Whether a batch of {@code size} has been measured, however long ago. */
+    public boolean measured(int size) {
+        return size >= 1 && size < latencies.length && latencies[size] != null;
+    }
+
     /** How many batch sizes have a sample younger than the age limit. */
     public int recentSizes(long now) {
         int n = 0;

@@ -10,6 +10,8 @@ import java.util.concurrent.CompletableFuture;
  * A single-model replica's warm-up: reads the input length the container declares, sends an
  * all-zeros batch of one whose time is no sample (it pays the one-off costs), then measures
  * batches of 1, 2, 4, … so that the scheduler knows what they cost here before it relies on that.
+ * Each size runs twice and only the second counts: an accelerator's first batch of a new shape
+ * may cost hundreds of milliseconds more (autotuning, lazy allocation), once.
  * Only numeric inputs can be made up; others start cold, and their first batch is the warm-up.
  */
 final class ProfilingWarmUp implements WarmUp {
@@ -48,7 +50,8 @@ final class ProfilingWarmUp implements WarmUp {
         if (worker.closed() || size > Math.max(1, profileMaxBatch)) {
             return DONE;
         }
-        return measure(worker, zeros, size, true).handle((ignored, error) -> error)
+        return measure(worker, zeros, size, false).thenCompose(ignored -> measure(worker, zeros, size, true))
+                .handle((ignored, error) -> error)
                 .thenCompose(error -> error != null ? DONE : profile(worker, zeros, size * 2));
     }
 
