@@ -37,7 +37,7 @@ public final class BatchLatencyProfile {
     /** Recent samples after which a size's median is believed whatever the other sizes say. */
     static final int TRUSTED_SAMPLES = 3;
     /** How far above what the other sizes allow a size's median may be before it is taken for an outlier. */
-    static final double OUTLIER_FACTOR = 1.5;
+    public static final double OUTLIER_FACTOR = 1.5;
 
     private final int window;
     private final long maxAgeNanos;
