@@ -10,7 +10,7 @@ import picocli.CommandLine.Option;
 /** The scenario options that {@code sim} and {@code sim sweep} share. */
 public final class SimOptions {
 
-    @Option(names = "--policy", defaultValue = "symphony", description = "clipper, clockwork or symphony (default: ${DEFAULT-VALUE})")
+    @Option(names = "--policy", defaultValue = "symphony", description = "clipper, clockwork, symphony or adaptive (default: ${DEFAULT-VALUE})")
     String policy;
 
     @Option(names = "--replicas", defaultValue = "1", description = "replicas per model (default: ${DEFAULT-VALUE})")

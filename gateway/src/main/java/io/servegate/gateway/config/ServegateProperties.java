@@ -155,7 +155,7 @@ public record ServegateProperties(
     /** One scheduler per model version, across its replicas. */
     public record Scheduling(
             /** The policy of model versions that name none ({@code scheduler} in add_model / deploy_model). */
-            @DefaultValue("symphony") PolicyKind policy,
+            @DefaultValue("adaptive") PolicyKind policy,
             /** Clockwork and Symphony send a batch only if it is predicted to answer this long before its earliest deadline. */
             @DefaultValue("0ms") Duration safetyMargin,
             /** Before a new replica takes queries, measure its batches of 1, 2, 4, ... up to profileMaxBatch. */
