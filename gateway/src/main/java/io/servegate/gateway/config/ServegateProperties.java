@@ -182,7 +182,10 @@ public record ServegateProperties(
 
     /** Calls to model containers. */
     public record Rpc(
-            /** A batch RPC never waits less than this, so a slow container is not cut off mid-batch. */
+            /**
+             * A batch RPC waits this long past its latest deadline, so that a slow container is not cut
+             * off mid-batch: only a call this late is an error for the replica's circuit breaker.
+             */
             @DefaultValue("1s") Duration minBatchTimeout,
             @DefaultValue("64MB") DataSize maxMessageSize,
             /** Circuit breaker per replica (Resilience4j). */

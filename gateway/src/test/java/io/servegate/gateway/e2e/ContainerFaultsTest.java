@@ -165,6 +165,7 @@ class ContainerFaultsTest {
                 assertThat(after).as("AIMD grows again afterwards").isGreaterThan(during);
             }
             assertRecovered(out, slowTo, 2);
+            assertThat(transitions(model + "-1", "CLOSED", "OPEN")).as("a slow replica's circuit stays closed").isZero();
         }
     }
 
