@@ -26,6 +26,12 @@ public record ServegateProperties(
         @DefaultValue Oip oip,
         /** Defaults leave this long before the SLO, for the answer's way out; 0 = exactly at the SLO. */
         @DefaultValue("1ms") Duration deadlineMargin,
+        /**
+         * A query gets its app's overload response at once when the gateway's timers run later
+         * (servegate_timer_lag_seconds) than this share of the time it has left, since its
+         * default would otherwise come after its SLO; 0 = never.
+         */
+        @DefaultValue("0.5") double timerLagShedFraction,
         @DefaultValue Demo demo,
         @DefaultValue Containers containers,
         @DefaultValue Metrics metrics,
