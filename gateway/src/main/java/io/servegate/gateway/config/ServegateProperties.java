@@ -31,7 +31,7 @@ public record ServegateProperties(
          * (servegate_timer_lag_seconds) than this share of the time it has left, since its
          * default would otherwise come after its SLO; 0 = never.
          */
-        @DefaultValue("0.5") double timerLagShedFraction,
+        @DefaultValue("1") double timerLagShedFraction,
         @DefaultValue Demo demo,
         @DefaultValue Containers containers,
         @DefaultValue Metrics metrics,

@@ -150,8 +150,7 @@ public final class PredictionService {
         }
         TimerLag timerLag = lag;
         if (timerLag != null && timerLag.sheds(left)) {
-            return Mono.error(new PredictionException(DefaultReason.OVERLOADED,
-                    "the gateway's timers run " + timerLag.lagNanos() / 1_000_000 + " ms late"));
+            return Mono.error(new PredictionException(DefaultReason.OVERLOADED, "its timers run late"));
         }
         CacheKey key = new CacheKey(model, version, encoded);
         CompletableFuture<String> output = cache.get(key, k -> dispatcher.submit(model, version, input, deadline));

@@ -109,7 +109,7 @@ class TimerLagTest {
         assertThat(answers).hasSize(2); // at once, not after the SLO
         assertThat(answers.get(1).isDefault()).isTrue();
         assertThat(answers.get(1).output()).isEqualTo("fallback");
-        assertThat(answers.get(1).explanation()).contains("timers run 20 ms late");
+        assertThat(answers.get(1).explanation()).contains("the gateway is overloaded: its timers run late");
         service.predict(app(Application.OverloadResponse.REJECT), "m", "1", TensorType.FLOATS, INPUT, now())
                 .subscribe(answers::add, errors::add);
         assertThat(errors).singleElement().isInstanceOf(OverloadRejectedException.class);
