@@ -51,9 +51,11 @@ final class ReplicaProfile {
      *                      trip also included waiting behind another batch
      */
     void record(int batchSize, long serviceNanos, long overheadNanos, long now) {
-        if (!coldShapes && known() && !service.measured(batchSize) && batchSize <= maxBatch
-                && serviceNanos > BatchLatencyProfile.OUTLIER_FACTOR * serviceNanos(batchSize)) {
-            coldShapes = true; // the first batch of a new size was far slower than the others allowed
+        if (!coldShapes && known() && !service.measured(batchSize) && batchSize <= maxBatch) {
+            // the first batch of a new size, far slower than the other sizes allow? (computed apart:
+            // reading the cached estimates here would freeze them before the samples that follow)
+            long[] allowed = service.estimates(maxBatch, now);
+            coldShapes = allowed != null && serviceNanos > BatchLatencyProfile.OUTLIER_FACTOR * allowed[batchSize];
         }
         service.record(batchSize, serviceNanos, now);
         if (now >= lastSampleAt) {
