@@ -45,6 +45,19 @@ public final class ContainerOptions {
                     + "are unloaded to stay within it (env MEMORY_BUDGET_BYTES, default unbounded).")
     long memoryBudgetBytes;
 
+    @Option(names = "--max-batch-size", defaultValue = "${env:MAX_BATCH_SIZE:-0}",
+            description = "Largest batch the model takes, reported in its metadata; 0 = undeclared (default ${DEFAULT-VALUE}).")
+    int maxBatchSize;
+
+    @Option(names = "--warmup-batch-sizes", defaultValue = "${env:WARMUP_BATCH_SIZES}",
+            description = "Batch sizes to run before ready, e.g. 1,2,4, or none (env WARMUP_BATCH_SIZES; default every "
+                    + "size up to --max-batch-size, 1 when undeclared).")
+    String warmupBatchSizes;
+
+    @Option(names = "--warmup-runs", defaultValue = "${env:WARMUP_RUNS:-2}",
+            description = "Runs of each warm-up batch size (default ${DEFAULT-VALUE}).")
+    int warmupRuns;
+
     /** The model name given, or null. */
     public String name() {
         return name;
@@ -60,8 +73,11 @@ public final class ContainerOptions {
         if (name != null) {
             builder.name(name);
         }
+        if (warmupBatchSizes != null) {
+            builder.warmupBatchSizes(Warmup.parseBatchSizes(warmupBatchSizes));
+        }
         return builder.version(version).host(host).port(port).memoryBudgetBytes(memoryBudgetBytes)
-                .maxMessageBytes(maxMessageBytes).concurrency(concurrency)
-                .drainTimeout(java.time.Duration.ofSeconds(drainSeconds));
+                .maxMessageBytes(maxMessageBytes).concurrency(concurrency).maxBatchSize(maxBatchSize)
+                .warmupRuns(warmupRuns).drainTimeout(java.time.Duration.ofSeconds(drainSeconds));
     }
 }

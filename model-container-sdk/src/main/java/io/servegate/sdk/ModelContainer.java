@@ -8,14 +8,18 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.netty.NettyServerBuilder;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
+import io.servegate.oip.InferParameter;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -38,6 +42,11 @@ import org.slf4j.LoggerFactory;
  * {@link #close()} (and SIGTERM, under {@link #runUntilShutdown()}) stops accepting new calls,
  * lets in-flight batches finish within the drain timeout, then stops.
  *
+ * <p>A container of one predictor warms up before it is ready ({@link Warmup}): by default every
+ * batch size up to {@link Builder#maxBatchSize} (1 when undeclared), twice each, on zeros of the
+ * declared input length, and reports the times in its model metadata. ServerReady stays false
+ * until then, so the gateway measures the model only once it is warm.
+ *
  * <p>Besides OIP it serves the standard {@code grpc.health.v1.Health} service (what Kubernetes'
  * native {@code grpc} probe and most load balancers call): the overall status ({@code ""}) and
  * the OIP service's status are {@code SERVING} exactly while ServerReady is true, and
@@ -49,6 +58,8 @@ import org.slf4j.LoggerFactory;
 public final class ModelContainer<X, Y> implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ModelContainer.class);
+    /** ModelMetadata parameter: the largest batch the model takes, when declared (as the Python SDK's). */
+    public static final String MAX_BATCH_SIZE = "servegate_max_batch_size";
 
     private final Server server;
     private final ThreadPoolExecutor predictPool;
@@ -57,9 +68,15 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
     private final HealthStatusManager health = new HealthStatusManager();
     private final Duration drainTimeout;
     private final String name;
+    /** Null for a model repository: its models load later, on demand. */
+    private final Warmup<X> warmup;
+    private final Predictor<X, Y> predictor;
 
     private ModelContainer(Builder<X, Y> b) {
         this.name = b.name;
+        this.predictor = b.predictor;
+        this.warmup = b.predictor == null ? null
+                : Warmup.plan(b.inputType, b.inputLength, b.maxBatchSize, b.warmupBatchSizes, b.warmupRuns, b.warmupInput);
         this.drainTimeout = b.drainTimeout;
         AtomicInteger threads = new AtomicInteger();
         this.predictPool = new ThreadPoolExecutor(b.concurrency, b.concurrency, 0, TimeUnit.MILLISECONDS,
@@ -77,6 +94,9 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
             this.models = new ResidentModels<>(b.repository, b.memoryBudgetBytes, Set.of(), b.name);
         }
         this.service = new OipInferenceService<>(b.inputType, b.outputType, models, predictPool);
+        if (b.maxBatchSize > 0) {
+            service.reportInMetadata(Map.of(MAX_BATCH_SIZE, InferParameter.newBuilder().setInt64Param(b.maxBatchSize).build()));
+        }
         this.server = NettyServerBuilder.forAddress(new InetSocketAddress(b.host, b.port))
                 .maxInboundMessageSize(b.maxMessageBytes)
                 .addService(ServerInterceptors.intercept(service, b.interceptors))
@@ -100,13 +120,46 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
                 .name("models");
     }
 
-    /** Binds the port and starts serving; the model is ready when this returns. */
+    /**
+     * Binds the port, warms the predictor up, and starts serving; the model is ready when this returns.
+     *
+     * @throws IOException when the port cannot be bound, or the warm-up fails (the container is then closed)
+     */
     public ModelContainer<X, Y> start() throws IOException {
         server.start();
+        if (warmup != null) {
+            warmUp();
+        }
         service.markReady();
         setHealth(ServingStatus.SERVING);
         LOG.info("'{}' serving Open Inference Protocol on port {}", name, port());
         return this;
+    }
+
+    /** Runs the warm-up on the predictor's own threads, so that it goes before any batch sent meanwhile. */
+    private void warmUp() throws IOException {
+        if (!warmup.active()) {
+            LOG.info("'{}': no warm-up ({})", name, warmup.batchSizes().isEmpty() ? "off"
+                    : "no input length declared to make up an input from, and no warm-up input given");
+            return;
+        }
+        long start = System.nanoTime();
+        try {
+            Map<String, String> report = predictPool.submit(() -> warmup.run(predictor)).get();
+            Map<String, InferParameter> parameters = new LinkedHashMap<>();
+            report.forEach((k, v) -> parameters.put(k, InferParameter.newBuilder().setStringParam(v).build()));
+            service.reportInMetadata(parameters);
+            LOG.info("'{}' warmed up in {} ms: batch sizes {}, first runs {} ns, last runs {} ns", name,
+                    (System.nanoTime() - start) / 1_000_000, report.get(Warmup.BATCH_SIZES),
+                    report.get(Warmup.FIRST_NS), report.get(Warmup.LAST_NS));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            close();
+            throw new IOException("warm-up of '" + name + "' interrupted", e);
+        } catch (ExecutionException e) {
+            close();
+            throw new IOException("warm-up of '" + name + "' failed: " + e.getCause().getMessage(), e.getCause());
+        }
     }
 
     /** The bound port (useful after binding port 0). */
@@ -165,6 +218,10 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
         private String host = "0.0.0.0";
         private int port = 8001;
         private int inputLength = -1;
+        private int maxBatchSize;
+        private List<Integer> warmupBatchSizes;
+        private int warmupRuns = 2;
+        private X warmupInput;
         private int maxMessageBytes = 16 * 1024 * 1024;
         private int concurrency = 1;
         private int maxQueuedBatches = 1024;
@@ -214,6 +271,33 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
             return this;
         }
 
+        /**
+         * The largest batch the model takes, reported in its metadata ({@code servegate_max_batch_size});
+         * 0 (default) leaves it undeclared. The warm-up runs every size up to it by default.
+         */
+        public Builder<X, Y> maxBatchSize(int maxBatchSize) {
+            this.maxBatchSize = maxBatchSize;
+            return this;
+        }
+
+        /** The batch sizes the warm-up runs (default every size up to {@link #maxBatchSize}); empty turns it off. */
+        public Builder<X, Y> warmupBatchSizes(List<Integer> sizes) {
+            this.warmupBatchSizes = List.copyOf(sizes);
+            return this;
+        }
+
+        /** How often the warm-up runs each size (default 2: the first is the cold cost, the last the warm one). */
+        public Builder<X, Y> warmupRuns(int runs) {
+            this.warmupRuns = runs;
+            return this;
+        }
+
+        /** The input the warm-up's batches repeat (default zeros of the declared input length, for numeric and bytes types). */
+        public Builder<X, Y> warmupInput(X input) {
+            this.warmupInput = input;
+            return this;
+        }
+
         public Builder<X, Y> maxMessageBytes(int maxMessageBytes) {
             this.maxMessageBytes = maxMessageBytes;
             return this;
@@ -255,6 +339,9 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
             }
             requirePositive("maxMessageBytes", maxMessageBytes);
             requirePositive("maxQueuedBatches", maxQueuedBatches);
+            if (maxBatchSize < 0) {
+                throw new IllegalArgumentException("maxBatchSize must be 0 (undeclared) or positive, got " + maxBatchSize);
+            }
             if (port < 0 || port > 65535) {
                 throw new IllegalArgumentException("port must be in 0..65535, got " + port);
             }

@@ -54,6 +54,8 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
     private final ResidentModels<X, Y> models;
     private final Executor predictPool;
     private volatile boolean ready;
+    /** String parameters every ModelMetadata answer carries (the warm-up's report, the maximum batch size). */
+    private volatile Map<String, InferParameter> metadataParameters = Map.of();
 
     OipInferenceService(TensorType<X> inputType, TensorType<Y> outputType, ResidentModels<X, Y> models,
             Executor predictPool) {
@@ -61,6 +63,13 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
         this.outputType = outputType;
         this.models = models;
         this.predictPool = predictPool;
+    }
+
+    /** Adds {@code parameters} to every ModelMetadata answer. */
+    void reportInMetadata(Map<String, InferParameter> parameters) {
+        Map<String, InferParameter> all = new java.util.LinkedHashMap<>(metadataParameters);
+        all.putAll(parameters);
+        metadataParameters = Map.copyOf(all);
     }
 
     void markReady() {
@@ -110,6 +119,7 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
                     .setPlatform(PLATFORM)
                     .addInputs(tensorMetadata("input", inputType, inputLength))
                     .addOutputs(tensorMetadata(OUTPUT_NAME, outputType, -1))
+                    .putAllParameters(metadataParameters)
                     .build());
         } catch (StatusRuntimeException e) {
             out.onError(e);

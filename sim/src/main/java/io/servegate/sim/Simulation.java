@@ -1,5 +1,6 @@
 package io.servegate.sim;
 
+import io.servegate.core.batching.BatchLatencyProfile;
 import io.servegate.core.scheduling.ModelScheduler;
 import io.servegate.core.scheduling.MultiModelScheduler;
 import io.servegate.core.scheduling.PolicyKind;
@@ -101,12 +102,23 @@ public final class Simulation {
         return new SimResult(scenario, perModel, perReplica, now, fired, wall, cpu);
     }
 
-    /** A single-model replica joins as the gateway adds one: registered, then profiled at sizes 1, 2, 4, … up to {@code profileMax}. */
+    /**
+     * A single-model replica joins as the gateway adds one: registered, warmed up with a batch of
+     * one, then profiled at sizes 1, 2, 4, … up to {@code profileMax}; a size that costs over
+     * twice the profiles' outlier factor times the one before is run again, and measured the
+     * second time.
+     */
     private static void profiled(ModelScheduler<Object> s, SimReplica r, int profileMax, long now) {
         String id = r.spec.id();
         s.addReplica(id, r.spec.concurrency(), now);
+        r.sample(1); // the warm-up call: it pays the container's one-off costs, and is no sample
+        long previous = 0;
         for (int b = 1; b <= profileMax; b *= 2) {
             long service = r.sample(b);
+            if (previous > 0 && service > 2 * BatchLatencyProfile.OUTLIER_FACTOR * previous) {
+                service = r.sample(b); // a new shape's first run paid one-off costs
+            }
+            previous = service;
             s.profileSample(id, s.model(), b, service, service + r.spec.overheadNanos(), now);
         }
     }

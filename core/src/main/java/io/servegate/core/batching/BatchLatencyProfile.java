@@ -12,15 +12,32 @@ import java.util.Arrays;
  * not keep its batches from being tried once it is fast again. The estimate of a size is the
  * median of its recent samples: Clockwork predicts from recent runs of a worker whose timing is
  * near deterministic, but here one stall of a shared machine (a GC pause, a descheduled thread)
- * must not make a size look too slow to send, which would leave it unmeasured; a size never
+ * must not make a size look too slow to send, which would leave it unmeasured. A size never
  * measured is interpolated linearly between its measured neighbours, or extrapolated from the
  * two largest measured sizes. Estimates are made non-decreasing in the batch size, so noise
  * cannot make a larger batch look cheaper.
+ *
+ * <p><b>Outliers and cold shapes.</b> An accelerator's first batch of a new shape often costs
+ * hundreds of milliseconds (kernel autotuning, lazy allocation), later ones a few. Kept as the
+ * size's estimate, one such sample makes that size, and through monotonicity every larger one,
+ * look too slow to send, so it is never measured again. So the other sizes are asked what the
+ * size can cost: a batch of {@code b} costs no more than a larger batch, nor more than
+ * {@code ⌈b/s⌉} batches of a smaller size {@code s} (batching is never worse than running the
+ * batches one after the other). A size with fewer than {@value #TRUSTED_SAMPLES} recent samples
+ * whose median is over {@value #OUTLIER_FACTOR} times that bound is estimated at the bound
+ * instead: it gets sent, and measured again. Samples age out after {@code maxAgeNanos}, the
+ * outliers with them, and a size that keeps measuring slow is believed once it has
+ * {@value #TRUSTED_SAMPLES} samples.
  *
  * <p>Not thread-safe: its {@link BatchQueue} calls it under the queue's lock. Time is passed in,
  * as everywhere in this package.
  */
 public final class BatchLatencyProfile {
+
+    /** Recent samples after which a size's median is believed whatever the other sizes say. */
+    static final int TRUSTED_SAMPLES = 3;
+    /** How far above what the other sizes allow a size's median may be before it is taken for an outlier. */
+    public static final double OUTLIER_FACTOR = 1.5;
 
     private final int window;
     private final long maxAgeNanos;
@@ -84,11 +101,16 @@ public final class BatchLatencyProfile {
      * the profile's own age limit ({@link Long#MAX_VALUE}: every sample still in the window).
      */
     public long[] estimates(int maxSize, long now, long maxAgeNanos) {
-        long[] measured = new long[latencies.length]; // recent estimate per size, or -1
+        long[] measured = new long[latencies.length]; // recent estimate per size, or -1 (size 0: unused)
+        Arrays.fill(measured, -1);
+        int[] counts = new int[latencies.length];
+        for (int s = 1; s < measured.length; s++) {
+            measured[s] = recent(s, now, maxAgeNanos, counts);
+        }
+        boundOutliers(measured, counts);
         int largest = -1;
         int secondLargest = -1;
         for (int s = 0; s < measured.length; s++) {
-            measured[s] = s == 0 ? -1 : recent(s, now, maxAgeNanos);
             if (measured[s] >= 0) {
                 secondLargest = largest;
                 largest = s;
@@ -122,18 +144,55 @@ public final class BatchLatencyProfile {
         return e;
     }
 
+    /** Whether a batch of {@code size} has been measured, however long ago. */
+    public boolean measured(int size) {
+        return size >= 1 && size < latencies.length && latencies[size] != null;
+    }
+
     /** How many batch sizes have a sample younger than the age limit. */
     public int recentSizes(long now) {
         int n = 0;
         for (int s = 1; s < latencies.length; s++) {
-            if (recent(s, now, maxAgeNanos) >= 0) {
+            if (recent(s, now, maxAgeNanos, null) >= 0) {
                 n++;
             }
         }
         return n;
     }
 
-    private long recent(int size, long now, long maxAgeNanos) {
+    /**
+     * Estimates at the bound the other sizes set (see the class comment) each measured size with
+     * few samples whose median is far above it. Every bound is an upper one, so an outlier can
+     * only loosen another size's bound, never make a fast size look like an outlier.
+     */
+    private static void boundOutliers(long[] measured, int[] counts) {
+        int[] sizes = new int[measured.length];
+        int n = 0;
+        for (int s = 1; s < measured.length; s++) {
+            if (measured[s] >= 0) {
+                sizes[n++] = s;
+            }
+        }
+        long[] bounds = new long[n];
+        for (int i = 0; i < n; i++) {
+            int b = sizes[i];
+            bounds[i] = Long.MAX_VALUE;
+            for (int j = 0; j < n && counts[b] < TRUSTED_SAMPLES; j++) {
+                int s = sizes[j];
+                if (s != b) {
+                    bounds[i] = Math.min(bounds[i], s > b ? measured[s] : measured[s] * ((b + s - 1) / s));
+                }
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            if (bounds[i] != Long.MAX_VALUE && measured[sizes[i]] > OUTLIER_FACTOR * bounds[i]) {
+                measured[sizes[i]] = bounds[i];
+            }
+        }
+    }
+
+    /** The median of a size's samples within {@code maxAgeNanos}, -1 if none; their number into {@code counts}, if given. */
+    private long recent(int size, long now, long maxAgeNanos, int[] counts) {
         long[] lat = latencies[size];
         if (lat == null) {
             return -1;
@@ -145,6 +204,9 @@ public final class BatchLatencyProfile {
             if (at[i] != Long.MIN_VALUE && now - at[i] <= maxAgeNanos) {
                 young[n++] = lat[i];
             }
+        }
+        if (counts != null) {
+            counts[size] = n;
         }
         if (n == 0) {
             return -1;

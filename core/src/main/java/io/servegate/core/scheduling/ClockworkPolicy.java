@@ -41,7 +41,8 @@ final class ClockworkPolicy implements SchedulingPolicy {
             if (head == null) {
                 return;
             }
-            int b = profile.largestWithin(head.deadline() - answerBase, Math.min(s.queue.size(), config.batchCap()));
+            int b = profile.sendable(
+                    profile.largestWithin(head.deadline() - answerBase, Math.min(s.queue.size(), config.batchCap())), now);
             s.send(slot.lane(), b, now, slot.start(), slot.start() + profile.serviceNanos(b));
         }
     }

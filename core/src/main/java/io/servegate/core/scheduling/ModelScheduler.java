@@ -307,6 +307,17 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
         return n;
     }
 
+    /** Lanes of the replicas taking batches now. */
+    int availableLanes() {
+        int n = 0;
+        for (Replica r : replicas.values()) {
+            if (r.available) {
+                n += r.lanes.size();
+            }
+        }
+        return n;
+    }
+
     /** The available replicas' mean idle fraction over the last ten seconds; NaN when none is available. */
     public double idleFraction(long now) {
         double sum = 0;

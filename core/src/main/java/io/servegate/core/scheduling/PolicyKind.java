@@ -20,7 +20,14 @@ public enum PolicyKind {
      * deferred until {@code sched_at} so that it grows (non-work-conserving), or sent at once when
      * it holds what arrives during the batch's fixed cost; it goes to the replica free earliest.
      */
-    SYMPHONY;
+    SYMPHONY,
+    /**
+     * The default: Symphony's pruning always, its deferral only when the arrivals are near or
+     * above what the replicas can serve; below that it is work-conserving, as Clipper, and sends
+     * what is queued as soon as a replica can take it, leaving the deadlines slack that deferral
+     * would spend waiting for a batch that needs no growing.
+     */
+    ADAPTIVE;
 
     /** Lower-case name, as configuration and the admin API spell it. */
     public String id() {
@@ -38,14 +45,15 @@ public enum PolicyKind {
                 return k;
             }
         }
-        throw new IllegalArgumentException("unknown scheduler '" + id + "': expected one of clipper, clockwork, symphony");
+        throw new IllegalArgumentException("unknown scheduler '" + id + "': expected one of clipper, clockwork, symphony, adaptive");
     }
 
     SchedulingPolicy create(SchedulerConfig config) {
         return switch (this) {
             case CLIPPER -> new ClipperPolicy(config);
             case CLOCKWORK -> new ClockworkPolicy(config);
-            case SYMPHONY -> new SymphonyPolicy(config);
+            case SYMPHONY -> new SymphonyPolicy(config, false);
+            case ADAPTIVE -> new SymphonyPolicy(config, true);
         };
     }
 }

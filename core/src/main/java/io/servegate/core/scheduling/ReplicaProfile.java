@@ -20,6 +20,8 @@ final class ReplicaProfile {
     private static final int OVERHEAD_WINDOW = 32;
     /** Estimates are recomputed at most this often (of sample time): a profile spans seconds, and a busy replica completes a batch every few milliseconds. */
     private static final long RECOMPUTE_NANOS = 10_000_000L;
+    /** A batch size never measured is sent at most this often: see {@link #sendable}. */
+    static final long EXPLORE_INTERVAL_NANOS = 5_000_000_000L;
 
     private final BatchLatencyProfile service;
     private final int maxBatch;
@@ -34,6 +36,9 @@ final class ReplicaProfile {
     private int overheadCount;
     private long overhead;
     private long overheadAt = Long.MIN_VALUE;
+    private long exploredAt = Long.MIN_VALUE;
+    /** Whether a size's first batch was seen to cost far more than the other sizes allowed. */
+    private boolean coldShapes;
 
     ReplicaProfile(int window, long maxAgeNanos, int maxBatch) {
         this.service = new BatchLatencyProfile(window, maxAgeNanos);
@@ -46,6 +51,12 @@ final class ReplicaProfile {
      *                      trip also included waiting behind another batch
      */
     void record(int batchSize, long serviceNanos, long overheadNanos, long now) {
+        if (!coldShapes && known() && !service.measured(batchSize) && batchSize <= maxBatch) {
+            // the first batch of a new size, far slower than the other sizes allow? (computed apart:
+            // reading the cached estimates here would freeze them before the samples that follow)
+            long[] allowed = service.estimates(maxBatch, now);
+            coldShapes = allowed != null && serviceNanos > BatchLatencyProfile.OUTLIER_FACTOR * allowed[batchSize];
+        }
         service.record(batchSize, serviceNanos, now);
         if (now >= lastSampleAt) {
             lastSampleAt = now;
@@ -147,6 +158,31 @@ final class ReplicaProfile {
             }
         }
         return lo;
+    }
+
+    /**
+     * The size to send when a policy chose {@code size}. An accelerator may pay hundreds of
+     * milliseconds for the first batch of a new shape (autotuning, lazy allocation), and a policy
+     * whose batch size follows the queue would try a new size every few batches. So once a first
+     * batch of some size has been seen to cost far more than the other sizes allowed, a size
+     * never measured is tried at most once per {@link #EXPLORE_INTERVAL_NANOS}, which bounds what
+     * exploring costs, and otherwise the largest smaller size that was measured goes instead (a
+     * smaller batch answers no later). Before that, and for sizes measured, {@code size} itself.
+     */
+    int sendable(int size, long now) {
+        if (!coldShapes || service.measured(size)) {
+            return size;
+        }
+        if (exploredAt == Long.MIN_VALUE || now - exploredAt >= EXPLORE_INTERVAL_NANOS) {
+            exploredAt = now;
+            return size;
+        }
+        for (int b = size - 1; b >= 1; b--) {
+            if (service.measured(b)) {
+                return b;
+            }
+        }
+        return size;
     }
 
     /** The largest size the profile covers. */

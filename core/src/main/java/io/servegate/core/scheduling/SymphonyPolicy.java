@@ -22,13 +22,26 @@ import java.util.List;
  *       batch grows.</li>
  *   <li>Like Clockwork it sends a lane its next batch ahead, by the transport overhead.</li>
  * </ul>
+ *
+ * <p>Work-conserving below capacity ({@link PolicyKind#ADAPTIVE}): while the measured arrival
+ * rate is under {@value #CONSERVING_LOAD} of what the available lanes serve at the largest batch
+ * that answers within half the SLO, the candidate goes at once. Deferral buys larger batches,
+ * which only matter when the replicas are short of capacity; below it, waiting until
+ * {@code sched_at} spends all the deadline's slack, so that any error of the profile, a stall of
+ * the replica or a late timer makes the batch late.
  */
 final class SymphonyPolicy implements SchedulingPolicy {
 
-    private final SchedulerConfig config;
+    /** Load (arrival rate over capacity) under which the adaptive variant does not defer. */
+    static final double CONSERVING_LOAD = 0.8;
 
-    SymphonyPolicy(SchedulerConfig config) {
+    private final SchedulerConfig config;
+    private final boolean conserving;
+
+    /** @param conserving whether it sends at once below capacity ({@link PolicyKind#ADAPTIVE}) */
+    SymphonyPolicy(SchedulerConfig config, boolean conserving) {
         this.config = config;
+        this.conserving = conserving;
     }
 
     @Override
@@ -53,7 +66,7 @@ final class SymphonyPolicy implements SchedulingPolicy {
             if (b == 0) {
                 continue; // everything queued was infeasible and is gone
             }
-            if (b < cap && b < fillTarget(s, profile, cap, now)) {
+            if (b < cap && b < fillTarget(s, profile, cap, now) && !(conserving && belowCapacity(s, profile, now))) {
                 // sched_at: sending later than this, b + 1 queries could no longer make the earliest deadline
                 long schedAt = s.queue.peek().deadline() - profile.serviceNanos(b + 1) - overhead
                         - config.safetyMarginNanos();
@@ -62,6 +75,7 @@ final class SymphonyPolicy implements SchedulingPolicy {
                     return;
                 }
             }
+            b = profile.sendable(b, now);
             s.send(slot.lane(), b, now, slot.start(), slot.start() + profile.serviceNanos(b));
         }
     }
@@ -102,6 +116,18 @@ final class SymphonyPolicy implements SchedulingPolicy {
             }
         }
         return size;
+    }
+
+    /**
+     * Whether the arrivals are under {@link #CONSERVING_LOAD} of what the available lanes serve
+     * with the largest batch that answers within half the SLO (a query may wait for one batch,
+     * then ride in the next).
+     */
+    private static boolean belowCapacity(ModelScheduler<?> s, ReplicaProfile profile, long now) {
+        long overhead = profile.overheadNanos();
+        int b = Math.max(1, profile.largestWithin(s.config().sloNanos() / 2 - overhead, s.config().batchCap()));
+        double perLane = b * 1e9 / Math.max(1, profile.serviceNanos(b) + overhead);
+        return s.arrivalRate(now) < CONSERVING_LOAD * perLane * s.availableLanes();
     }
 
     /** β·λ: the queries that arrive while a batch pays its fixed cost; waiting for fewer wastes that cost. */

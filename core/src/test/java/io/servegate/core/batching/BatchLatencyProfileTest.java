@@ -61,10 +61,68 @@ class BatchLatencyProfileTest {
     void forgetsSamplesOlderThanTheMaximumAge() {
         BatchLatencyProfile p = new BatchLatencyProfile(10, S);
         p.record(1, 1_000, 0);
-        p.record(2, 50, S / 2);
+        p.record(2, 1_200, S / 2);
         assertEquals(1_000, p.estimates(2, S)[1]); // both still young at 1 s
-        assertArrayEquals(new long[] {0, 50, 50}, p.estimates(2, S + 1)); // size 1's sample aged out
+        assertArrayEquals(new long[] {0, 1_200, 1_200}, p.estimates(2, S + 1)); // size 1's sample aged out
         assertNull(p.estimates(2, 2 * S));
+    }
+
+    @Test
+    void aColdFirstBatchOfASizeIsBoundedByWhatTheOtherSizesAllow() {
+        BatchLatencyProfile p = new BatchLatencyProfile(16, S);
+        for (int i = 0; i < 10; i++) {
+            p.record(1, 11, i);
+        }
+        p.record(2, 312, 10); // the first batch of two: a cold shape
+        p.record(8, 318, 11); // and of eight
+        long[] e = p.estimates(8, 11);
+        assertEquals(22, e[2]); // two batches of one, not 312
+        assertEquals(88, e[8]); // not 318, which would keep every size above 8 unsent
+        p.record(2, 12, 12); // sent again: it is fast
+        p.record(2, 12, 13);
+        assertEquals(12, p.estimates(8, 13)[2]);
+    }
+
+    @Test
+    void aColdFirstBatchOfOneIsBoundedByALargerSize() {
+        BatchLatencyProfile p = new BatchLatencyProfile(16, S);
+        for (int i = 0; i < 5; i++) {
+            p.record(4, 14, i);
+        }
+        p.record(1, 311, 5);
+        assertEquals(14, p.estimates(4, 5)[1]);
+    }
+
+    @Test
+    void aSizeThatKeepsMeasuringSlowIsBelieved() {
+        BatchLatencyProfile p = new BatchLatencyProfile(16, S);
+        for (int i = 0; i < 10; i++) {
+            p.record(1, 11, i);
+        }
+        p.record(2, 300, 10);
+        p.record(2, 300, 11);
+        assertEquals(22, p.estimates(2, 11)[2]);
+        p.record(2, 300, 12);
+        assertEquals(300, p.estimates(2, 12)[2]);
+    }
+
+    @Test
+    void aModelThatSlowsDownEverywhereIsNoOutlier() {
+        BatchLatencyProfile p = new BatchLatencyProfile(16, S);
+        p.record(1, 110, 0);
+        p.record(2, 120, 0);
+        p.record(4, 140, 0);
+        assertArrayEquals(new long[] {0, 110, 120, 130, 140}, p.estimates(4, 0));
+    }
+
+    @Test
+    void outliersAgeOut() {
+        BatchLatencyProfile p = new BatchLatencyProfile(16, S);
+        for (int i = 0; i < 3; i++) {
+            p.record(2, 300, i); // a slow spell, believed
+        }
+        p.record(1, 11, S + 10);
+        assertArrayEquals(new long[] {0, 11, 22}, p.estimates(2, S + 10));
     }
 
     @Test

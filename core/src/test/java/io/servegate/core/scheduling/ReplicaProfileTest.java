@@ -57,4 +57,23 @@ class ReplicaProfileTest {
         assertThat(p.fresh(MAX_AGE)).isTrue();
         assertThat(p.fresh(MAX_AGE + 200)).isFalse();
     }
+
+    @Test
+    void unmeasuredSizesAreSentFreelyUntilAFirstBatchProvesCold() {
+        ReplicaProfile p = seeded(1); // sizes 1, 2, 4, ..., 32 measured, none cold
+        assertThat(p.sendable(7, MS)).isEqualTo(7);
+        assertThat(p.sendable(9, 2 * MS)).isEqualTo(9);
+    }
+
+    @Test
+    void afterAColdFirstBatchAnUnmeasuredSizeIsTriedOncePerInterval() {
+        ReplicaProfile p = seeded(1);
+        p.record(3, 300 * MS, MS, MS); // the first batch of 3: 300 ms where 6.5 ms was expected
+        long t = 2 * MS;
+        assertThat(p.sendable(3, t)).isEqualTo(3); // measured now
+        assertThat(p.sendable(7, t)).as("explores 7").isEqualTo(7);
+        assertThat(p.sendable(9, t + MS)).as("then the largest size measured below 9").isEqualTo(8);
+        assertThat(p.sendable(5, t + ReplicaProfile.EXPLORE_INTERVAL_NANOS - 1)).isEqualTo(4);
+        assertThat(p.sendable(5, t + ReplicaProfile.EXPLORE_INTERVAL_NANOS)).isEqualTo(5);
+    }
 }

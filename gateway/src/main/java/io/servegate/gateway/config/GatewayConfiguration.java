@@ -35,6 +35,7 @@ import io.servegate.gateway.metrics.ClipperMetrics;
 import io.servegate.gateway.query.PipelineService;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.query.SelectionService;
+import io.servegate.gateway.query.TimerLag;
 import io.servegate.gateway.selection.InMemorySelectionStateStore;
 import io.servegate.gateway.selection.RedisSelectionStateStore;
 import io.servegate.gateway.selection.SelectionStateStore;
@@ -69,6 +70,7 @@ import org.springframework.web.reactive.function.server.HandlerStrategies;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.Disposable;
 import reactor.core.scheduler.Scheduler;
 import org.springframework.web.server.WebFilter;
 import reactor.core.scheduler.Schedulers;
@@ -136,11 +138,22 @@ public class GatewayConfiguration {
         return Schedulers.newSingle("servegate-deadlines", true);
     }
 
+    /** How late the gateway's timers run: probed on the deadline thread every 5 ms, and fed by every deadline. */
+    @Bean
+    TimerLag timerLag(LongSupplier clock, MeterRegistry meters, ServegateProperties props) {
+        return new TimerLag(clock, props.timerLagShedFraction(), meters);
+    }
+
+    @Bean(destroyMethod = "dispose")
+    Disposable timerLagProbe(TimerLag lag, Scheduler deadlineTimer) {
+        return lag.probe(deadlineTimer, Duration.ofMillis(5));
+    }
+
     @Bean
     PredictionService predictionService(PredictionCache cache, ReplicaPool pool, LongSupplier clock,
-            MeterRegistry meters, ServegateProperties props, Scheduler deadlineTimer) {
+            MeterRegistry meters, ServegateProperties props, Scheduler deadlineTimer, TimerLag lag) {
         return new PredictionService(cache, pool, clock, meters, props.deadlineMargin(), deadlineTimer,
-                Schedulers.parallel());
+                Schedulers.parallel()).shedding(lag);
     }
 
     @Bean(destroyMethod = "close")

@@ -26,6 +26,12 @@ public record ServegateProperties(
         @DefaultValue Oip oip,
         /** Defaults leave this long before the SLO, for the answer's way out; 0 = exactly at the SLO. */
         @DefaultValue("1ms") Duration deadlineMargin,
+        /**
+         * A query gets its app's overload response at once when the gateway's timers run later
+         * (servegate_timer_lag_seconds) than this share of the time it has left, since its
+         * default would otherwise come after its SLO; 0 = never.
+         */
+        @DefaultValue("1") double timerLagShedFraction,
         @DefaultValue Demo demo,
         @DefaultValue Containers containers,
         @DefaultValue Metrics metrics,
@@ -155,7 +161,7 @@ public record ServegateProperties(
     /** One scheduler per model version, across its replicas. */
     public record Scheduling(
             /** The policy of model versions that name none ({@code scheduler} in add_model / deploy_model). */
-            @DefaultValue("symphony") PolicyKind policy,
+            @DefaultValue("adaptive") PolicyKind policy,
             /** Clockwork and Symphony send a batch only if it is predicted to answer this long before its earliest deadline. */
             @DefaultValue("0ms") Duration safetyMargin,
             /** Before a new replica takes queries, measure its batches of 1, 2, 4, ... up to profileMaxBatch. */
@@ -182,7 +188,10 @@ public record ServegateProperties(
 
     /** Calls to model containers. */
     public record Rpc(
-            /** A batch RPC never waits less than this, so a slow container is not cut off mid-batch. */
+            /**
+             * A batch RPC waits this long past its latest deadline, so that a slow container is not cut
+             * off mid-batch: only a call this late is an error for the replica's circuit breaker.
+             */
             @DefaultValue("1s") Duration minBatchTimeout,
             @DefaultValue("64MB") DataSize maxMessageSize,
             /** Circuit breaker per replica (Resilience4j). */

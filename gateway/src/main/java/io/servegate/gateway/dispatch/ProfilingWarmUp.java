@@ -1,5 +1,6 @@
 package io.servegate.gateway.dispatch;
 
+import io.servegate.core.batching.BatchLatencyProfile;
 import io.servegate.oip.client.TensorType;
 import java.time.Duration;
 import java.util.Collections;
@@ -10,12 +11,18 @@ import java.util.concurrent.CompletableFuture;
  * A single-model replica's warm-up: reads the input length the container declares, sends an
  * all-zeros batch of one whose time is no sample (it pays the one-off costs), then measures
  * batches of 1, 2, 4, … so that the scheduler knows what they cost here before it relies on that.
+ * A size whose batch costs over {@value #COLD_FACTOR} times the size half as large (twice the
+ * smaller batch, with the profiles' outlier margin) is run again and the second run counts: an
+ * accelerator's first batch of a new shape may cost hundreds of milliseconds more (autotuning,
+ * lazy allocation), once.
  * Only numeric inputs can be made up; others start cold, and their first batch is the warm-up.
  */
 final class ProfilingWarmUp implements WarmUp {
 
     private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+    /** A batch costing more than this times the batch half its size is run again (see the class comment). */
+    static final double COLD_FACTOR = 2 * BatchLatencyProfile.OUTLIER_FACTOR;
 
     private final PlacedModel model;
     private final int profileMaxBatch;
@@ -40,29 +47,40 @@ final class ProfilingWarmUp implements WarmUp {
                 })
                 .thenCompose(zeros -> zeros == null ? DONE
                         // the first call pays the container's one-off costs: its time is not a sample
-                        : measure(worker, zeros, 1, false).handle((ignored, error) -> null)
-                                .thenCompose(ignored -> profile(worker, zeros, 1)));
+                        : measure(worker, zeros, 1).handle((ignored, error) -> null)
+                                .thenCompose(ignored -> profile(worker, zeros, 1, 0)));
     }
 
-    private CompletableFuture<Void> profile(ReplicaWorker worker, Object zeros, int size) {
+    /** Measures {@code size}, and its double next; {@code previous} is the last size's cost, 0 before any. */
+    private CompletableFuture<Void> profile(ReplicaWorker worker, Object zeros, int size, long previous) {
         if (worker.closed() || size > Math.max(1, profileMaxBatch)) {
             return DONE;
         }
-        return measure(worker, zeros, size, true).handle((ignored, error) -> error)
-                .thenCompose(error -> error != null ? DONE : profile(worker, zeros, size * 2));
+        return measure(worker, zeros, size)
+                .thenCompose(first -> previous > 0 && first.cost() > COLD_FACTOR * previous
+                        ? measure(worker, zeros, size) : CompletableFuture.completedFuture(first))
+                .thenApply(timing -> {
+                    worker.driver().profileSample(worker.id(), model.key(), size, timing.serviceNanos(),
+                            timing.roundTripNanos());
+                    return timing.cost();
+                })
+                .handle((cost, error) -> error == null ? cost : -1L)
+                .thenCompose(cost -> cost < 0 ? DONE : profile(worker, zeros, size * 2, cost));
     }
 
-    private CompletableFuture<Void> measure(ReplicaWorker worker, Object zeros, int size, boolean sample) {
+    private CompletableFuture<Timing> measure(ReplicaWorker worker, Object zeros, int size) {
         long start = worker.clock().getAsLong();
         @SuppressWarnings("unchecked")
         TensorType<Object> type = (TensorType<Object>) model.inputType();
         return worker.client().inferAsText(model.name(), model.version(), type, Collections.nCopies(size, zeros),
                         CALL_TIMEOUT)
-                .thenAccept(result -> {
-                    if (sample) {
-                        worker.driver().profileSample(worker.id(), model.key(), size, result.serviceTimeNanos(),
-                                worker.clock().getAsLong() - start);
-                    }
-                });
+                .thenApply(result -> new Timing(result.serviceTimeNanos(), worker.clock().getAsLong() - start));
+    }
+
+    /** One call's time: the container's own (0 when it reports none) and the round trip. */
+    private record Timing(long serviceNanos, long roundTripNanos) {
+        long cost() {
+            return serviceNanos > 0 ? serviceNanos : roundTripNanos;
+        }
     }
 }

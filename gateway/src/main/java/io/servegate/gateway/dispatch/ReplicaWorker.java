@@ -35,6 +35,12 @@ import java.util.function.Supplier;
  * {@link SchedulerDriver}. Batches to a replica whose circuit breaker is open fail at once; a
  * transport failure takes the replica out until ServerReady answers again.
  *
+ * <p>The breaker judges errors, not slowness. A batch that answers late is a latency sample for
+ * the scheduler (its queries got their defaults at the deadline already) and a success for the
+ * breaker; a call times out, and counts as an error, only once it has outlived its latest
+ * deadline by the minimum batch timeout. A replica that answers a batch while its breaker is open
+ * closes it: it is reachable and working, only slow, and the scheduler's profile says how slow.
+ *
  * <p>Order matters on a replica that loads models: a load or unload starts once everything sent
  * before it has returned, and a batch once the loads and unloads sent before it have (batches
  * themselves may overlap). Every call also waits for its gate, which the driver opens once its
@@ -280,7 +286,8 @@ final class ReplicaWorker implements AutoCloseable {
         for (Query<PendingPrediction> q : batch.queries()) {
             latestDeadline = Math.max(latestDeadline, q.deadline());
         }
-        Duration timeout = Duration.ofNanos(Math.max(minBatchTimeout.toNanos(), latestDeadline - now));
+        // late by far, not merely late: the minimum batch timeout past the latest deadline
+        Duration timeout = Duration.ofNanos(minBatchTimeout.toNanos() + (latestDeadline - now));
         if (meters != null) {
             meters.sent(batch.size());
         }
@@ -336,6 +343,9 @@ final class ReplicaWorker implements AutoCloseable {
         long took = clock.getAsLong() - batch.sentAt();
         if (failure == null) {
             breaker.onSuccess(took, TimeUnit.NANOSECONDS);
+            if (breaker.getState() == CircuitBreaker.State.OPEN) {
+                breaker.transitionToClosedState(); // it answers: slow is for the scheduler to judge
+            }
             driver.completed(batch, serviceNanos);
             return;
         }

@@ -8,7 +8,7 @@ public enum DefaultReason {
     INFEASIBLE("the scheduler predicted that no batch could answer it within the latency SLO"),
     NO_MODEL("no model is linked to the application"),
     NO_REPLICA("no ready replica serves the model"),
-    OVERLOADED("the model's queue is full"),
+    OVERLOADED("the model's queue is full or the gateway is overloaded"),
     CIRCUIT_OPEN("the replica's circuit breaker is open after repeated failures"),
     CONTAINER_ERROR("the model container failed the batch"),
     LOW_CONFIDENCE("the models' confidence is below the application's threshold"),

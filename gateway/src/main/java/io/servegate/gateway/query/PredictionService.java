@@ -23,7 +23,9 @@ import reactor.util.context.Context;
 /**
  * The query path below the API: cache, then the model version's replicas, under a hard
  * deadline. A query never answers late: at its deadline it gets its app's default output, and a
- * prediction that arrives afterwards only fills the cache.
+ * prediction that arrives afterwards only fills the cache. When the gateway's own timers run late
+ * ({@link #shedding}), a query whose deadline timer would fire too late is answered at once, as
+ * if its model were overloaded: its app's overload response.
  */
 public final class PredictionService {
 
@@ -41,6 +43,8 @@ public final class PredictionService {
     private final long marginNanos;
     private final Scheduler deadlineTimer;
     private final Scheduler defaults;
+    /** Null: no shedding on the timers' lag. */
+    private volatile TimerLag lag;
 
     /**
      * @param deadlineMargin how long before the SLO the default is sent, for the answer's own way
@@ -63,6 +67,17 @@ public final class PredictionService {
                 .description("How long after its due time a query's deadline timer ran: the gateway's own "
                         + "scheduling delay (CPU starvation, GC pauses), which makes defaults late")
                 .publishPercentileHistogram().register(meters);
+    }
+
+    /**
+     * Sheds queries while {@code lag} says the timers run too late for them, and feeds it the
+     * lateness of every deadline timer that fires.
+     *
+     * @return this service
+     */
+    public PredictionService shedding(TimerLag lag) {
+        this.lag = lag;
+        return this;
     }
 
     /**
@@ -129,8 +144,13 @@ public final class PredictionService {
 
     /** {@link #infer(String, String, TensorType, Object, long)} of an input encoded once for several models. */
     Mono<Prediction> infer(String model, String version, Object input, EncodedInput encoded, long deadline) {
-        if (deadline - clock.getAsLong() <= 0) {
+        long left = deadline - clock.getAsLong();
+        if (left <= 0) {
             return Mono.error(new PredictionException(DefaultReason.DEADLINE, null));
+        }
+        TimerLag timerLag = lag;
+        if (timerLag != null && timerLag.sheds(left)) {
+            return Mono.error(new PredictionException(DefaultReason.OVERLOADED, "its timers run late"));
         }
         CacheKey key = new CacheKey(model, version, encoded);
         CompletableFuture<String> output = cache.get(key, k -> dispatcher.submit(model, version, input, deadline));
@@ -145,14 +165,18 @@ public final class PredictionService {
         return Mono.deferContextual(context -> {
             Mono<PredictionException> atDeadline = Mono.fromSupplier(() -> {
                 deadlineLag.record(Math.max(0, clock.getAsLong() - deadline), TimeUnit.NANOSECONDS);
+                TimerLag timers = lag;
+                if (timers != null) {
+                    timers.fired(deadline);
+                }
                 return new PredictionException(DefaultReason.DEADLINE, null);
             });
             Scheduler eventLoop = context.getOrDefault(EVENT_LOOP, null);
             // timed from now, not from assembly: dispatching above may have sent a batch
-            Duration left = Duration.ofNanos(Math.max(0, deadline - clock.getAsLong()));
+            Duration wait = Duration.ofNanos(Math.max(0, deadline - clock.getAsLong()));
             return eventLoop != null
-                    ? Mono.fromFuture(outcome, true).timeout(left, atDeadline, eventLoop)
-                    : Mono.fromFuture(outcome, true).timeout(left, atDeadline.publishOn(defaults), deadlineTimer);
+                    ? Mono.fromFuture(outcome, true).timeout(wait, atDeadline, eventLoop)
+                    : Mono.fromFuture(outcome, true).timeout(wait, atDeadline.publishOn(defaults), deadlineTimer);
         }).flatMap(PredictionService::answer);
     }
 

@@ -165,6 +165,7 @@ class ContainerFaultsTest {
                 assertThat(after).as("AIMD grows again afterwards").isGreaterThan(during);
             }
             assertRecovered(out, slowTo, 2);
+            assertThat(transitions(model + "-1", "CLOSED", "OPEN")).as("a slow replica's circuit stays closed").isZero();
         }
     }
 
@@ -260,7 +261,9 @@ class ContainerFaultsTest {
     private void assertCircuitCycled(String replica) {
         assertThat(transitions(replica, "CLOSED", "OPEN")).as("circuit opened").isPositive();
         assertThat(transitions(replica, "OPEN", "HALF_OPEN")).as("circuit half-opened").isPositive();
-        assertThat(transitions(replica, "HALF_OPEN", "CLOSED")).as("circuit closed again").isPositive();
+        // closed by a half-open trial, or at once by a batch that answered while it was open
+        assertThat(transitions(replica, "HALF_OPEN", "CLOSED") + transitions(replica, "OPEN", "CLOSED"))
+                .as("circuit closed again").isPositive();
     }
 
     private double transitions(String replica, String from, String to) {

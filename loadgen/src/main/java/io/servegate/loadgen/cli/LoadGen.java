@@ -12,7 +12,8 @@ import picocli.CommandLine.Spec;
                 BatchingGainCommand.class, GoodputCommand.class, ReplicaScalingCommand.class,
                 SelectionReportCommand.class, SchedulingCommand.class, TimerJitterCommand.class,
                 ProfileCommand.class, AutoscaleCommand.class, CapacityCheckCommand.class, ManyModelsCommand.class,
-                PipelinePlanCommand.class, DriveCommand.class})
+
+                PipelinePlanCommand.class, DriveCommand.class, ColdShapesCommand.class})
 public final class LoadGen implements Runnable {
 
     @Spec

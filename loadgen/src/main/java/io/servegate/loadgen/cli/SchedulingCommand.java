@@ -62,7 +62,7 @@ public final class SchedulingCommand implements Callable<Integer> {
     public static final double TABLE4_SLO_MS = 25;
 
     /** The gateway's scheduling policies. */
-    public enum Policy { clipper, clockwork, symphony }
+    public enum Policy { clipper, clockwork, symphony, adaptive }
 
     /**
      * One load case: an app and model of its name, on replicas emulated as β + α·b, at an offered rate.

@@ -7,6 +7,7 @@ import io.servegate.sim.ModelSpec;
 import io.servegate.sim.ReplicaSpec;
 import io.servegate.sim.Scenario;
 import io.servegate.sim.latency.LatencyModel;
+import io.servegate.sim.latency.ColdShapeLatency;
 import io.servegate.sim.latency.LinearLatency;
 import io.servegate.sim.report.Analytic;
 import io.servegate.sim.workload.ModelChooser;
@@ -50,6 +51,7 @@ public final class ScenarioBuilder {
     private double alphaMs = 0.5;
     private double noiseSigma;
     private LatencyModel latency;
+    private double coldBatchMs;
     private double overheadMs;
     private double[] sloMs = {20};
     private double rate = 1_000;
@@ -103,6 +105,12 @@ public final class ScenarioBuilder {
     /** Every replica's latency from this model instead (e.g. a measured {@link ServiceProfile}). */
     public ScenarioBuilder latency(LatencyModel model) {
         latency = model;
+        return this;
+    }
+
+    /** Each replica's first batch of each size costs this much more, ms ({@link ColdShapeLatency}). */
+    public ScenarioBuilder coldBatchMs(double ms) {
+        coldBatchMs = ms;
         return this;
     }
 
@@ -205,6 +213,9 @@ public final class ScenarioBuilder {
         long durationNanos = Math.round(durationS * 1e9);
         LatencyModel model = latency != null ? latency
                 : new LinearLatency(Math.round(betaMs * MS), Math.round(alphaMs * MS), noiseSigma);
+        if (coldBatchMs > 0) {
+            model = new ColdShapeLatency(model, Math.round(coldBatchMs * MS));
+        }
         long overhead = Math.round(overheadMs * MS);
         List<ModelSpec> specs = new ArrayList<>();
         int groups = independent ? replicas : models;
@@ -216,7 +227,7 @@ public final class ScenarioBuilder {
             int perGroup = independent ? 1 : replicas;
             for (int i = 0; i < perGroup; i++) {
                 String id = independent ? "r" + m : models == 1 ? "r" + i : "m" + m + "/r" + i;
-                ReplicaSpec r = ReplicaSpec.of(id, concurrency, model, overhead);
+                ReplicaSpec r = ReplicaSpec.of(id, concurrency, model.forReplica(), overhead);
                 Double failAt = failures.get(id);
                 rs.add(failAt == null ? r : r.failingAt(Math.round(failAt * 1e9)));
             }
@@ -268,6 +279,9 @@ public final class ScenarioBuilder {
             s.put("beta_ms", betaMs);
             s.put("alpha_ms", alphaMs);
             s.put("noise_sigma", noiseSigma);
+        }
+        if (coldBatchMs > 0) {
+            s.put("cold_batch_ms", coldBatchMs);
         }
         s.put("overhead_ms", overheadMs);
         s.put("slo_ms", sloMs.length == 1 ? (Object) sloMs[0] : java.util.Arrays.toString(sloMs));

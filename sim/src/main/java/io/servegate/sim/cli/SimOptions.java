@@ -13,7 +13,7 @@ import picocli.CommandLine.Option;
 /** The scenario options that {@code sim} and {@code sim sweep} share. */
 public final class SimOptions {
 
-    @Option(names = "--policy", defaultValue = "symphony", description = "clipper, clockwork or symphony (default: ${DEFAULT-VALUE})")
+    @Option(names = "--policy", defaultValue = "symphony", description = "clipper, clockwork, symphony or adaptive (default: ${DEFAULT-VALUE})")
     String policy;
 
     @Option(names = "--replicas", defaultValue = "1", description = "replicas per model (default: ${DEFAULT-VALUE})")
@@ -30,6 +30,9 @@ public final class SimOptions {
 
     @Option(names = "--noise-sigma", defaultValue = "0", description = "lognormal noise on β + α·b, log-scale deviation (default: ${DEFAULT-VALUE}: exact)")
     double noiseSigma;
+
+    @Option(names = "--cold-batch-ms", defaultValue = "0", description = "extra cost of each replica's first batch of each size, as an accelerator that autotunes new shapes (default: ${DEFAULT-VALUE})")
+    double coldBatchMs;
 
     @Option(names = "--profile", description = "measured service times per batch size (CSV batch_size,service_ns) instead of β + α·b")
     Path profile;
@@ -101,6 +104,9 @@ public final class SimOptions {
         double duration = durationS != null ? durationS : 10;
         if (profile != null) {
             b.latency(new EmpiricalLatency(ServiceProfile.read(profile)));
+        }
+        if (coldBatchMs > 0) {
+            b.coldBatchMs(coldBatchMs);
         }
         if (trace != null) {
             RateTrace t = RateTrace.read(trace, traceBinS, traceFunction);

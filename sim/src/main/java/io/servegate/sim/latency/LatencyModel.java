@@ -10,4 +10,9 @@ public interface LatencyModel {
 
     /** The mean service time of a batch of {@code size}, for analytic figures and reports. */
     double meanNanos(int size);
+
+    /** The model for one more replica: itself, unless it keeps state of its own replica's. */
+    default LatencyModel forReplica() {
+        return this;
+    }
 }

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Scheduling on real latency, live: this checkout's gateway beside others (--gateway LABEL=JAR,
+# e.g. one built from main) on a Python SDK container whose batch of b takes 10 + 1·b ms and whose
+# first batch of each size takes 300 ms more; SLO 50 ms, 400 req/s Poisson (two thirds of the
+# 600/s optimum), default policy, a fresh container and gateway per run; cases control (no cold
+# batches), cold (the SDK warms up only a batch of one) and cold-warmed (every size up to 32).
+# Usage: bench/cold-shapes.sh [--gateway main=PATH/gateway.jar] [--warmup-s 30 --duration-s 30
+#        --cases control,cold,cold-warmed --rate 400]
+# Results: bench/results/cold-shapes-<UTC timestamp>/ (cold-shapes.json, logs, metrics scrapes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/build-if-needed.sh
+java -jar "$LOADGEN_JAR" cold-shapes "$@" --gateway "this=$GATEWAY_JAR"

@@ -1,0 +1,216 @@
+package io.servegate.loadgen.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.servegate.loadgen.harness.GatewayProcess;
+import io.servegate.loadgen.load.AnswerTally;
+import io.servegate.loadgen.load.GatewayPredictWorkload;
+import io.servegate.loadgen.load.OpenLoop;
+import io.servegate.loadgen.load.OpenLoopResult;
+import io.servegate.loadgen.load.RandomInputs;
+import io.servegate.loadgen.report.ResultsFolder;
+import io.servegate.loadgen.report.RunConditions;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/**
+ * Gateways side by side on a Python SDK container that is slow on the first batch of each size
+ * (bench/python_cold_container.py): for each gateway jar and each case, a fresh container and a
+ * fresh gateway (default policy), Poisson arrivals at a fixed rate, a warm-up, then a measured
+ * window: predictions within the SLO, and answers later than SLO + 5 ms, by the client's count.
+ * Cases: {@code control} (no cold batches), {@code cold} (the SDK warms up only a batch of one, so
+ * the gateway meets every other size cold), {@code cold-warmed} (the SDK warms every size up to the
+ * maximum batch before ready). Performance is reported, never asserted.
+ */
+@Command(name = "cold-shapes", mixinStandardHelpOptions = true,
+        description = "Goodput of gateways side by side on a container whose first batch of each size is slow.")
+public final class ColdShapesCommand implements Callable<Integer> {
+
+    static final String SCENARIO = "cold-shapes";
+    static final double LATE_TOLERANCE_MS = 5;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--gateway", required = true, description = "LABEL=JAR, repeatable: the gateways to compare.")
+    List<String> gateways;
+
+    @Option(names = "--cases", split = ",", defaultValue = "control,cold,cold-warmed",
+            description = "control, cold, cold-warmed (default ${DEFAULT-VALUE}).")
+    List<String> cases;
+
+    @Option(names = "--python", defaultValue = "/usr/bin/python3", description = "Python (default ${DEFAULT-VALUE}).")
+    String python;
+
+    @Option(names = "--container", defaultValue = "bench/python_cold_container.py",
+            description = "The container script (default ${DEFAULT-VALUE}).")
+    Path container;
+
+    @Option(names = "--rate", defaultValue = "400", description = "Requests/s, Poisson (default ${DEFAULT-VALUE}).")
+    double rate;
+
+    @Option(names = "--slo-ms", defaultValue = "50", description = "The app's SLO (default ${DEFAULT-VALUE}).")
+    double sloMs;
+
+    @Option(names = "--beta-ms", defaultValue = "10", description = "Cost per batch (default ${DEFAULT-VALUE}).")
+    double betaMs;
+
+    @Option(names = "--alpha-ms", defaultValue = "1", description = "Cost per input (default ${DEFAULT-VALUE}).")
+    double alphaMs;
+
+    @Option(names = "--cold-ms", defaultValue = "300",
+            description = "Extra cost of the first batch of each size (default ${DEFAULT-VALUE}).")
+    double coldMs;
+
+    @Option(names = "--max-batch", defaultValue = "32",
+            description = "The container's declared maximum batch (default ${DEFAULT-VALUE}).")
+    int maxBatch;
+
+    @Option(names = "--warmup-s", defaultValue = "30", description = "Unmeasured load first (default ${DEFAULT-VALUE}).")
+    double warmupS;
+
+    @Option(names = "--duration-s", defaultValue = "30", description = "Measured window (default ${DEFAULT-VALUE}).")
+    double durationS;
+
+    @Option(names = "--max-connections", defaultValue = "256", description = "HTTP connections (default ${DEFAULT-VALUE}).")
+    int maxConnections;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Arrival schedule seed (default ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--out", defaultValue = "bench/results", description = "Results folder (default ${DEFAULT-VALUE}).")
+    Path out;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter err = spec.commandLine().getErr();
+        Path dir = ResultsFolder.create(out, SCENARIO);
+        List<Map<String, Object>> runs = new ArrayList<>();
+        RunConditions atStart = RunConditions.now();
+        for (String c : cases) {
+            for (String g : gateways) {
+                int eq = g.indexOf('=');
+                if (eq <= 0) {
+                    throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--gateway wants LABEL=JAR, got " + g);
+                }
+                runs.add(run(g.substring(0, eq), Path.of(g.substring(eq + 1)), c, dir, err));
+            }
+        }
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("settings", Map.of("rate", rate, "slo_ms", sloMs, "beta_ms", betaMs, "alpha_ms", alphaMs,
+                "cold_ms", coldMs, "max_batch", maxBatch, "warmup_s", warmupS, "duration_s", durationS, "seed", seed));
+        report.put("conditions", RunConditions.span(atStart, RunConditions.now()));
+        report.put("runs", runs);
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(dir.resolve("cold-shapes.json").toFile(),
+                report);
+        err.printf("%s: %-12s %-10s %8s %10s %10s %8s%n", SCENARIO, "case", "gateway", "offered", "in SLO", "late+5ms",
+                "load1m");
+        for (Map<String, Object> r : runs) {
+            err.printf("%s: %-12s %-10s %8.1f %9.1f%% %9.2f%% %8.2f%n", SCENARIO, r.get("case"), r.get("gateway"),
+                    r.get("offered_rps"), r.get("in_slo_pct"), r.get("late_pct"), r.get("load_average_1m"));
+        }
+        err.printf("%s: results in %s%n", SCENARIO, dir);
+        return 0;
+    }
+
+    private Map<String, Object> run(String label, Path jar, String c, Path dir, PrintWriter err) throws Exception {
+        String name = c + "-" + label;
+        Process containerProcess = startContainer(c, dir.resolve("container-" + name + ".log"));
+        GatewayProcess gateway = null;
+        try {
+            int port = awaitPort(containerProcess, dir.resolve("container-" + name + ".log"));
+            gateway = GatewayProcess.start(jar, List.of("-Xmx1g"), List.of(), dir.resolve("gateway-" + name + ".log"));
+            gateway.awaitReady(gateway.admin(), Duration.ofSeconds(120));
+            ScenarioOptions.register(gateway.admin(), "cold", sloMs, -1, null,
+                    List.of(GatewayProcess.HOST + ":" + port), "floats");
+            Duration timeout = Duration.ofSeconds(5);
+            try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), "cold",
+                    new RandomInputs(4), maxConnections, timeout)) {
+                err.printf("%s: %s on %s: warm-up %.0f s at %.0f/s...%n", SCENARIO, c, label, warmupS, rate);
+                if (warmupS > 0) {
+                    new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout, seed + 1000)
+                            .run(load);
+                }
+                AnswerTally inSlo = new AnswerTally(Math.round(sloMs * 1e6));
+                AnswerTally late = new AnswerTally(Math.round((sloMs + LATE_TOLERANCE_MS) * 1e6));
+                RunConditions before = RunConditions.now();
+                OpenLoopResult result = new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(durationS),
+                        timeout, seed).run(load, (answer, nanos) -> {
+                            inSlo.accept(answer, nanos);
+                            late.accept(answer, nanos);
+                        });
+                AnswerTally.Counts counts = inSlo.counts();
+                long answered = counts.predictions() + counts.defaults();
+                long sent = Math.max(1, result.sentInWindow());
+                Map<String, Object> r = new LinkedHashMap<>();
+                r.put("case", c);
+                r.put("gateway", label);
+                r.put("offered_rps", sent / result.durationS());
+                r.put("in_slo_pct", 100.0 * counts.goodput() / sent);
+                r.put("late_pct", 100.0 * late.counts().late() / Math.max(1, answered));
+                r.put("predictions", counts.predictions());
+                r.put("defaults", counts.defaultsByExplanation());
+                r.put("errors", result.errors());
+                r.put("load_average_1m", before.loadAverage1m());
+                err.printf("%s: %s on %s: %.1f %% in SLO, %.2f %% later than SLO + %.0f ms%n", SCENARIO, c, label,
+                        r.get("in_slo_pct"), r.get("late_pct"), LATE_TOLERANCE_MS);
+                return r;
+            }
+        } finally {
+            if (gateway != null) {
+                ScenarioOptions.stop(gateway, dir, name);
+            }
+            containerProcess.destroy();
+            if (!containerProcess.waitFor(10, TimeUnit.SECONDS)) {
+                containerProcess.destroyForcibly();
+            }
+        }
+    }
+
+    private Process startContainer(String c, Path log) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(python, container.toString()).redirectErrorStream(true)
+                .redirectOutput(log.toFile());
+        Map<String, String> env = pb.environment();
+        env.put("PORT", "0");
+        env.put("HOST", GatewayProcess.HOST);
+        env.put("BETA_MS", Double.toString(betaMs));
+        env.put("ALPHA_MS", Double.toString(alphaMs));
+        env.put("COLD_MS", c.equals("control") ? "0" : Double.toString(coldMs));
+        env.put("MAX_BATCH_SIZE", Integer.toString(maxBatch));
+        env.put("WARMUP_BATCH_SIZES", c.equals("cold") ? "1" : ""); // empty: every size up to the maximum
+        return pb.start();
+    }
+
+    /** Waits for the SDK's {@code READY port=N} line in the container's log. */
+    private static int awaitPort(Process p, Path log) throws IOException, InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (System.nanoTime() < until) {
+            if (Files.exists(log)) {
+                for (String line : Files.readAllLines(log, StandardCharsets.UTF_8)) {
+                    if (line.startsWith("READY port=")) {
+                        return Integer.parseInt(line.substring("READY port=".length()).trim());
+                    }
+                }
+            }
+            if (!p.isAlive()) {
+                throw new IOException("the container exited before it was ready; see " + log);
+            }
+            Thread.sleep(100);
+        }
+        throw new IOException("the container did not print READY port=N within 120 s; see " + log);
+    }
+}
