@@ -22,8 +22,9 @@ import java.util.TreeSet;
  *   <li>versions whose owner left are granted, heaviest first, each to the least-loaded member
  *       (greedy longest-processing-time);</li>
  *   <li>then, only while the most-loaded member carries more than {@code 1 + tolerance} times
- *       the mean, its heaviest version that still narrows the gap to the least-loaded member is
- *       handed over to that member. Each such move lowers the sum of squared loads, so the loop
+ *       the mean or the least-loaded one less than {@code 1 - tolerance} times it, the heaviest
+ *       version of the most-loaded member that still narrows the gap to the least-loaded one is
+ *       handed over to it. Each such move lowers the sum of squared loads, so the loop
  *       ends, and a member that joins takes only what brings the fleet back within tolerance.</li>
  * </ol>
  * Versions whose hand-off is in flight are not moved again.
@@ -124,7 +125,8 @@ public final class OwnershipPlanner {
             String heavy = heaviest(load);
             String light = lightest(load);
             double gap = load.get(heavy) - load.get(light);
-            if (load.get(heavy) <= mean * (1 + tolerance) || gap <= 0) {
+            boolean within = load.get(heavy) <= mean * (1 + tolerance) && load.get(light) >= mean * (1 - tolerance);
+            if (within || gap <= 0) {
                 return;
             }
             String best = null;

@@ -1,0 +1,242 @@
+package io.servegate.gateway.fleet;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This gateway's membership in the fleet of gateways that share a Redis registry, and its view
+ * of who owns which model version.
+ *
+ * <p>Every heartbeat renews its lease in Redis and reads the fleet. The member first in name
+ * order plans: orphaned versions granted, load rebalanced ({@link OwnershipPlanner}), applied all
+ * or nothing against the generation it read, so two members that both believe they plan cannot
+ * both write.
+ *
+ * <p>Exclusivity: this gateway schedules a version only while its lease is valid by its own
+ * clock, and that lease ends ({@link #safety} early) before Redis's, which was started no earlier
+ * than the heartbeat was sent. A version is granted to another member only after the owner's
+ * lease ran out in Redis, or handed off after the owner released it, and the owner stops
+ * scheduling it before the heartbeat that releases it is sent. A member whose lease ran out
+ * (a partition, a pause) is fenced: Redis refuses its heartbeats and plans, and it rejoins under
+ * a new name, owning nothing until granted again at a new epoch.
+ */
+public final class FleetMember implements Ownership, AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(FleetMember.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** What the member knew after its last heartbeat. */
+    private record View(String self, FleetState state, long leaseEndNanos, Set<String> released) {
+        static final View NONE = new View("", null, Long.MIN_VALUE, Set.of());
+    }
+
+    private final RedisFleetStore store;
+    private final String name;
+    private final String address;
+    private final Duration period;
+    private final Duration lease;
+    private final long safetyNanos;
+    private final OwnershipPlanner planner;
+    private final Supplier<Set<String>> versions;
+    private final Supplier<Map<String, Double>> rates;
+    private final LongSupplier clock;
+    private final Counter gained;
+    private final Counter lost;
+    private final Counter fenced;
+    private ScheduledExecutorService timer;
+
+    private volatile String id;
+    private volatile View view = View.NONE;
+    private boolean joining = true;
+
+    /**
+     * @param name     this gateway's name in the fleet; each (re)join adds a random suffix
+     * @param address  where the other members forward queries for this gateway's versions
+     * @param period   time between heartbeats
+     * @param lease    how long a heartbeat keeps the membership (and its versions) alive
+     * @param versions every model version in the registry, as {@code model:version}
+     * @param rates    arrivals per second this gateway saw, by version
+     */
+    public FleetMember(RedisFleetStore store, String name, String address, Duration period, Duration lease,
+            OwnershipPlanner planner, Supplier<Set<String>> versions, Supplier<Map<String, Double>> rates,
+            LongSupplier clock, MeterRegistry meters) {
+        if (lease.compareTo(period.multipliedBy(2)) < 0) {
+            throw new IllegalArgumentException("servegate.fleet.lease must be at least twice the heartbeat period");
+        }
+        this.store = store;
+        this.name = name;
+        this.address = address;
+        this.period = period;
+        this.lease = lease;
+        this.safetyNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(10), lease.toNanos() / 10);
+        this.planner = planner;
+        this.versions = versions;
+        this.rates = rates;
+        this.clock = clock;
+        this.id = newId();
+        this.gained = Counter.builder("servegate.fleet.ownership.moves").tag("direction", "gained")
+                .description("Model versions this gateway started scheduling").register(meters);
+        this.lost = Counter.builder("servegate.fleet.ownership.moves").tag("direction", "lost")
+                .description("Model versions this gateway stopped scheduling").register(meters);
+        this.fenced = Counter.builder("servegate.fleet.lease.expired")
+                .description("Times this gateway's lease ran out and it rejoined the fleet").register(meters);
+        Gauge.builder("servegate.fleet.owned.versions", this, m -> m.owned().size())
+                .description("Model versions this gateway schedules").register(meters);
+        Gauge.builder("servegate.fleet.members", this, m -> m.view.state == null ? 0 : m.view.state.members().size())
+                .description("Live gateways in the fleet, as the last heartbeat read it").register(meters);
+    }
+
+    /** Joins now and then beats every {@code period} on a thread of its own. */
+    public FleetMember start() {
+        timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "servegate-fleet");
+            t.setDaemon(true);
+            return t;
+        });
+        beat();
+        timer.scheduleWithFixedDelay(this::beatLogged, period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS);
+        return this;
+    }
+
+    private void beatLogged() {
+        try {
+            beat();
+        } catch (RuntimeException e) {
+            LOG.warn("fleet heartbeat of {} failed (its versions stay its own until its lease ends): {}", id,
+                    e.toString());
+        }
+    }
+
+    /** One heartbeat: releases what is being handed off, renews the lease, reads the fleet, plans if first. */
+    synchronized void beat() {
+        View before = view;
+        Set<String> releases = before.state == null ? Set.of() : Set.copyOf(before.state.owners().entrySet().stream()
+                .filter(e -> e.getValue().owner().equals(before.self) && e.getValue().handingOff())
+                .map(Map.Entry::getKey).toList());
+        if (!releases.isEmpty()) {
+            // stop scheduling them before Redis hands them on
+            view = new View(before.self, before.state, before.leaseEndNanos, releases);
+        }
+        String self = id;
+        long sent = clock.getAsLong();
+        Optional<FleetState> read = store.heartbeat(self, address, lease, rates.get(), joining, releases);
+        if (read.isEmpty()) {
+            fenced.increment();
+            lost.increment(owned().size());
+            view = View.NONE;
+            id = newId();
+            joining = true;
+            LOG.warn("fleet lease of {} ran out; rejoining as {}", self, id);
+            return;
+        }
+        joining = false;
+        List<String> had = owned();
+        FleetState state = read.get();
+        view = new View(self, state, sent + lease.toNanos() - safetyNanos, Set.of());
+        List<String> has = owned();
+        gained.increment(has.stream().filter(v -> !had.contains(v)).count());
+        lost.increment(had.stream().filter(v -> !has.contains(v)).count());
+        if (!state.members().isEmpty() && state.members().first().equals(self)) {
+            List<OwnershipChange> plan = planner.plan(state.owners(), versions.get(), state.members(),
+                    state.totalRates());
+            if (!plan.isEmpty()) {
+                RedisFleetStore.ApplyResult result = store.apply(self, state.generation(), plan);
+                LOG.debug("fleet plan by {} of {} changes: {}", self, plan.size(), result);
+            }
+        }
+    }
+
+    /** Leaves the fleet at once: stops scheduling, then ends the lease, so the others take over. */
+    public synchronized void leave() {
+        String self = id;
+        view = View.NONE;
+        store.heartbeat(self, address, Duration.ZERO, Map.of(), false, List.of());
+    }
+
+    @Override
+    public String self() {
+        return id;
+    }
+
+    @Override
+    public Route route(String model, String version) {
+        View v = view;
+        String key = Ownership.key(model, version);
+        if (v.state == null) {
+            return new Route.Unowned("this gateway has not joined the fleet (Redis unreachable?)");
+        }
+        Assignment a = v.state.owners().get(key);
+        if (a == null) {
+            return new Route.Unowned("no gateway owns " + key + " yet");
+        }
+        if (!a.owner().equals(v.self)) {
+            String to = v.state.addresses().get(a.owner());
+            return to == null ? new Route.Unowned("owner " + a.owner() + " of " + key + " left the fleet")
+                    : new Route.Remote(a.owner(), to, a.epoch(), false);
+        }
+        if (clock.getAsLong() - v.leaseEndNanos >= 0) {
+            return new Route.Unowned("this gateway's fleet lease ran out (Redis unreachable?)");
+        }
+        if (v.released.contains(key)) {
+            // released, and the heartbeat that hands it on is in flight
+            String to = v.state.addresses().get(a.pending());
+            return to == null ? new Route.Unowned(key + " is being handed to " + a.pending() + ", which left")
+                    : new Route.Remote(a.pending(), to, a.epoch(), true);
+        }
+        return new Route.Local(a.epoch());
+    }
+
+    @Override
+    public boolean accepts(String model, String version, String from) {
+        if (owns(model, version)) {
+            return true;
+        }
+        View v = view;
+        Assignment a = v.state == null ? null : v.state.owners().get(Ownership.key(model, version));
+        return a != null && a.owner().equals(from) && a.pending().equals(v.self)
+                && clock.getAsLong() - v.leaseEndNanos < 0;
+    }
+
+    /** The versions this gateway schedules now, sorted. */
+    public List<String> owned() {
+        View v = view;
+        if (v.state == null) {
+            return List.of();
+        }
+        return v.state.ownedBy(v.self).stream().filter(k -> !v.released.contains(k)).toList();
+    }
+
+    /** The fleet as the last heartbeat read it; null before the first. */
+    public FleetState state() {
+        return view.state;
+    }
+
+    private String newId() {
+        byte[] suffix = new byte[3];
+        RANDOM.nextBytes(suffix);
+        return name + "-" + HexFormat.of().formatHex(suffix);
+    }
+
+    /** Stops beating; the lease runs out on its own unless {@link #leave()} ended it first. */
+    @Override
+    public void close() {
+        if (timer != null) {
+            timer.shutdownNow();
+        }
+    }
+}
