@@ -136,11 +136,14 @@ public class GatewayConfiguration {
         return Schedulers.newSingle("servegate-deadlines", true);
     }
 
+    /** Queries go to this gateway's replicas, or in a fleet ({@link FleetConfiguration}) to their version's owner. */
     @Bean
-    PredictionService predictionService(PredictionCache cache, ReplicaPool pool, LongSupplier clock,
+    PredictionService predictionService(PredictionCache cache, ReplicaPool pool,
+            ObjectProvider<io.servegate.gateway.fleet.FleetDispatcher> fleet, LongSupplier clock,
             MeterRegistry meters, ServegateProperties props, Scheduler deadlineTimer) {
-        return new PredictionService(cache, pool, clock, meters, props.deadlineMargin(), deadlineTimer,
-                Schedulers.parallel());
+        io.servegate.gateway.dispatch.Dispatcher forwarding = fleet.getIfAvailable();
+        return new PredictionService(cache, forwarding != null ? forwarding : pool, clock, meters,
+                props.deadlineMargin(), deadlineTimer, Schedulers.parallel());
     }
 
     @Bean(destroyMethod = "close")
