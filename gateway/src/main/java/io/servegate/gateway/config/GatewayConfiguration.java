@@ -38,6 +38,7 @@ import io.servegate.gateway.query.SelectionService;
 import io.servegate.gateway.selection.InMemorySelectionStateStore;
 import io.servegate.gateway.selection.RedisSelectionStateStore;
 import io.servegate.gateway.selection.SelectionStateStore;
+import io.servegate.gateway.fleet.Ownership;
 import io.servegate.gateway.registry.InMemoryRegistry;
 import io.servegate.gateway.registry.RedisRegistry;
 import io.servegate.gateway.registry.Registry;
@@ -251,14 +252,15 @@ public class GatewayConfiguration {
 
     @Bean
     AutoscalingService autoscaling(ReplicaPool pool, ContainerManager containers, MeterRegistry meters,
-            ServegateProperties props, LongSupplier clock) {
-        return new AutoscalingService(pool, containers, meters, props.autoscaling(), clock);
+            ServegateProperties props, LongSupplier clock, ObjectProvider<Ownership> ownership) {
+        return new AutoscalingService(pool, containers, meters, props.autoscaling(), clock,
+                ownership.getIfAvailable(() -> Ownership.SOLO)::owns);
     }
 
     @Bean
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
             PipelineService pipelines, JsonBodies bodies, ServegateProperties props, ContainerManager containers,
-            AutoscalingService autoscaling, MeterRegistry meters) {
+            AutoscalingService autoscaling, MeterRegistry meters, ObjectProvider<Ownership> ownership) {
         String token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
         ServegateProperties.ProcessManager process = props.containers().process();
@@ -308,6 +310,8 @@ public class GatewayConfiguration {
                 .POST("/admin/profile_model", profiles::profileModel)
                 .POST("/admin/get_profiles", profiles::getProfiles)
                 .POST("/admin/apply_pipeline_plan", plans::applyPipelinePlan)
+                .GET("/admin/get_fleet", new io.servegate.gateway.api.FleetHandler(
+                        ownership.getIfAvailable(() -> Ownership.SOLO), registry)::getFleet)
                 .build();
         RouterFunction<ServerResponse> routes = UnroutedRequests.after(served, "admin endpoint")
                 .filter(Errors.filter())

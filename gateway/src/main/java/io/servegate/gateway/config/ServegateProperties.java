@@ -40,8 +40,8 @@ public record ServegateProperties(
      * gateway is a fleet of one and none of this applies.
      */
     public record Fleet(
-            /** Port of the internal forwarding hop between gateways; 0 = any free port. */
-            @DefaultValue("8034") int port,
+            /** Port of the internal forwarding hop between gateways; 0 = any free port (advertised as bound). */
+            @DefaultValue("0") int port,
             /** Interface the hop listens on; empty = all. */
             @DefaultValue("") String address,
             /** Host the other gateways reach this one at; empty = this machine's address. */

@@ -20,11 +20,18 @@ import java.util.function.LongSupplier;
  * The dispatcher of a gateway in a fleet: a query for a version this gateway owns goes to its own
  * replica pool; one for a version another gateway owns is forwarded to that gateway with the time
  * its deadline leaves, and its owner's scheduler decides. Either way the cache, the deadline and
- * the default stay with the gateway the query arrived at. A query no live gateway owns, or whose
+ * the default stay with the gateway the query arrived at. A query for a version no live gateway
+ * owns waits a few heartbeats for an owner within its deadline; one that still has none, or whose
  * forward fails, fails with {@link DispatchFailure#FORWARD_FAILED} and the reason; one whose owner
  * does not answer in time fails with {@link DispatchFailure#DEADLINE}.
  */
 public final class FleetDispatcher implements Dispatcher {
+
+    /**
+     * Heartbeats a query for a version no member owns waits for one to (a version just added is
+     * granted by the first member's next heartbeat and seen by the others at theirs).
+     */
+    private static final int UNOWNED_BEATS = 3;
 
     private final Dispatcher local;
     private final Ownership ownership;
@@ -62,11 +69,20 @@ public final class FleetDispatcher implements Dispatcher {
     @Override
     public CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos) {
         arrivals.arrived(model, version);
+        return route(model, version, input, deadlineNanos, 0);
+    }
+
+    private CompletableFuture<String> route(String model, String version, Object input, long deadlineNanos,
+            int beatsWaited) {
         Route route = ownership.route(model, version);
         if (route instanceof Route.Remote r) {
             return forward(r, model, version, input, deadlineNanos);
         }
         if (route instanceof Route.Unowned u) {
+            if (beatsWaited < UNOWNED_BEATS && clock.getAsLong() - deadlineNanos < 0) {
+                return ownership.nextBeat().thenCompose(x -> route(model, version, input, deadlineNanos,
+                        beatsWaited + 1));
+            }
             unowned.increment();
             return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.FORWARD_FAILED, u.reason()));
         }
@@ -87,7 +103,7 @@ public final class FleetDispatcher implements Dispatcher {
                     "model " + Ownership.key(model, version) + " left the registry"));
         }
         return client.call(to.address(), ForwardProtocol.request(model, version, TensorType.forName(m.inputType()),
-                input, ownership.self(), to.fromOwner()), left)
+                input, ownership.self(), to, 1), left)
                 .handle((response, error) -> {
                     forwardLatency.record(clock.getAsLong() - start, TimeUnit.NANOSECONDS);
                     if (error != null) {

@@ -10,9 +10,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -34,11 +36,22 @@ import org.slf4j.LoggerFactory;
  * scheduling it before the heartbeat that releases it is sent. A member whose lease ran out
  * (a partition, a pause) is fenced: Redis refuses its heartbeats and plans, and it rejoins under
  * a new name, owning nothing until granted again at a new epoch.
+ *
+ * <p>One exception trades exclusivity for availability: a member that was alone in the fleet when
+ * it lost Redis keeps scheduling its versions past its lease, since no other member could have been
+ * granted them by a heartbeat it saw. A gateway started beside it while Redis is out of reach of the
+ * first would schedule the same versions until the first gets through and learns it was fenced.
  */
 public final class FleetMember implements Ownership, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(FleetMember.class);
     private static final SecureRandom RANDOM = new SecureRandom();
+    /**
+     * Load moves at most once per this many heartbeats: rates read over a heartbeat are noisy, and
+     * every hand-off sends a version's queries through one more hop for a heartbeat or two.
+     * Orphans are granted at once.
+     */
+    private static final int BALANCE_EVERY = 10;
 
     /** What the member knew after its last heartbeat. */
     private record View(String self, FleetState state, long leaseEndNanos, Set<String> released) {
@@ -55,13 +68,16 @@ public final class FleetMember implements Ownership, AutoCloseable {
     private final Supplier<Set<String>> versions;
     private final Supplier<Map<String, Double>> rates;
     private final LongSupplier clock;
+    private final Consumer<FleetState> onState;
     private final Counter gained;
     private final Counter lost;
     private final Counter fenced;
     private ScheduledExecutorService timer;
 
+    private long lastBalanceNanos;
     private volatile String id;
     private volatile View view = View.NONE;
+    private volatile CompletableFuture<Void> beaten = new CompletableFuture<>();
     private boolean joining = true;
 
     /**
@@ -71,10 +87,11 @@ public final class FleetMember implements Ownership, AutoCloseable {
      * @param lease    how long a heartbeat keeps the membership (and its versions) alive
      * @param versions every model version in the registry, as {@code model:version}
      * @param rates    arrivals per second this gateway saw, by version
+     * @param onState  told the fleet after every heartbeat (on the heartbeat thread; it must not block)
      */
     public FleetMember(RedisFleetStore store, String name, String address, Duration period, Duration lease,
             OwnershipPlanner planner, Supplier<Set<String>> versions, Supplier<Map<String, Double>> rates,
-            LongSupplier clock, MeterRegistry meters) {
+            LongSupplier clock, MeterRegistry meters, Consumer<FleetState> onState) {
         if (lease.compareTo(period.multipliedBy(2)) < 0) {
             throw new IllegalArgumentException("servegate.fleet.lease must be at least twice the heartbeat period");
         }
@@ -88,7 +105,9 @@ public final class FleetMember implements Ownership, AutoCloseable {
         this.versions = versions;
         this.rates = rates;
         this.clock = clock;
+        this.onState = onState;
         this.id = newId();
+        this.lastBalanceNanos = clock.getAsLong() - period.toNanos() * BALANCE_EVERY;
         this.gained = Counter.builder("servegate.fleet.ownership.moves").tag("direction", "gained")
                 .description("Model versions this gateway started scheduling").register(meters);
         this.lost = Counter.builder("servegate.fleet.ownership.moves").tag("direction", "lost")
@@ -151,14 +170,47 @@ public final class FleetMember implements Ownership, AutoCloseable {
         List<String> has = owned();
         gained.increment(has.stream().filter(v -> !had.contains(v)).count());
         lost.increment(had.stream().filter(v -> !has.contains(v)).count());
+        onState.accept(state);
+        CompletableFuture<Void> done = beaten;
+        beaten = new CompletableFuture<>();
+        done.complete(null);
         if (!state.members().isEmpty() && state.members().first().equals(self)) {
             List<OwnershipChange> plan = planner.plan(state.owners(), versions.get(), state.members(),
                     state.totalRates());
+            long now = clock.getAsLong();
+            boolean mayBalance = now - lastBalanceNanos >= period.toNanos() * BALANCE_EVERY;
+            if (!mayBalance) {
+                plan = plan.stream().filter(c -> !balancing(c, state)).toList();
+            } else if (plan.stream().anyMatch(c -> balancing(c, state))) {
+                lastBalanceNanos = now;
+            }
             if (!plan.isEmpty()) {
                 RedisFleetStore.ApplyResult result = store.apply(self, state.generation(), plan);
                 LOG.debug("fleet plan by {} of {} changes: {}", self, plan.size(), result);
+                if (result == RedisFleetStore.ApplyResult.OK) {
+                    beatSoon(); // read back what was just written, rather than a period later
+                }
             }
         }
+    }
+
+    /** Beats now, off the caller's thread (the registry changed: a new version wants an owner). */
+    public void beatSoon() {
+        ScheduledExecutorService t = timer;
+        if (t != null && !t.isShutdown()) {
+            t.execute(this::beatLogged);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> nextBeat() {
+        return beaten;
+    }
+
+    /** A hand-off of a version from its live owner to another member: load balancing, not repair. */
+    private static boolean balancing(OwnershipChange c, FleetState state) {
+        Assignment a = state.owners().get(c.version());
+        return c.kind() == OwnershipChange.Kind.HANDOFF && a != null && !c.target().equals(a.owner());
     }
 
     /** Leaves the fleet at once: stops scheduling, then ends the lease, so the others take over. */
@@ -190,7 +242,10 @@ public final class FleetMember implements Ownership, AutoCloseable {
                     : new Route.Remote(a.owner(), to, a.epoch(), false);
         }
         if (clock.getAsLong() - v.leaseEndNanos >= 0) {
-            return new Route.Unowned("this gateway's fleet lease ran out (Redis unreachable?)");
+            // Redis out of reach: a gateway that was alone keeps serving (no other member was there to
+            // take over when it lost touch); in a fleet its versions go to the members that still reach it
+            return v.state.members().size() == 1 ? new Route.Local(a.epoch())
+                    : new Route.Unowned("this gateway's fleet lease ran out (Redis unreachable?)");
         }
         if (v.released.contains(key)) {
             // released, and the heartbeat that hands it on is in flight
@@ -202,14 +257,19 @@ public final class FleetMember implements Ownership, AutoCloseable {
     }
 
     @Override
-    public boolean accepts(String model, String version, String from) {
+    public boolean accepts(String model, String version, Claim claim) {
         if (owns(model, version)) {
             return true;
         }
         View v = view;
-        Assignment a = v.state == null ? null : v.state.owners().get(Ownership.key(model, version));
-        return a != null && a.owner().equals(from) && a.pending().equals(v.self)
-                && clock.getAsLong() - v.leaseEndNanos < 0;
+        if (v.state == null || clock.getAsLong() - v.leaseEndNanos >= 0) {
+            return false;
+        }
+        Assignment a = v.state.owners().get(Ownership.key(model, version));
+        boolean releasedToMe = claim.fromOwner() && a != null && a.owner().equals(claim.from())
+                && (a.pending().isEmpty() || a.pending().equals(v.self));
+        boolean grantedSince = claim.owner().equals(v.self) && claim.epoch() > (a == null ? 0 : a.epoch());
+        return releasedToMe || grantedSince;
     }
 
     /** The versions this gateway schedules now, sorted. */

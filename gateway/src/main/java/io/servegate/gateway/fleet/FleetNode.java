@@ -14,6 +14,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -74,8 +75,10 @@ public final class FleetNode implements AutoCloseable {
         String name = (settings.name().isEmpty() ? address : settings.name()).replaceAll("[^A-Za-z0-9._:-]", "_");
         FleetMember member = new FleetMember(store, name, address, settings.heartbeat(), settings.lease(),
                 new OwnershipPlanner(settings.tolerance(), settings.minRate()), () -> versions(registry),
-                arrivals::rates, clock, meters);
+                arrivals::rates, clock, meters, state -> client.connect(state.addresses().entrySet().stream()
+                        .filter(e -> !e.getValue().equals(address)).map(Map.Entry::getValue).toList()));
         services.service = new ForwardService(registry, local, member, client, clock).bindService();
+        registry.addListener(snapshot -> member.beatSoon());
         try {
             member.start();
         } catch (RuntimeException e) {

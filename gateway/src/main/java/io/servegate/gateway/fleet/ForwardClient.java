@@ -7,6 +7,7 @@ import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;
+import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -48,6 +49,15 @@ public final class ForwardClient implements AutoCloseable {
                     }
                 });
         return answer;
+    }
+
+    /**
+     * Opens connections to {@code addresses} ahead of their first query: gRPC fixes a call's
+     * timeout when the call starts, so a call that waited for its connection would reach the
+     * owner with that wait added to its deadline.
+     */
+    public void connect(Collection<String> addresses) {
+        addresses.forEach(a -> channel(a).getState(true));
     }
 
     private ManagedChannel channel(String address) {

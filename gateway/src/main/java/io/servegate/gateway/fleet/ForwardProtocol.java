@@ -34,6 +34,11 @@ final class ForwardProtocol {
     static final String FROM = "servegate_from";
     /** Request: the forwarding member is the owner that released the version to the receiver. */
     static final String FROM_OWNER = "servegate_from_owner";
+    /** Request: the member the sender believes owns the version, and the epoch of that belief. */
+    static final String OWNER = "servegate_owner";
+    static final String EPOCH = "servegate_epoch";
+    /** Request: how many gateways the query has been forwarded through before this one (1 or 2). */
+    static final String HOPS = "servegate_hops";
     /** Response: the member that scheduled (or refused) the query. */
     static final String SCHEDULED_BY = "servegate_scheduled_by";
     /** Response: the {@link DispatchFailure} name when there is no output. */
@@ -46,14 +51,17 @@ final class ForwardProtocol {
 
     @SuppressWarnings("unchecked")
     static ModelInferRequest request(String model, String version, TensorType<?> type, Object input, String from,
-            boolean fromOwner) {
+            Route.Remote to, int hops) {
         EncodedTensor tensor = ((TensorType<Object>) type).encode(List.of(input));
         return ModelInferRequest.newBuilder().setModelName(model).setModelVersion(version)
                 .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName("input")
                         .setDatatype(tensor.datatype()).addAllShape(tensor.shape()))
                 .addRawInputContents(tensor.raw())
                 .putParameters(FROM, InferParameter.newBuilder().setStringParam(from).build())
-                .putParameters(FROM_OWNER, InferParameter.newBuilder().setBoolParam(fromOwner).build())
+                .putParameters(FROM_OWNER, InferParameter.newBuilder().setBoolParam(to.fromOwner()).build())
+                .putParameters(OWNER, InferParameter.newBuilder().setStringParam(to.member()).build())
+                .putParameters(EPOCH, InferParameter.newBuilder().setInt64Param(to.epoch()).build())
+                .putParameters(HOPS, InferParameter.newBuilder().setInt64Param(hops).build())
                 .build();
     }
 
@@ -73,6 +81,17 @@ final class ForwardProtocol {
 
     static boolean fromOwner(ModelInferRequest request) {
         return request.getParametersOrDefault(FROM_OWNER, InferParameter.getDefaultInstance()).getBoolParam();
+    }
+
+    /** The owner and epoch the sender routed by. */
+    static Claim claim(ModelInferRequest request) {
+        return new Claim(from(request), fromOwner(request),
+                request.getParametersOrDefault(OWNER, InferParameter.getDefaultInstance()).getStringParam(),
+                request.getParametersOrDefault(EPOCH, InferParameter.getDefaultInstance()).getInt64Param());
+    }
+
+    static int hops(ModelInferRequest request) {
+        return (int) request.getParametersOrDefault(HOPS, InferParameter.getDefaultInstance()).getInt64Param();
     }
 
     static ModelInferResponse answer(String output, String scheduledBy) {

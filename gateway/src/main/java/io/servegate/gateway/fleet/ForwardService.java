@@ -24,11 +24,15 @@ import java.util.function.LongSupplier;
 /**
  * The receiving end of {@link ForwardProtocol}: a query another gateway forwarded is scheduled
  * here, by the call's remaining deadline, if this gateway owns its model version (or the sender
- * is the owner handing the version to this one). A query for a version this gateway has just
- * released is relayed once to the member taking it over; anything else is refused with
- * {@link DispatchFailure#FORWARD_FAILED}, so a query is never forwarded in circles.
+ * is the owner that released the version to this one). A query that reached a gateway that no
+ * longer owns the version (its sender's view was a heartbeat old) is relayed once to the owner this
+ * gateway knows; anything else is refused with {@link DispatchFailure#FORWARD_FAILED}, so a query
+ * is never forwarded in circles.
  */
 public final class ForwardService implements BindableService {
+
+    /** A query is forwarded at most this many times: to the owner its sender knew, then to the one this knows. */
+    private static final int MAX_HOPS = 2;
 
     private final Registry registry;
     private final Dispatcher local;
@@ -77,8 +81,8 @@ public final class ForwardService implements BindableService {
                     .asRuntimeException());
             return;
         }
-        String from = ForwardProtocol.from(request);
-        if (ownership.accepts(model, version, from)) {
+        int hops = ForwardProtocol.hops(request);
+        if (ownership.accepts(model, version, ForwardProtocol.claim(request))) {
             // the batch this may send is shared with other queries: not in this call's Context,
             // whose cancellation would cancel it
             CompletableFuture<String> output;
@@ -90,19 +94,21 @@ public final class ForwardService implements BindableService {
             }
             output.whenComplete((value, error) -> reply(out, error == null
                     ? ForwardProtocol.answer(value, ownership.self()) : failed(error)));
-        } else if (ownership.route(model, version) instanceof Route.Remote next && next.fromOwner()
-                && !ForwardProtocol.fromOwner(request)) {
+            return;
+        }
+        Route route = ownership.route(model, version);
+        if (route instanceof Route.Remote next && hops < MAX_HOPS) {
+            // the sender's view is a heartbeat behind this one's (a hand-off just happened): pass it on once
             relay.call(next.address(), ForwardProtocol.request(model, version, TensorType.forName(m.inputType()),
-                    input, ownership.self(), true), left)
+                    input, ownership.self(), next, hops + 1), left)
                     .whenComplete((response, error) -> reply(out, error == null ? response
                             : ForwardProtocol.failed(DispatchFailure.FORWARD_FAILED, "relay to gateway "
                                     + next.member() + " failed: " + Status.fromThrowable(error).getCode(),
                                     ownership.self())));
-        } else {
-            reply(out, ForwardProtocol.failed(DispatchFailure.FORWARD_FAILED, "gateway " + ownership.self()
-                    + " does not schedule " + Ownership.key(model, version) + ": " + describe(
-                            ownership.route(model, version)), ownership.self()));
+            return;
         }
+        reply(out, ForwardProtocol.failed(DispatchFailure.FORWARD_FAILED, "gateway " + ownership.self()
+                + " does not schedule " + Ownership.key(model, version) + ": " + describe(route), ownership.self()));
     }
 
     private ModelInferResponse failed(Throwable error) {

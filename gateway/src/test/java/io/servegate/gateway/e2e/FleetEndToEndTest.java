@@ -164,6 +164,28 @@ class FleetEndToEndTest {
 
     @Test
     @Order(2)
+    void getFleetShowsTheSameOwnersFromEveryGateway() {
+        for (int g = 0; g < 2; g++) {
+            WebClient admin = WebClient.create("http://127.0.0.1:" + gateways.get(g).getBean(AdminServer.class).port());
+            JsonNode fleet = json.readTree(admin.get().uri("/admin/get_fleet").retrieve().bodyToMono(String.class)
+                    .block(Duration.ofSeconds(10)));
+            assertThat(fleet.get("self").asString()).isEqualTo(member(g).self());
+            assertThat(fleet.get("members")).hasSize(2);
+            assertThat(fleet.get("versions")).hasSize(MODELS.size());
+            for (JsonNode v : fleet.get("versions")) {
+                String model = v.get("version").asString().split(":")[0];
+                assertThat(v.get("owner").asString()).isEqualTo(member(ownerIndex(model)).self());
+                assertThat(v.get("epoch").longValue()).isPositive();
+            }
+            for (JsonNode m : fleet.get("members")) {
+                assertThat(m.get("versions")).hasSize(2);
+                assertThat(m.get("load").doubleValue()).as("queries/s of %s", m).isPositive();
+            }
+        }
+    }
+
+    @Test
+    @Order(3)
     void aForwardedQueryKeepsItsDeadline() throws Exception {
         String m = MODELS.get(0);
         int other = 1 - ownerIndex(m);
@@ -178,7 +200,7 @@ class FleetEndToEndTest {
     }
 
     @Test
-    @Order(3)
+    @Order(4)
     void whenAnOwnerStopsHeartbeatingTheOtherGatewayTakesItsVersionsOver() throws Exception {
         int dead = ownerIndex(MODELS.get(0));
         int alive = 1 - dead;

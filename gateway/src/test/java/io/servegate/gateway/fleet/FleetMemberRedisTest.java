@@ -67,7 +67,7 @@ class FleetMemberRedisTest {
 
     private FleetMember member(String name) {
         return new FleetMember(store(), name, name + ":9", PERIOD, LEASE, planner, () -> VERSIONS, Map::of,
-                System::nanoTime, new SimpleMeterRegistry());
+                System::nanoTime, new SimpleMeterRegistry(), state -> { });
     }
 
     /** Beats every member {@code rounds} times, checking exclusivity after each beat. */
