@@ -124,6 +124,11 @@ public final class GatewayChild implements AutoCloseable {
         process.destroy();
     }
 
+    /** SIGKILL: the gateway dies at once, as in a crash; nothing of it runs afterwards. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+
     /** The exit status, or -1 if it is still running after {@code timeout}. */
     public int awaitExit(Duration timeout) throws InterruptedException {
         return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS) ? process.exitValue() : -1;
