@@ -128,12 +128,12 @@ public final class FleetNode implements AutoCloseable {
 
     @Override
     public void close() {
+        member.close(); // no heartbeat after the one that leaves
         try {
             member.leave();
         } catch (RuntimeException e) {
             LOG.warn("leaving the fleet failed; the others take over when the lease ends: {}", e.toString());
         }
-        member.close();
         server.shutdown();
         try {
             if (!server.awaitTermination(GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
