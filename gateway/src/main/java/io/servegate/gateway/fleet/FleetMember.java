@@ -120,14 +120,17 @@ public final class FleetMember implements Ownership, AutoCloseable {
                 .description("Live gateways in the fleet, as the last heartbeat read it").register(meters);
     }
 
-    /** Joins now and then beats every {@code period} on a thread of its own. */
+    /**
+     * Joins now (or, with Redis out of reach, at the first heartbeat that gets through) and then
+     * beats every {@code period} on a thread of its own.
+     */
     public FleetMember start() {
         timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "servegate-fleet");
             t.setDaemon(true);
             return t;
         });
-        beat();
+        beatLogged();
         timer.scheduleWithFixedDelay(this::beatLogged, period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS);
         return this;
     }

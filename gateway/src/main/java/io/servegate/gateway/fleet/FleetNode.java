@@ -79,12 +79,7 @@ public final class FleetNode implements AutoCloseable {
                         .filter(e -> !e.getValue().equals(address)).map(Map.Entry::getValue).toList()));
         services.service = new ForwardService(registry, local, member, client, clock).bindService();
         registry.addListener(snapshot -> member.beatSoon());
-        try {
-            member.start();
-        } catch (RuntimeException e) {
-            // Redis unreachable now: the heartbeat thread keeps trying; until it gets through nothing is owned here
-            LOG.warn("joining the fleet failed, retrying every {}: {}", settings.heartbeat(), e.toString());
-        }
+        member.start();
         LOG.info("fleet member {} forwarding on {}", member.self(), address);
         return new FleetNode(server, member, store);
     }
