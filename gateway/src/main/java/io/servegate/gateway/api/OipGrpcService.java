@@ -248,7 +248,7 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
         Status status = switch (e.reason()) {
             case DEADLINE, INFEASIBLE, NO_ANSWER -> Status.DEADLINE_EXCEEDED;
             case OVERLOADED -> Status.RESOURCE_EXHAUSTED;
-            case NO_REPLICA, CIRCUIT_OPEN, NO_MODEL -> Status.UNAVAILABLE;
+            case NO_REPLICA, CIRCUIT_OPEN, NO_MODEL, FORWARD_FAILED -> Status.UNAVAILABLE;
             case CONTAINER_ERROR -> Status.INTERNAL;
             case LOW_CONFIDENCE -> Status.FAILED_PRECONDITION;
         };

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiPredicate;
 import java.util.function.LongSupplier;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
@@ -36,13 +37,19 @@ public final class AutoscalingService implements AutoCloseable {
     private final ServegateProperties.Autoscaling props;
     private final LongSupplier clock;
     private final Backoff backoff;
+    private final BiPredicate<String, String> decides;
     private final Map<String, ModelAutoscaler> models = new ConcurrentHashMap<>();
     private final Scheduler thread = Schedulers.newSingle("servegate-autoscaler");
     private final Disposable ticking;
 
+    /**
+     * @param decides whether this gateway takes a model version's scaling decisions now: in a fleet,
+     *     only the gateway that schedules the version sees its load, so only it scales it
+     */
     public AutoscalingService(ReplicaPool pool, ContainerManager containers, MeterRegistry meters,
-            ServegateProperties.Autoscaling props, LongSupplier clock) {
+            ServegateProperties.Autoscaling props, LongSupplier clock, BiPredicate<String, String> decides) {
         this.pool = pool;
+        this.decides = decides;
         this.containers = containers;
         this.meters = meters;
         this.props = props;
@@ -122,6 +129,9 @@ public final class AutoscalingService implements AutoCloseable {
 
     private void tick() {
         for (ModelAutoscaler m : models.values()) {
+            if (!decides.test(m.model, m.version)) {
+                continue;
+            }
             try {
                 m.tick();
             } catch (RuntimeException e) { // one model's trouble must not stop the others' ticks

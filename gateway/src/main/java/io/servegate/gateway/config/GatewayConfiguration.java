@@ -39,9 +39,12 @@ import io.servegate.gateway.query.TimerLag;
 import io.servegate.gateway.selection.InMemorySelectionStateStore;
 import io.servegate.gateway.selection.RedisSelectionStateStore;
 import io.servegate.gateway.selection.SelectionStateStore;
+import io.servegate.gateway.fleet.FleetDispatcher;
+import io.servegate.gateway.fleet.Ownership;
 import io.servegate.gateway.registry.InMemoryRegistry;
 import io.servegate.gateway.registry.RedisRegistry;
 import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.dispatch.Dispatcher;
 import io.servegate.gateway.dispatch.ReplicaPool;
 import io.servegate.gateway.dispatch.ReplicaProfiler;
 import io.servegate.core.trace.RunRecorder;
@@ -149,11 +152,14 @@ public class GatewayConfiguration {
         return lag.probe(deadlineTimer, Duration.ofMillis(5));
     }
 
+    /** Queries go to this gateway's replicas, or in a fleet ({@link FleetConfiguration}) to their version's owner. */
     @Bean
-    PredictionService predictionService(PredictionCache cache, ReplicaPool pool, LongSupplier clock,
+    PredictionService predictionService(PredictionCache cache, ReplicaPool pool,
+            ObjectProvider<FleetDispatcher> fleet, LongSupplier clock,
             MeterRegistry meters, ServegateProperties props, Scheduler deadlineTimer, TimerLag lag) {
-        return new PredictionService(cache, pool, clock, meters, props.deadlineMargin(), deadlineTimer,
-                Schedulers.parallel()).shedding(lag);
+        Dispatcher forwarding = fleet.getIfAvailable();
+        return new PredictionService(cache, forwarding != null ? forwarding : pool, clock, meters,
+                props.deadlineMargin(), deadlineTimer, Schedulers.parallel()).shedding(lag);
     }
 
     @Bean(destroyMethod = "close")
@@ -261,14 +267,15 @@ public class GatewayConfiguration {
 
     @Bean
     AutoscalingService autoscaling(ReplicaPool pool, ContainerManager containers, MeterRegistry meters,
-            ServegateProperties props, LongSupplier clock) {
-        return new AutoscalingService(pool, containers, meters, props.autoscaling(), clock);
+            ServegateProperties props, LongSupplier clock, ObjectProvider<Ownership> ownership) {
+        return new AutoscalingService(pool, containers, meters, props.autoscaling(), clock,
+                ownership.getIfAvailable(() -> Ownership.SOLO)::owns);
     }
 
     @Bean
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
             PipelineService pipelines, JsonBodies bodies, ServegateProperties props, ContainerManager containers,
-            AutoscalingService autoscaling, MeterRegistry meters) {
+            AutoscalingService autoscaling, MeterRegistry meters, ObjectProvider<Ownership> ownership) {
         String token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
         ServegateProperties.ProcessManager process = props.containers().process();
@@ -318,6 +325,8 @@ public class GatewayConfiguration {
                 .POST("/admin/profile_model", profiles::profileModel)
                 .POST("/admin/get_profiles", profiles::getProfiles)
                 .POST("/admin/apply_pipeline_plan", plans::applyPipelinePlan)
+                .GET("/admin/get_fleet", new io.servegate.gateway.api.FleetHandler(
+                        ownership.getIfAvailable(() -> Ownership.SOLO), registry)::getFleet)
                 .build();
         RouterFunction<ServerResponse> routes = UnroutedRequests.after(served, "admin endpoint")
                 .filter(Errors.filter())

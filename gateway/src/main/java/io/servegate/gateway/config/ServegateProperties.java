@@ -37,7 +37,32 @@ public record ServegateProperties(
         @DefaultValue Metrics metrics,
         @DefaultValue Redis redis,
         @DefaultValue Autoscaling autoscaling,
-        @DefaultValue Connections connections) {
+        @DefaultValue Connections connections,
+        @DefaultValue Fleet fleet) {
+
+    /**
+     * Gateways that share a Redis registry form a fleet: each model version is scheduled by one
+     * of them, its owner, and the others forward its queries there. On the in-memory registry a
+     * gateway is a fleet of one and none of this applies.
+     */
+    public record Fleet(
+            /** Port of the internal forwarding hop between gateways; 0 = any free port (advertised as bound). */
+            @DefaultValue("0") int port,
+            /** Interface the hop listens on; empty = all. */
+            @DefaultValue("") String address,
+            /** Host the other gateways reach this one at; empty = this machine's address. */
+            @DefaultValue("") String advertiseHost,
+            /** This gateway's name in the fleet (each join adds a random suffix); empty = host:port. */
+            @DefaultValue("") String name,
+            /** Time between heartbeats. */
+            @DefaultValue("500ms") Duration heartbeat,
+            /** How long a gateway that stopped heartbeating keeps its versions; at least 2 heartbeats. */
+            @DefaultValue("2s") Duration lease,
+            /** How far (fraction of the mean) a gateway's load may be from the mean before versions move. */
+            @DefaultValue("0.25") double tolerance,
+            /** A version with fewer queries per second than this weighs this much when balancing. */
+            @DefaultValue("1.0") double minRate) {
+    }
 
     /** The admin API's own server. */
     public record Admin(

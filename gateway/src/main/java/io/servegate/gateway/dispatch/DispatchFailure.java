@@ -16,7 +16,9 @@ public enum DispatchFailure {
     /** The replica's circuit breaker is open. */
     CIRCUIT_OPEN,
     /** The container failed the call. */
-    CONTAINER_ERROR;
+    CONTAINER_ERROR,
+    /** The gateway that schedules the model version (in a fleet) could not be reached, or none owns it. */
+    FORWARD_FAILED;
 
     /** The failure a scheduler's rejection is reported with. */
     public static DispatchFailure of(RejectReason reason) {

@@ -12,7 +12,8 @@ public enum DefaultReason {
     CIRCUIT_OPEN("the replica's circuit breaker is open after repeated failures"),
     CONTAINER_ERROR("the model container failed the batch"),
     LOW_CONFIDENCE("the models' confidence is below the application's threshold"),
-    NO_ANSWER("none of the selected models answered within the latency SLO");
+    NO_ANSWER("none of the selected models answered within the latency SLO"),
+    FORWARD_FAILED("the gateway that schedules the model could not be reached");
 
     private final String explanation;
 
@@ -38,6 +39,7 @@ public enum DefaultReason {
             case NO_REPLICA -> NO_REPLICA;
             case CIRCUIT_OPEN -> CIRCUIT_OPEN;
             case CONTAINER_ERROR -> CONTAINER_ERROR;
+            case FORWARD_FAILED -> FORWARD_FAILED;
         };
     }
 }

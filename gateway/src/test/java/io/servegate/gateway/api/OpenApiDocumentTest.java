@@ -85,7 +85,8 @@ class OpenApiDocumentTest {
             new Route("POST", "/admin/get_all_pipelines"),
             new Route("POST", "/admin/profile_model"),
             new Route("POST", "/admin/get_profiles"),
-            new Route("POST", "/admin/apply_pipeline_plan"));
+            new Route("POST", "/admin/apply_pipeline_plan"),
+            new Route("GET", "/admin/get_fleet"));
 
     /**
      * Error statuses whose body is deliberately not an {@code Error}: the OIP model-ready call

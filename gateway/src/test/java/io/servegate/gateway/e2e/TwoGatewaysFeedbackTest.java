@@ -71,7 +71,12 @@ class TwoGatewaysFeedbackTest {
     private static final String STATE = APP + "/" + Exp4Policy.NAME;
     private static final String PREFIX = "sg-two-gw";
     private static final double ETA = 0.001;
-    private static final long SLO = 2_000_000;
+    /**
+     * The two gateways form a fleet: each model is scheduled by one of them, so a 250-image batch
+     * sends about 375 single-query forwards across; on a loaded 2-core machine (load 14) that took
+     * longer than 2 s, which this test is not about.
+     */
+    private static final long SLO = 10_000_000;
     /** Distinct images that get feedback. */
     private static final int IMAGES = 2_000;
     private static final int WRITERS = 8;

@@ -124,9 +124,9 @@ public final class GatewayChild implements AutoCloseable {
         process.destroy();
     }
 
-    /** SIGKILL: the gateway ends at once, running no shutdown hook. */
-    public void kill() {
-        process.destroyForcibly();
+    /** SIGKILL: the gateway dies at once, as in a crash; nothing of it runs afterwards. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
     }
 
     /** The processes the gateway has started and their descendants, as they are now. */

@@ -149,7 +149,7 @@ class HelmChartTest {
         Container c = gw.getSpec().getTemplate().getSpec().getContainers().get(0);
         assertThat(c.getImage()).isEqualTo("servegate/gateway-kubernetes:0.1.0");
         assertThat(c.getPorts()).extracting(p -> p.getName() + ":" + p.getContainerPort())
-                .containsExactly("query:1337", "admin:1338", "grpc:8033");
+                .containsExactly("query:1337", "admin:1338", "grpc:8033", "fleet:8034");
         assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/v2/health/live");
         assertThat(c.getLivenessProbe().getHttpGet().getPort().getStrVal()).isEqualTo("query");
         assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/v2/health/ready");
@@ -164,6 +164,12 @@ class HelmChartTest {
         assertThat(c.getVolumeMounts()).singleElement().satisfies(v -> assertThat(v.getMountPath())
                 .isEqualTo("/etc/servegate"));
 
+        // the three form a fleet: each forwards to the others at their pod IPs
+        assertThat(env(c)).containsEntry("SERVEGATE_FLEET_PORT", "8034");
+        assertThat(c.getEnv()).anySatisfy(e -> {
+            assertThat(e.getName()).isEqualTo("SERVEGATE_FLEET_ADVERTISE_HOST");
+            assertThat(e.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("status.podIP");
+        });
         Map<String, Object> config = servegateConfig(m);
         assertThat(config).containsEntry("registry", Map.of("store", "redis"))
                 .containsEntry("selection", Map.of("store", "redis"))
@@ -224,7 +230,7 @@ class HelmChartTest {
         Manifests m = render(t -> t.set("gateway.oipGrpcPort", 0));
         Container c = m.get(Deployment.class, "rel-servegate-gateway").getSpec().getTemplate().getSpec()
                 .getContainers().get(0);
-        assertThat(c.getPorts()).extracting(p -> p.getName()).containsExactly("query", "admin");
+        assertThat(c.getPorts()).extracting(p -> p.getName()).containsExactly("query", "admin", "fleet");
         assertThat(m.get(Service.class, "rel-servegate-gateway").getSpec().getPorts())
                 .extracting(ServicePort::getName).containsExactly("query");
         assertThat(servegateConfig(m)).containsEntry("oip", Map.of("grpc-port", 0));

@@ -1,0 +1,58 @@
+package io.servegate.gateway.config;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.gateway.dispatch.ReplicaPool;
+import io.servegate.gateway.fleet.ArrivalRates;
+import io.servegate.gateway.fleet.FleetDispatcher;
+import io.servegate.gateway.fleet.FleetNode;
+import io.servegate.gateway.fleet.ForwardClient;
+import io.servegate.gateway.fleet.Ownership;
+import io.servegate.gateway.fleet.RedisFleetStore;
+import io.servegate.gateway.registry.Registry;
+import java.util.function.LongSupplier;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Gateways that share a Redis registry form a fleet ({@code servegate.fleet.*}): the forwarding
+ * port, the membership, and the dispatcher that forwards queries for versions another gateway
+ * owns. On the in-memory registry none of these exist and the gateway schedules everything itself.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnProperty(name = "servegate.registry.store", havingValue = "redis")
+public class FleetConfiguration {
+
+    @Bean
+    ArrivalRates arrivalRates(LongSupplier clock) {
+        return new ArrivalRates(clock);
+    }
+
+    @Bean(destroyMethod = "close")
+    ForwardClient forwardClient(ServegateProperties props) {
+        return new ForwardClient((int) props.limits().maxBodySize().toBytes());
+    }
+
+    /** Closed before the replica pool and the registry it uses: leaving the fleet comes first. */
+    @Bean(destroyMethod = "close")
+    FleetNode fleetNode(ServegateProperties props, Registry registry, ReplicaPool pool, ForwardClient client,
+            ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters) {
+        ServegateProperties.Fleet f = props.fleet();
+        RedisFleetStore store = RedisFleetStore.connect(RedisClients.create(props.registry().redisUri(),
+                props.redis()), props.registry().keyPrefix());
+        return FleetNode.start(new FleetNode.Settings(f.address(), f.port(), f.advertiseHost(), f.name(),
+                f.heartbeat(), f.lease(), f.tolerance(), f.minRate(), (int) props.limits().maxBodySize().toBytes()),
+                store, registry, pool, client, arrivals, clock, meters);
+    }
+
+    @Bean
+    Ownership ownership(FleetNode node) {
+        return node.member();
+    }
+
+    @Bean
+    FleetDispatcher fleetDispatcher(ReplicaPool pool, Ownership ownership, ForwardClient client, Registry registry,
+            ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters) {
+        return new FleetDispatcher(pool, ownership, client, registry, arrivals, clock, meters);
+    }
+}

@@ -1,0 +1,305 @@
+package io.servegate.gateway.fleet;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This gateway's membership in the fleet of gateways that share a Redis registry, and its view
+ * of who owns which model version.
+ *
+ * <p>Every heartbeat renews its lease in Redis and reads the fleet. The member first in name
+ * order plans: orphaned versions granted, load rebalanced ({@link OwnershipPlanner}), applied all
+ * or nothing against the generation it read, so two members that both believe they plan cannot
+ * both write.
+ *
+ * <p>Exclusivity: this gateway schedules a version only while its lease is valid by its own
+ * clock, and that lease ends ({@link #safety} early) before Redis's, which was started no earlier
+ * than the heartbeat was sent. A version is granted to another member only after the owner's
+ * lease ran out in Redis, or handed off after the owner released it, and the owner stops
+ * scheduling it before the heartbeat that releases it is sent. A member whose lease ran out
+ * (a partition, a pause) is fenced: Redis refuses its heartbeats and plans, and it rejoins under
+ * a new name, owning nothing until granted again at a new epoch.
+ *
+ * <p>One exception trades exclusivity for availability: a member that was alone in the fleet when
+ * it lost Redis keeps scheduling its versions past its lease, since no other member could have been
+ * granted them by a heartbeat it saw. A gateway started beside it while Redis is out of reach of the
+ * first would schedule the same versions until the first gets through and learns it was fenced.
+ */
+public final class FleetMember implements Ownership, AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(FleetMember.class);
+    private static final SecureRandom RANDOM = new SecureRandom();
+    /**
+     * Load moves at most once per this many heartbeats: rates read over a heartbeat are noisy, and
+     * every hand-off sends a version's queries through one more hop for a heartbeat or two.
+     * Orphans are granted at once.
+     */
+    private static final int BALANCE_EVERY = 10;
+
+    /** What the member knew after its last heartbeat. */
+    private record View(String self, FleetState state, long leaseEndNanos, Set<String> released) {
+        static final View NONE = new View("", null, Long.MIN_VALUE, Set.of());
+    }
+
+    private final RedisFleetStore store;
+    private final String name;
+    private final String address;
+    private final Duration period;
+    private final Duration lease;
+    private final long safetyNanos;
+    private final OwnershipPlanner planner;
+    private final Supplier<Set<String>> versions;
+    private final Supplier<Map<String, Double>> rates;
+    private final LongSupplier clock;
+    private final Consumer<FleetState> onState;
+    private final Counter gained;
+    private final Counter lost;
+    private final Counter fenced;
+    private ScheduledExecutorService timer;
+
+    private long lastBalanceNanos;
+    private volatile String id;
+    private volatile View view = View.NONE;
+    private volatile CompletableFuture<Void> beaten = new CompletableFuture<>();
+    private boolean joining = true;
+
+    /**
+     * @param name     this gateway's name in the fleet; each (re)join adds a random suffix
+     * @param address  where the other members forward queries for this gateway's versions
+     * @param period   time between heartbeats
+     * @param lease    how long a heartbeat keeps the membership (and its versions) alive
+     * @param versions every model version in the registry, as {@code model:version}
+     * @param rates    arrivals per second this gateway saw, by version
+     * @param onState  told the fleet after every heartbeat (on the heartbeat thread; it must not block)
+     */
+    public FleetMember(RedisFleetStore store, String name, String address, Duration period, Duration lease,
+            OwnershipPlanner planner, Supplier<Set<String>> versions, Supplier<Map<String, Double>> rates,
+            LongSupplier clock, MeterRegistry meters, Consumer<FleetState> onState) {
+        if (lease.compareTo(period.multipliedBy(2)) < 0) {
+            throw new IllegalArgumentException("servegate.fleet.lease must be at least twice the heartbeat period");
+        }
+        this.store = store;
+        this.name = name;
+        this.address = address;
+        this.period = period;
+        this.lease = lease;
+        this.safetyNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(10), lease.toNanos() / 10);
+        this.planner = planner;
+        this.versions = versions;
+        this.rates = rates;
+        this.clock = clock;
+        this.onState = onState;
+        this.id = newId();
+        this.lastBalanceNanos = clock.getAsLong() - period.toNanos() * BALANCE_EVERY;
+        this.gained = Counter.builder("servegate.fleet.ownership.moves").tag("direction", "gained")
+                .description("Model versions this gateway started scheduling").register(meters);
+        this.lost = Counter.builder("servegate.fleet.ownership.moves").tag("direction", "lost")
+                .description("Model versions this gateway stopped scheduling").register(meters);
+        this.fenced = Counter.builder("servegate.fleet.lease.expired")
+                .description("Times this gateway's lease ran out and it rejoined the fleet").register(meters);
+        Gauge.builder("servegate.fleet.owned.versions", this, m -> m.owned().size())
+                .description("Model versions this gateway schedules").register(meters);
+        Gauge.builder("servegate.fleet.members", this, m -> m.view.state == null ? 0 : m.view.state.members().size())
+                .description("Live gateways in the fleet, as the last heartbeat read it").register(meters);
+    }
+
+    /**
+     * Joins now (or, with Redis out of reach, at the first heartbeat that gets through) and then
+     * beats every {@code period} on a thread of its own.
+     */
+    public FleetMember start() {
+        timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "servegate-fleet");
+            t.setDaemon(true);
+            return t;
+        });
+        beatLogged();
+        timer.scheduleWithFixedDelay(this::beatLogged, period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS);
+        return this;
+    }
+
+    private void beatLogged() {
+        try {
+            beat();
+        } catch (RuntimeException e) {
+            LOG.warn("fleet heartbeat of {} failed (its versions stay its own until its lease ends): {}", id,
+                    e.toString());
+        }
+    }
+
+    /** One heartbeat: releases what is being handed off, renews the lease, reads the fleet, plans if first. */
+    synchronized void beat() {
+        View before = view;
+        Set<String> releases = before.state == null ? Set.of() : Set.copyOf(before.state.owners().entrySet().stream()
+                .filter(e -> e.getValue().owner().equals(before.self) && e.getValue().handingOff())
+                .map(Map.Entry::getKey).toList());
+        if (!releases.isEmpty()) {
+            // stop scheduling them before Redis hands them on
+            view = new View(before.self, before.state, before.leaseEndNanos, releases);
+        }
+        String self = id;
+        long sent = clock.getAsLong();
+        Optional<FleetState> read = store.heartbeat(self, address, lease, rates.get(), joining, releases);
+        if (read.isEmpty()) {
+            fenced.increment();
+            lost.increment(owned().size());
+            view = View.NONE;
+            id = newId();
+            joining = true;
+            LOG.warn("fleet lease of {} ran out; rejoining as {}", self, id);
+            return;
+        }
+        joining = false;
+        List<String> had = owned();
+        FleetState state = read.get();
+        view = new View(self, state, sent + lease.toNanos() - safetyNanos, Set.of());
+        List<String> has = owned();
+        gained.increment(has.stream().filter(v -> !had.contains(v)).count());
+        lost.increment(had.stream().filter(v -> !has.contains(v)).count());
+        onState.accept(state);
+        CompletableFuture<Void> done = beaten;
+        beaten = new CompletableFuture<>();
+        done.complete(null);
+        if (!state.members().isEmpty() && state.members().first().equals(self)) {
+            List<OwnershipChange> plan = planner.plan(state.owners(), versions.get(), state.members(),
+                    state.totalRates());
+            long now = clock.getAsLong();
+            boolean mayBalance = now - lastBalanceNanos >= period.toNanos() * BALANCE_EVERY;
+            if (!mayBalance) {
+                plan = plan.stream().filter(c -> !balancing(c, state)).toList();
+            } else if (plan.stream().anyMatch(c -> balancing(c, state))) {
+                lastBalanceNanos = now;
+            }
+            if (!plan.isEmpty()) {
+                RedisFleetStore.ApplyResult result = store.apply(self, state.generation(), plan);
+                LOG.debug("fleet plan by {} of {} changes: {}", self, plan.size(), result);
+                if (result == RedisFleetStore.ApplyResult.OK) {
+                    beatSoon(); // read back what was just written, rather than a period later
+                }
+            }
+        }
+    }
+
+    /** Beats now, off the caller's thread (the registry changed: a new version wants an owner). */
+    public void beatSoon() {
+        ScheduledExecutorService t = timer;
+        if (t != null && !t.isShutdown()) {
+            t.execute(this::beatLogged);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> nextBeat() {
+        return beaten;
+    }
+
+    /** A hand-off of a version from its live owner to another member: load balancing, not repair. */
+    private static boolean balancing(OwnershipChange c, FleetState state) {
+        Assignment a = state.owners().get(c.version());
+        return c.kind() == OwnershipChange.Kind.HANDOFF && a != null && !c.target().equals(a.owner());
+    }
+
+    /** Leaves the fleet at once: stops scheduling, then ends the lease, so the others take over. */
+    public synchronized void leave() {
+        String self = id;
+        view = View.NONE;
+        store.heartbeat(self, address, Duration.ZERO, Map.of(), false, List.of());
+    }
+
+    @Override
+    public String self() {
+        return id;
+    }
+
+    @Override
+    public Route route(String model, String version) {
+        View v = view;
+        String key = Ownership.key(model, version);
+        if (v.state == null) {
+            return new Route.Unowned("this gateway has not joined the fleet (Redis unreachable?)");
+        }
+        Assignment a = v.state.owners().get(key);
+        if (a == null) {
+            return new Route.Unowned("no gateway owns " + key + " yet");
+        }
+        if (!a.owner().equals(v.self)) {
+            String to = v.state.addresses().get(a.owner());
+            return to == null ? new Route.Unowned("owner " + a.owner() + " of " + key + " left the fleet")
+                    : new Route.Remote(a.owner(), to, a.epoch(), false);
+        }
+        if (clock.getAsLong() - v.leaseEndNanos >= 0) {
+            // Redis out of reach: a gateway that was alone keeps serving (no other member was there to
+            // take over when it lost touch); in a fleet its versions go to the members that still reach it
+            return v.state.members().size() == 1 ? new Route.Local(a.epoch())
+                    : new Route.Unowned("this gateway's fleet lease ran out (Redis unreachable?)");
+        }
+        if (v.released.contains(key)) {
+            // released, and the heartbeat that hands it on is in flight
+            String to = v.state.addresses().get(a.pending());
+            return to == null ? new Route.Unowned(key + " is being handed to " + a.pending() + ", which left")
+                    : new Route.Remote(a.pending(), to, a.epoch(), true);
+        }
+        return new Route.Local(a.epoch());
+    }
+
+    @Override
+    public boolean accepts(String model, String version, Claim claim) {
+        if (owns(model, version)) {
+            return true;
+        }
+        View v = view;
+        if (v.state == null || clock.getAsLong() - v.leaseEndNanos >= 0) {
+            return false;
+        }
+        Assignment a = v.state.owners().get(Ownership.key(model, version));
+        boolean releasedToMe = claim.fromOwner() && a != null && a.owner().equals(claim.from())
+                && (a.pending().isEmpty() || a.pending().equals(v.self));
+        boolean grantedSince = claim.owner().equals(v.self) && claim.epoch() > (a == null ? 0 : a.epoch());
+        return releasedToMe || grantedSince;
+    }
+
+    /** The versions this gateway schedules now, sorted. */
+    public List<String> owned() {
+        View v = view;
+        if (v.state == null) {
+            return List.of();
+        }
+        return v.state.ownedBy(v.self).stream().filter(k -> !v.released.contains(k)).toList();
+    }
+
+    /** The fleet as the last heartbeat read it; null before the first. */
+    public FleetState state() {
+        return view.state;
+    }
+
+    private String newId() {
+        byte[] suffix = new byte[3];
+        RANDOM.nextBytes(suffix);
+        return name + "-" + HexFormat.of().formatHex(suffix);
+    }
+
+    /** Stops beating; the lease runs out on its own unless {@link #leave()} ended it first. */
+    @Override
+    public void close() {
+        if (timer != null) {
+            timer.shutdownNow();
+        }
+    }
+}

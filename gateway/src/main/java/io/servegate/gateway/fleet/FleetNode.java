@@ -1,0 +1,143 @@
+package io.servegate.gateway.fleet;
+
+import io.grpc.Server;
+import io.grpc.netty.NettyServerBuilder;
+import io.grpc.HandlerRegistry;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerServiceDefinition;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.gateway.dispatch.Dispatcher;
+import io.servegate.gateway.registry.Registry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This gateway's place in the fleet: the internal forwarding port ({@link ForwardService}) and
+ * the membership ({@link FleetMember}) that advertises it. Started in that order, so a member is
+ * reachable before it can own anything; closed in the reverse order, leaving the fleet first so
+ * the others take its versions over at once rather than after its lease.
+ */
+public final class FleetNode implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(FleetNode.class);
+
+    /** How long closing waits for forwarded queries in flight. */
+    private static final Duration GRACE = Duration.ofSeconds(5);
+
+    private final Server server;
+    private final FleetMember member;
+    private final RedisFleetStore store;
+
+    /** What a node is made of and how it is set up. */
+    public record Settings(String bindAddress, int port, String advertiseHost, String name, Duration heartbeat,
+            Duration lease, double tolerance, double minRate, int maxMessageBytes) {
+    }
+
+    private FleetNode(Server server, FleetMember member, RedisFleetStore store) {
+        this.server = server;
+        this.member = member;
+        this.store = store;
+    }
+
+    /**
+     * Opens the forwarding port, then joins the fleet in {@code store}.
+     *
+     * @param local this gateway's replica pool, which schedules the versions it owns
+     */
+    public static FleetNode start(Settings settings, RedisFleetStore store, Registry registry, Dispatcher local,
+            ForwardClient client, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters) {
+        LateService services = new LateService();
+        NettyServerBuilder builder = settings.bindAddress().isEmpty() ? NettyServerBuilder.forPort(settings.port())
+                : NettyServerBuilder.forAddress(new InetSocketAddress(settings.bindAddress(), settings.port()));
+        Server server;
+        try {
+            server = builder.directExecutor().maxInboundMessageSize(settings.maxMessageBytes())
+                    .fallbackHandlerRegistry(services).build().start();
+        } catch (IOException e) {
+            store.close();
+            throw new UncheckedIOException("cannot open the fleet's forwarding port " + settings.port()
+                    + " (servegate.fleet.port): " + e.getMessage(), e);
+        }
+        String host = settings.advertiseHost().isEmpty() ? defaultHost(settings.bindAddress())
+                : settings.advertiseHost();
+        String address = host + ":" + server.getPort();
+        String name = (settings.name().isEmpty() ? address : settings.name()).replaceAll("[^A-Za-z0-9._:-]", "_");
+        FleetMember member = new FleetMember(store, name, address, settings.heartbeat(), settings.lease(),
+                new OwnershipPlanner(settings.tolerance(), settings.minRate()), () -> versions(registry),
+                arrivals::rates, clock, meters, state -> client.connect(state.addresses().entrySet().stream()
+                        .filter(e -> !e.getValue().equals(address)).map(Map.Entry::getValue).toList()));
+        services.service = new ForwardService(registry, local, member, client, clock).bindService();
+        registry.addListener(snapshot -> member.beatSoon());
+        member.start();
+        LOG.info("fleet member {} forwarding on {}", member.self(), address);
+        return new FleetNode(server, member, store);
+    }
+
+    /** The forwarding service, added once the member it needs exists (it needs the bound port). */
+    private static final class LateService extends HandlerRegistry {
+        volatile ServerServiceDefinition service;
+
+        @Override
+        public ServerMethodDefinition<?, ?> lookupMethod(String methodName, String authority) {
+            ServerServiceDefinition s = service;
+            return s == null ? null : s.getMethod(methodName);
+        }
+    }
+
+    private static Set<String> versions(Registry registry) {
+        return registry.snapshot().models().stream().map(m -> Ownership.key(m.name(), m.version()))
+                .collect(Collectors.toSet());
+    }
+
+    private static String defaultHost(String bindAddress) {
+        if (!bindAddress.isEmpty() && !bindAddress.equals("0.0.0.0") && !bindAddress.equals("::")) {
+            return bindAddress;
+        }
+        try {
+            return InetAddress.getLocalHost().getHostAddress();
+        } catch (UnknownHostException e) {
+            return InetAddress.getLoopbackAddress().getHostAddress();
+        }
+    }
+
+    /** This gateway's membership: who owns what. */
+    public FleetMember member() {
+        return member;
+    }
+
+    /** The forwarding port actually bound. */
+    public int port() {
+        return server.getPort();
+    }
+
+    @Override
+    public void close() {
+        member.close(); // no heartbeat after the one that leaves
+        try {
+            member.leave();
+        } catch (RuntimeException e) {
+            LOG.warn("leaving the fleet failed; the others take over when the lease ends: {}", e.toString());
+        }
+        server.shutdown();
+        try {
+            if (!server.awaitTermination(GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+                server.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            server.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+        store.close();
+    }
+}

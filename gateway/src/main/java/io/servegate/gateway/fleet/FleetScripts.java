@@ -1,0 +1,108 @@
+package io.servegate.gateway.fleet;
+
+/**
+ * The Lua scripts {@link RedisFleetStore} runs. Redis runs each atomically and takes its time
+ * from its own clock ({@code TIME}), so leases and liveness are judged by one clock, whatever
+ * the gateways' clocks say.
+ *
+ * <p>KEYS (both scripts): 1 members (sorted set, member → lease end in Redis milliseconds),
+ * 2 addresses (hash, member → forwarding address), 3 rates (hash, member → its arrival rates),
+ * 4 owners (hash, {@code model:version} → {@code "owner epoch pending"}), 5 epoch counter,
+ * 6 generation counter (bumped by every change of members or owners: the plans' compare-and-set).
+ */
+final class FleetScripts {
+
+    private FleetScripts() {
+    }
+
+    private static final String COMMON = """
+            local MEMBERS, ADDRESSES, RATES, OWNERS, EPOCH, GENERATION = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            local function live(m)
+              local s = redis.call('ZSCORE', MEMBERS, m)
+              return s ~= false and tonumber(s) > now
+            end
+            local function parse(v)
+              local cur = redis.call('HGET', OWNERS, v)
+              if not cur then return nil end
+              local owner, epoch, pending = string.match(cur, '^(%S+) (%d+) ?(%S*)$')
+              return {owner = owner, epoch = epoch, pending = pending}
+            end
+            """;
+
+    /**
+     * One member's heartbeat. ARGV: 1 member, 2 address, 3 lease (ms), 4 rates, 5 {@code 1} to
+     * join, then the versions it releases (hand-offs it has stopped scheduling). Returns
+     * {@code {"EXPIRED"}} when a member that is not joining has no live lease (it must rejoin under
+     * a new name; nothing of it remains to be owned), else {@code {"OK", now, generation, members,
+     * addresses, rates, owners}}. Members whose lease ran out are removed first.
+     */
+    static final String HEARTBEAT = COMMON + """
+            local id, address, lease, rates, join = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
+            if join ~= '1' and not live(id) then
+              return {'EXPIRED'}
+            end
+            local changed = join == '1'
+            local dead = redis.call('ZRANGEBYSCORE', MEMBERS, '-inf', now)
+            for _, d in ipairs(dead) do
+              redis.call('ZREM', MEMBERS, d)
+              redis.call('HDEL', ADDRESSES, d)
+              redis.call('HDEL', RATES, d)
+              changed = true
+            end
+            redis.call('ZADD', MEMBERS, now + lease, id)
+            redis.call('HSET', ADDRESSES, id, address)
+            redis.call('HSET', RATES, id, rates)
+            for i = 6, #ARGV do
+              local a = parse(ARGV[i])
+              if a and a.owner == id and a.pending ~= '' then
+                redis.call('HSET', OWNERS, ARGV[i], a.pending .. ' ' .. redis.call('INCR', EPOCH) .. ' ')
+                changed = true
+              end
+            end
+            if changed then redis.call('INCR', GENERATION) end
+            return {'OK', tostring(now), redis.call('GET', GENERATION) or '0', redis.call('ZRANGE', MEMBERS, 0, -1),
+                    redis.call('HGETALL', ADDRESSES), redis.call('HGETALL', RATES), redis.call('HGETALL', OWNERS)}
+            """;
+
+    /**
+     * A plan, all or nothing. ARGV: 1 planning member, 2 the generation it planned from, then
+     * triples (version, GRANT|HANDOFF|DROP, target). Returns {@code {"OK"}}, {@code {"EXPIRED"}}
+     * (the planner's own lease ran out: it is fenced), {@code {"STALE"}} (something changed since
+     * it read) or {@code {"CONFLICT", version}} (a grant of a version whose owner is live, a hand-off
+     * of one whose owner is not, a target that is not live); nothing is written unless all pass.
+     * A grant takes a new epoch; a hand-off keeps the owner's until the owner releases it.
+     */
+    static final String APPLY = COMMON + """
+            local id, expected = ARGV[1], ARGV[2]
+            if not live(id) then return {'EXPIRED'} end
+            if (redis.call('GET', GENERATION) or '0') ~= expected then return {'STALE'} end
+            for i = 3, #ARGV, 3 do
+              local v, kind, target = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+              local a = parse(v)
+              if kind == 'GRANT' then
+                if not live(target) or (a and live(a.owner)) then return {'CONFLICT', v} end
+              elseif kind == 'HANDOFF' then
+                if not a or not live(a.owner) or not live(target) then return {'CONFLICT', v} end
+              elseif kind ~= 'DROP' then
+                return {'CONFLICT', v}
+              end
+            end
+            for i = 3, #ARGV, 3 do
+              local v, kind, target = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+              if kind == 'GRANT' then
+                redis.call('HSET', OWNERS, v, target .. ' ' .. redis.call('INCR', EPOCH) .. ' ')
+              elseif kind == 'HANDOFF' then
+                local a = parse(v)
+                local pending = target
+                if target == a.owner then pending = '' end
+                redis.call('HSET', OWNERS, v, a.owner .. ' ' .. a.epoch .. ' ' .. pending)
+              else
+                redis.call('HDEL', OWNERS, v)
+              end
+            end
+            redis.call('INCR', GENERATION)
+            return {'OK'}
+            """;
+}

@@ -1,0 +1,131 @@
+package io.servegate.gateway.fleet;
+
+import io.grpc.MethodDescriptor;
+import io.grpc.protobuf.ProtoUtils;
+import io.servegate.gateway.dispatch.DispatchException;
+import io.servegate.gateway.dispatch.DispatchFailure;
+import io.servegate.oip.InferParameter;
+import io.servegate.oip.ModelInferRequest;
+import io.servegate.oip.ModelInferResponse;
+import io.servegate.oip.client.EncodedTensor;
+import io.servegate.oip.client.TensorType;
+import java.util.List;
+
+/**
+ * The gateways' internal hop: {@code servegate.fleet.Forward/Predict}, one query for a model
+ * version its owner schedules, in the Open Inference Protocol's own messages. The request carries
+ * one input row (raw contents) and, as parameters, the forwarding member; the call's gRPC deadline
+ * is what remains of the query's. The answer is always a response (transport failures aside):
+ * the output, or the dispatch failure the owner's scheduler gave, and the member that scheduled it.
+ */
+final class ForwardProtocol {
+
+    static final String SERVICE = "servegate.fleet.Forward";
+
+    static final MethodDescriptor<ModelInferRequest, ModelInferResponse> PREDICT =
+            MethodDescriptor.<ModelInferRequest, ModelInferResponse>newBuilder()
+                    .setType(MethodDescriptor.MethodType.UNARY)
+                    .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, "Predict"))
+                    .setRequestMarshaller(ProtoUtils.marshaller(ModelInferRequest.getDefaultInstance()))
+                    .setResponseMarshaller(ProtoUtils.marshaller(ModelInferResponse.getDefaultInstance()))
+                    .build();
+
+    /** Request: the forwarding member. */
+    static final String FROM = "servegate_from";
+    /** Request: the forwarding member is the owner that released the version to the receiver. */
+    static final String FROM_OWNER = "servegate_from_owner";
+    /** Request: the member the sender believes owns the version, and the epoch of that belief. */
+    static final String OWNER = "servegate_owner";
+    static final String EPOCH = "servegate_epoch";
+    /** Request: how many gateways the query has been forwarded through before this one (1 or 2). */
+    static final String HOPS = "servegate_hops";
+    /** Response: the member that scheduled (or refused) the query. */
+    static final String SCHEDULED_BY = "servegate_scheduled_by";
+    /** Response: the {@link DispatchFailure} name when there is no output. */
+    static final String FAILURE = "servegate_failure";
+    /** Response: what failed, for the default's explanation. */
+    static final String DETAIL = "servegate_detail";
+
+    private ForwardProtocol() {
+    }
+
+    @SuppressWarnings("unchecked")
+    static ModelInferRequest request(String model, String version, TensorType<?> type, Object input, String from,
+            Route.Remote to, int hops) {
+        EncodedTensor tensor = ((TensorType<Object>) type).encode(List.of(input));
+        return ModelInferRequest.newBuilder().setModelName(model).setModelVersion(version)
+                .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName("input")
+                        .setDatatype(tensor.datatype()).addAllShape(tensor.shape()))
+                .addRawInputContents(tensor.raw())
+                .putParameters(FROM, InferParameter.newBuilder().setStringParam(from).build())
+                .putParameters(FROM_OWNER, InferParameter.newBuilder().setBoolParam(to.fromOwner()).build())
+                .putParameters(OWNER, InferParameter.newBuilder().setStringParam(to.member()).build())
+                .putParameters(EPOCH, InferParameter.newBuilder().setInt64Param(to.epoch()).build())
+                .putParameters(HOPS, InferParameter.newBuilder().setInt64Param(hops).build())
+                .build();
+    }
+
+    /** The one input row of a forwarded request. */
+    static Object input(ModelInferRequest request, TensorType<?> type) {
+        ModelInferRequest.InferInputTensor tensor = request.getInputs(0);
+        List<?> rows = type.decode(tensor.getDatatype(), tensor.getShapeList(), request.getRawInputContents(0));
+        if (rows.size() != 1) {
+            throw new IllegalArgumentException("a forwarded query has one input row, this one has " + rows.size());
+        }
+        return rows.get(0);
+    }
+
+    static String from(ModelInferRequest request) {
+        return request.getParametersOrDefault(FROM, InferParameter.getDefaultInstance()).getStringParam();
+    }
+
+    static boolean fromOwner(ModelInferRequest request) {
+        return request.getParametersOrDefault(FROM_OWNER, InferParameter.getDefaultInstance()).getBoolParam();
+    }
+
+    /** The owner and epoch the sender routed by. */
+    static Claim claim(ModelInferRequest request) {
+        return new Claim(from(request), fromOwner(request),
+                request.getParametersOrDefault(OWNER, InferParameter.getDefaultInstance()).getStringParam(),
+                request.getParametersOrDefault(EPOCH, InferParameter.getDefaultInstance()).getInt64Param());
+    }
+
+    static int hops(ModelInferRequest request) {
+        return (int) request.getParametersOrDefault(HOPS, InferParameter.getDefaultInstance()).getInt64Param();
+    }
+
+    static ModelInferResponse answer(String output, String scheduledBy) {
+        EncodedTensor tensor = TensorType.STRINGS.encode(List.of(output));
+        return ModelInferResponse.newBuilder()
+                .addOutputs(ModelInferResponse.InferOutputTensor.newBuilder().setName("output")
+                        .setDatatype(tensor.datatype()).addAllShape(tensor.shape()))
+                .addRawOutputContents(tensor.raw())
+                .putParameters(SCHEDULED_BY, InferParameter.newBuilder().setStringParam(scheduledBy).build())
+                .build();
+    }
+
+    static ModelInferResponse failed(DispatchFailure failure, String detail, String scheduledBy) {
+        return ModelInferResponse.newBuilder()
+                .putParameters(FAILURE, InferParameter.newBuilder().setStringParam(failure.name()).build())
+                .putParameters(DETAIL, InferParameter.newBuilder().setStringParam(detail == null ? "" : detail).build())
+                .putParameters(SCHEDULED_BY, InferParameter.newBuilder().setStringParam(scheduledBy).build())
+                .build();
+    }
+
+    /** The output a response carries, or the {@link DispatchException} it reports. */
+    static String output(ModelInferResponse response) {
+        String failure = response.getParametersOrDefault(FAILURE, InferParameter.getDefaultInstance())
+                .getStringParam();
+        if (!failure.isEmpty()) {
+            String detail = response.getParametersOrDefault(DETAIL, InferParameter.getDefaultInstance())
+                    .getStringParam();
+            throw new DispatchException(DispatchFailure.valueOf(failure), detail + " (at gateway "
+                    + scheduledBy(response) + ")");
+        }
+        return TensorType.STRINGS.decode("BYTES", List.of(1L), response.getRawOutputContents(0)).get(0);
+    }
+
+    static String scheduledBy(ModelInferResponse response) {
+        return response.getParametersOrDefault(SCHEDULED_BY, InferParameter.getDefaultInstance()).getStringParam();
+    }
+}

@@ -1,0 +1,61 @@
+package io.servegate.gateway.fleet;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Which gateway schedules each model version. A gateway on the in-memory registry is a fleet of
+ * one ({@link #SOLO}); gateways sharing a Redis registry each run a {@link FleetMember}.
+ */
+public interface Ownership {
+
+    /** The fleet of one: every version is scheduled here. */
+    Ownership SOLO = new Ownership() {
+        @Override
+        public String self() {
+            return "solo";
+        }
+
+        @Override
+        public Route route(String model, String version) {
+            return new Route.Local(0);
+        }
+
+        @Override
+        public boolean accepts(String model, String version, Claim claim) {
+            return true;
+        }
+    };
+
+    /** This gateway's member name. */
+    String self();
+
+    /** Where a query for the version that arrives at this gateway goes. */
+    Route route(String model, String version);
+
+    /**
+     * Whether this gateway schedules a query for the version that another member forwarded with
+     * {@code claim}: it owns the version; or the sender is the owner as far as this gateway knows
+     * and says it released the version to this one (the release has not reached this gateway's view
+     * yet; the releaser schedules it no more); or the sender saw this gateway granted the version
+     * at a later epoch than this gateway's own view holds.
+     */
+    boolean accepts(String model, String version, Claim claim);
+
+    /**
+     * Completes after this gateway next reads the fleet (at once for a fleet of one): a query for a
+     * version added moments ago, which no member owns yet, waits for it rather than failing.
+     */
+    default CompletableFuture<Void> nextBeat() {
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /** Whether this gateway takes the version's decisions (scheduling, autoscaling) now. */
+    default boolean owns(String model, String version) {
+        return route(model, version) instanceof Route.Local;
+    }
+
+    /** The key a version has in the fleet's tables. */
+    static String key(String model, String version) {
+        return model + ':' + version;
+    }
+}

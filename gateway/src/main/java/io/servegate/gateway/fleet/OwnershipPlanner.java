@@ -1,0 +1,175 @@
+package io.servegate.gateway.fleet;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Decides which gateway schedules which model version (Symphony §4.5, §4.7: models partitioned
+ * among schedulers by load). Pure and deterministic: the same inputs give the same plan, whichever
+ * member computes it.
+ *
+ * <p>A version's weight is its arrival rate (queries per second, summed over the gateways that
+ * saw it), at least {@code minWeight}, so that idle versions still spread by count. The plan
+ * moves as little as it can:
+ * <ol>
+ *   <li>versions whose owner left are granted, heaviest first, each to the least-loaded member
+ *       (greedy longest-processing-time);</li>
+ *   <li>then, only while the most-loaded member carries more than {@code 1 + tolerance} times
+ *       the mean or the least-loaded one less than {@code 1 - tolerance} times it, the heaviest
+ *       version of the most-loaded member that still narrows the gap to the least-loaded one is
+ *       handed over to it. Each such move lowers the sum of squared loads, so the loop
+ *       ends, and a member that joins takes only what brings the fleet back within tolerance.</li>
+ * </ol>
+ * Versions whose hand-off is in flight are not moved again.
+ */
+public final class OwnershipPlanner {
+
+    private final double tolerance;
+    private final double minWeight;
+
+    /**
+     * @param tolerance how far above the mean load a member may stay without versions moved off it
+     *     (0.25: 25 %)
+     * @param minWeight the weight of a version with fewer arrivals per second than this
+     */
+    public OwnershipPlanner(double tolerance, double minWeight) {
+        if (!(tolerance >= 0) || !(minWeight > 0)) {
+            throw new IllegalArgumentException("tolerance must be >= 0 and minWeight > 0");
+        }
+        this.tolerance = tolerance;
+        this.minWeight = minWeight;
+    }
+
+    /**
+     * The changes that take {@code current} to a balanced assignment of {@code versions} over
+     * {@code members}.
+     *
+     * @param current  what the fleet store holds, version → assignment
+     * @param versions every model version in the registry
+     * @param members  the live members
+     * @param rates    arrivals per second by version; a missing version counts {@code minWeight}
+     */
+    public List<OwnershipChange> plan(Map<String, Assignment> current, Set<String> versions,
+            SortedSet<String> members, Map<String, Double> rates) {
+        List<OwnershipChange> changes = new ArrayList<>();
+        for (String v : new TreeSet<>(current.keySet())) {
+            if (!versions.contains(v)) {
+                changes.add(new OwnershipChange(v, OwnershipChange.Kind.DROP, ""));
+            }
+        }
+        if (members.isEmpty()) {
+            return changes;
+        }
+        Map<String, Double> load = new TreeMap<>();
+        members.forEach(m -> load.put(m, 0.0));
+        Map<String, List<String>> movable = new HashMap<>();
+        members.forEach(m -> movable.put(m, new ArrayList<>()));
+        List<String> orphans = new ArrayList<>();
+        for (String v : new TreeSet<>(versions)) {
+            Assignment a = current.get(v);
+            String effective = effectiveOwner(a, members, v, changes);
+            if (effective == null) {
+                orphans.add(v);
+                continue;
+            }
+            load.merge(effective, weight(v, rates), Double::sum);
+            if (!a.handingOff()) {
+                movable.get(effective).add(v);
+            }
+        }
+        orphans.sort(Comparator.<String>comparingDouble(v -> -weight(v, rates)).thenComparing(v -> v));
+        for (String v : orphans) {
+            String target = lightest(load);
+            load.merge(target, weight(v, rates), Double::sum);
+            changes.add(new OwnershipChange(v, OwnershipChange.Kind.GRANT, target));
+        }
+        balance(load, movable, rates, changes);
+        return changes;
+    }
+
+    /**
+     * The live member that will own {@code v} once what is in flight completes, or null; adds the
+     * change a dead hand-off target or a dead owner with a live target needs.
+     */
+    private static String effectiveOwner(Assignment a, Set<String> members, String v, List<OwnershipChange> changes) {
+        if (a == null) {
+            return null;
+        }
+        boolean ownerLive = members.contains(a.owner());
+        boolean pendingLive = a.handingOff() && members.contains(a.pending());
+        if (a.handingOff() && !pendingLive && ownerLive) {
+            changes.add(new OwnershipChange(v, OwnershipChange.Kind.HANDOFF, a.owner()));
+            return a.owner();
+        }
+        if (pendingLive && !ownerLive) {
+            changes.add(new OwnershipChange(v, OwnershipChange.Kind.GRANT, a.pending()));
+            return a.pending();
+        }
+        if (pendingLive) {
+            return a.pending();
+        }
+        return ownerLive ? a.owner() : null;
+    }
+
+    private void balance(Map<String, Double> load, Map<String, List<String>> movable, Map<String, Double> rates,
+            List<OwnershipChange> changes) {
+        double mean = load.values().stream().mapToDouble(Double::doubleValue).sum() / load.size();
+        while (true) {
+            String heavy = heaviest(load);
+            String light = lightest(load);
+            double gap = load.get(heavy) - load.get(light);
+            boolean within = load.get(heavy) <= mean * (1 + tolerance) && load.get(light) >= mean * (1 - tolerance);
+            if (within || gap <= 0) {
+                return;
+            }
+            String best = null;
+            for (String v : movable.get(heavy)) {
+                double w = weight(v, rates);
+                if (w < gap && (best == null || w > weight(best, rates))) {
+                    best = v;
+                }
+            }
+            if (best == null) {
+                return;
+            }
+            double w = weight(best, rates);
+            movable.get(heavy).remove(best);
+            load.merge(heavy, -w, Double::sum);
+            load.merge(light, w, Double::sum);
+            changes.add(new OwnershipChange(best, OwnershipChange.Kind.HANDOFF, light));
+        }
+    }
+
+    private double weight(String v, Map<String, Double> rates) {
+        return Math.max(minWeight, rates.getOrDefault(v, 0.0));
+    }
+
+    /** The least-loaded member, ties to the first by name. */
+    private static String lightest(Map<String, Double> load) {
+        String best = null;
+        for (Map.Entry<String, Double> e : load.entrySet()) {
+            if (best == null || e.getValue() < load.get(best)) {
+                best = e.getKey();
+            }
+        }
+        return best;
+    }
+
+    /** The most-loaded member, ties to the first by name. */
+    private static String heaviest(Map<String, Double> load) {
+        String best = null;
+        for (Map.Entry<String, Double> e : load.entrySet()) {
+            if (best == null || e.getValue() > load.get(best)) {
+                best = e.getKey();
+            }
+        }
+        return best;
+    }
+}

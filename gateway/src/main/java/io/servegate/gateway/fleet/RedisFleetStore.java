@@ -1,0 +1,150 @@
+package io.servegate.gateway.fleet;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+
+/**
+ * The fleet's membership and version ownership in the Redis that holds the registry: heartbeats
+ * that renew a member's lease, and ownership plans applied all or nothing with fencing (see
+ * {@link FleetScripts}). Blocking calls: the caller runs them off the request path, on the
+ * member's own heartbeat thread.
+ */
+public final class RedisFleetStore implements AutoCloseable {
+
+    /** How {@link #apply} ended. */
+    public enum ApplyResult {
+        /** Written. */
+        OK,
+        /** The planning member's lease had run out: it is fenced and must rejoin. */
+        EXPIRED,
+        /** Members or owners changed since the plan was made: plan again from a fresh read. */
+        STALE,
+        /** A step no longer fits what is stored (see {@link FleetScripts#APPLY}). */
+        CONFLICT
+    }
+
+    private final RedisClient client;
+    private final StatefulRedisConnection<String, String> connection;
+    private final RedisCommands<String, String> redis;
+    private final String[] keys;
+    private final String heartbeatSha;
+    private final String applySha;
+
+    private RedisFleetStore(RedisClient client, String keyPrefix) {
+        this.client = client;
+        this.connection = client.connect(StringCodec.UTF8);
+        this.redis = connection.sync();
+        String p = keyPrefix + ":fleet:";
+        this.keys = new String[] {p + "members", p + "addresses", p + "rates", p + "owners", p + "epoch",
+            p + "generation"};
+        this.heartbeatSha = redis.digest(FleetScripts.HEARTBEAT);
+        this.applySha = redis.digest(FleetScripts.APPLY);
+    }
+
+    /** A store on {@code client}, which it shuts down on {@link #close()}; keys start with {@code keyPrefix:fleet:}. */
+    public static RedisFleetStore connect(RedisClient client, String keyPrefix) {
+        try {
+            return new RedisFleetStore(client, keyPrefix);
+        } catch (RuntimeException e) {
+            client.shutdown();
+            throw e;
+        }
+    }
+
+    /**
+     * Renews {@code member}'s lease (or starts it, when {@code join}), releases the versions it
+     * has stopped scheduling, and reads the fleet; empty when a member that is not joining has no
+     * live lease any more.
+     */
+    public Optional<FleetState> heartbeat(String member, String address, Duration lease,
+            Map<String, Double> rates, boolean join, Collection<String> releases) {
+        List<String> argv = new ArrayList<>(List.of(member, address, Long.toString(lease.toMillis()),
+                encodeRates(rates), join ? "1" : "0"));
+        argv.addAll(releases);
+        List<Object> reply = run(FleetScripts.HEARTBEAT, heartbeatSha, argv);
+        if ("EXPIRED".equals(reply.get(0))) {
+            return Optional.empty();
+        }
+        Map<String, String> addresses = pairs(reply.get(4));
+        Map<String, Map<String, Double>> rateMap = new TreeMap<>();
+        pairs(reply.get(5)).forEach((m, r) -> rateMap.put(m, decodeRates(r)));
+        Map<String, Assignment> owners = new TreeMap<>();
+        pairs(reply.get(6)).forEach((v, a) -> owners.put(v, decodeAssignment(a)));
+        @SuppressWarnings("unchecked")
+        List<Object> members = (List<Object>) reply.get(3);
+        return Optional.of(new FleetState(Long.parseLong((String) reply.get(2)),
+                members.stream().map(String.class::cast).collect(Collectors.toCollection(TreeSet::new)),
+                addresses, rateMap, owners));
+    }
+
+    /** Applies {@code changes}, planned by {@code member} from the state of {@code generation}, all or nothing. */
+    public ApplyResult apply(String member, long generation, List<OwnershipChange> changes) {
+        List<String> argv = new ArrayList<>(List.of(member, Long.toString(generation)));
+        for (OwnershipChange c : changes) {
+            argv.add(c.version());
+            argv.add(c.kind().name());
+            argv.add(c.target());
+        }
+        return ApplyResult.valueOf((String) run(FleetScripts.APPLY, applySha, argv).get(0));
+    }
+
+    private List<Object> run(String script, String sha, List<String> argv) {
+        String[] args = argv.toArray(String[]::new);
+        try {
+            return redis.evalsha(sha, ScriptOutputType.MULTI, keys, args);
+        } catch (RedisNoScriptException e) {
+            return redis.eval(script, ScriptOutputType.MULTI, keys, args);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, String> pairs(Object flat) {
+        List<Object> list = (List<Object>) flat;
+        Map<String, String> map = new HashMap<>();
+        for (int i = 0; i + 1 < list.size(); i += 2) {
+            map.put((String) list.get(i), (String) list.get(i + 1));
+        }
+        return map;
+    }
+
+    static Assignment decodeAssignment(String stored) {
+        String[] parts = stored.split(" ", -1);
+        return new Assignment(parts[0], Long.parseLong(parts[1]), parts.length > 2 ? parts[2] : "");
+    }
+
+    /** {@code model:version=rate} pairs separated by spaces (names hold neither character). */
+    static String encodeRates(Map<String, Double> rates) {
+        return rates.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(" "));
+    }
+
+    static Map<String, Double> decodeRates(String encoded) {
+        Map<String, Double> rates = new TreeMap<>();
+        for (String pair : encoded.split(" ")) {
+            int eq = pair.lastIndexOf('=');
+            if (eq > 0) {
+                rates.put(pair.substring(0, eq), Double.parseDouble(pair.substring(eq + 1)));
+            }
+        }
+        return rates;
+    }
+
+    @Override
+    public void close() {
+        connection.close();
+        client.shutdown();
+    }
+}

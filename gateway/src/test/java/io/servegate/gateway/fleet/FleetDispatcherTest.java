@@ -1,0 +1,197 @@
+package io.servegate.gateway.fleet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.grpc.Server;
+import io.grpc.netty.NettyServerBuilder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.servegate.gateway.dispatch.DispatchException;
+import io.servegate.gateway.dispatch.DispatchFailure;
+import io.servegate.gateway.dispatch.Dispatcher;
+import io.servegate.gateway.registry.InMemoryRegistry;
+import io.servegate.gateway.registry.ModelVersion;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The forwarding hop over real loopback gRPC: a query for a version another member owns reaches
+ * that member's dispatcher with the same deadline, its answer or dispatch failure comes back, and
+ * a forward that cannot be delivered fails with a reason the default's explanation can show.
+ * Ownership is fixed here (the Redis-backed one is {@link FleetMemberRedisTest}'s subject).
+ */
+class FleetDispatcherTest {
+
+    private final InMemoryRegistry registry = new InMemoryRegistry();
+    private final ForwardClient client = new ForwardClient(1 << 20);
+    private final AtomicLong ownerDeadline = new AtomicLong();
+    private volatile CompletableFuture<String> ownerAnswer = new CompletableFuture<>();
+    private Server owner;
+
+    /** Every version is owned by the member at {@code address}. */
+    private static Ownership ownedBy(String address) {
+        return new Ownership() {
+            @Override
+            public String self() {
+                return "forwarder";
+            }
+
+            @Override
+            public Route route(String model, String version) {
+                return new Route.Remote("owner", address, 7, false);
+            }
+
+            @Override
+            public boolean accepts(String model, String version, Claim claim) {
+                return false;
+            }
+        };
+    }
+
+    @BeforeEach
+    void start() throws Exception {
+        registry.addModel(new ModelVersion("m", "1", List.of(), "floats", "c", "/m", 1)).block();
+        Dispatcher ownerPool = (model, version, input, deadlineNanos) -> {
+            ownerDeadline.set(deadlineNanos);
+            return ownerAnswer.thenApply(x -> x + ((float[]) input)[0]);
+        };
+        owner = NettyServerBuilder.forAddress(new java.net.InetSocketAddress("127.0.0.1", 0)).directExecutor()
+                .addService(new ForwardService(registry, ownerPool, Ownership.SOLO, client, System::nanoTime)).build()
+                .start();
+    }
+
+    @AfterEach
+    void stop() {
+        owner.shutdownNow();
+        client.close();
+        registry.close();
+    }
+
+    private FleetDispatcher forwarder(String address) {
+        return new FleetDispatcher((m, v, i, d) -> CompletableFuture.failedFuture(new AssertionError("not local")),
+                ownedBy(address), client, registry, new ArrivalRates(System::nanoTime), System::nanoTime,
+                new SimpleMeterRegistry());
+    }
+
+    @Test
+    void theOwnerAnswersWithinTheDeadlineTheQueryCarried() throws Exception {
+        ownerAnswer.complete("out-");
+        FleetDispatcher forwarder = forwarder("127.0.0.1:" + owner.getPort());
+        // gRPC fixes a call's timeout when the call starts: the first call, which waits for the connection
+        // and loads classes, reaches the owner with that wait added. Members connect ahead (FleetNode).
+        forwarder.submit("m", "1", new float[] {0f}, System.nanoTime() + TimeUnit.SECONDS.toNanos(5))
+                .get(10, TimeUnit.SECONDS);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        String out = forwarder.submit("m", "1", new float[] {42f, 1f}, deadline).get(5, TimeUnit.SECONDS);
+        assertThat(out).isEqualTo("out-42.0");
+        // the same clock on both ends here: the owner's deadline is the query's, give or take the hop's
+        // one-way time (the timeout travels as time left when the call started, counted from its arrival)
+        assertThat(ownerDeadline.get()).isBetween(deadline - TimeUnit.MILLISECONDS.toNanos(50),
+                deadline + TimeUnit.MILLISECONDS.toNanos(50));
+    }
+
+    @Test
+    void anOwnersDispatchFailureComesBackAsItself() {
+        ownerAnswer.completeExceptionally(new DispatchException(DispatchFailure.OVERLOADED, "queue of m:1 full"));
+        CompletableFuture<String> out = forwarder("127.0.0.1:" + owner.getPort()).submit("m", "1",
+                new float[] {1f}, System.nanoTime() + TimeUnit.SECONDS.toNanos(2));
+        assertThatThrownBy(() -> out.get(5, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                .cause().isInstanceOf(DispatchException.class)
+                .satisfies(e -> assertThat(((DispatchException) e).failure()).isEqualTo(DispatchFailure.OVERLOADED))
+                .hasMessageContaining("queue of m:1 full").hasMessageContaining("at gateway solo");
+    }
+
+    @Test
+    void anOwnerThatDoesNotAnswerInTimeIsADeadlineMiss() {
+        // ownerAnswer never completes
+        CompletableFuture<String> out = forwarder("127.0.0.1:" + owner.getPort()).submit("m", "1",
+                new float[] {1f}, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100));
+        assertThatThrownBy(() -> out.get(5, TimeUnit.SECONDS)).cause().isInstanceOf(DispatchException.class)
+                .satisfies(e -> assertThat(((DispatchException) e).failure()).isEqualTo(DispatchFailure.DEADLINE))
+                .hasMessageContaining("did not answer in time");
+    }
+
+    @Test
+    void anUnreachableOwnerIsAForwardFailureThatSaysWhere() throws Exception {
+        int closed;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closed = s.getLocalPort();
+        }
+        CompletableFuture<String> out = forwarder("127.0.0.1:" + closed).submit("m", "1", new float[] {1f},
+                System.nanoTime() + Duration.ofSeconds(2).toNanos());
+        assertThatThrownBy(() -> out.get(5, TimeUnit.SECONDS)).cause().isInstanceOf(DispatchException.class)
+                .satisfies(e -> assertThat(((DispatchException) e).failure()).isEqualTo(DispatchFailure.FORWARD_FAILED))
+                .hasMessageContaining("127.0.0.1:" + closed).hasMessageContaining("UNAVAILABLE");
+    }
+
+    @Test
+    void aQueryNoMemberOwnsFailsAtOnceWithTheReason() {
+        FleetDispatcher d = new FleetDispatcher((m, v, i, x) -> CompletableFuture.completedFuture("local"),
+                new Ownership() {
+                    @Override
+                    public String self() {
+                        return "me";
+                    }
+
+                    @Override
+                    public Route route(String model, String version) {
+                        return new Route.Unowned("no gateway owns m:1 yet");
+                    }
+
+                    @Override
+                    public boolean accepts(String model, String version, Claim claim) {
+                        return false;
+                    }
+                }, client, registry, new ArrivalRates(System::nanoTime), System::nanoTime, new SimpleMeterRegistry());
+        CompletableFuture<String> out = d.submit("m", "1", new float[] {1f}, System.nanoTime() + 1_000_000_000L);
+        assertThat(out).isCompletedExceptionally();
+        assertThatThrownBy(out::join).cause().hasMessageContaining("no gateway owns m:1 yet");
+    }
+
+    /** A member that owns nothing and sends what it gets to {@code address}. */
+    private Server notOwner(String address) throws java.io.IOException {
+        return NettyServerBuilder.forAddress(new java.net.InetSocketAddress("127.0.0.1", 0)).directExecutor()
+                .addService(new ForwardService(registry, (m, v, i, d) -> {
+                    throw new AssertionError("scheduled a version it does not own");
+                }, ownedBy(address), client, System::nanoTime)).build().start();
+    }
+
+    @Test
+    void aMemberThatNoLongerOwnsTheVersionRelaysOnceToTheOwnerItKnows() throws Exception {
+        ownerAnswer.complete("relayed-");
+        Server stale = notOwner("127.0.0.1:" + owner.getPort());
+        try {
+            String out = forwarder("127.0.0.1:" + stale.getPort()).submit("m", "1", new float[] {3f},
+                    System.nanoTime() + Duration.ofSeconds(2).toNanos()).get(5, TimeUnit.SECONDS);
+            assertThat(out).isEqualTo("relayed-3.0");
+        } finally {
+            stale.shutdownNow();
+        }
+    }
+
+    @Test
+    void aQueryIsNotForwardedMoreThanTwice() throws Exception {
+        Server second = notOwner("127.0.0.1:" + owner.getPort());
+        Server first = notOwner("127.0.0.1:" + second.getPort());
+        try {
+            CompletableFuture<String> out = forwarder("127.0.0.1:" + first.getPort()).submit("m", "1",
+                    new float[] {1f}, System.nanoTime() + Duration.ofSeconds(2).toNanos());
+            assertThatThrownBy(() -> out.get(5, TimeUnit.SECONDS)).cause().isInstanceOf(DispatchException.class)
+                    .satisfies(e -> assertThat(((DispatchException) e).failure())
+                            .isEqualTo(DispatchFailure.FORWARD_FAILED))
+                    .hasMessageContaining("does not schedule m:1").hasMessageContaining("its owner is owner");
+        } finally {
+            first.shutdownNow();
+            second.shutdownNow();
+        }
+    }
+}

@@ -1,0 +1,281 @@
+package io.servegate.gateway.fleet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.servegate.gateway.config.RedisClients;
+import io.servegate.gateway.testsupport.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Membership and ownership against a real {@code redis-server}: every version owned by exactly
+ * one member, never two at once, through joins, leaves, concurrent churn and a partitioned member
+ * whose lease runs out. Members are driven beat by beat (no timers) so each check sees a moment
+ * when no heartbeat is half-applied; leases run in real time.
+ */
+class FleetMemberRedisTest {
+
+    private static final Duration PERIOD = Duration.ofMillis(50);
+    private static final Duration LEASE = Duration.ofMillis(300);
+    private static final Set<String> VERSIONS = versions(20);
+
+    private RedisServer redis;
+    private final List<RedisFleetStore> stores = new CopyOnWriteArrayList<>();
+    private final OwnershipPlanner planner = new OwnershipPlanner(0.25, 1.0);
+
+    @BeforeEach
+    void start() {
+        redis = RedisServer.start();
+    }
+
+    @AfterEach
+    void stop() {
+        stores.forEach(RedisFleetStore::close);
+        redis.close();
+    }
+
+    private static Set<String> versions(int n) {
+        Set<String> v = new TreeSet<>();
+        for (int i = 0; i < n; i++) {
+            v.add("m" + i + ":1");
+        }
+        return v;
+    }
+
+    private RedisFleetStore store() {
+        RedisFleetStore s = RedisFleetStore.connect(RedisClients.create(redis.uri()), "test");
+        stores.add(s);
+        return s;
+    }
+
+    private FleetMember member(String name) {
+        return new FleetMember(store(), name, name + ":9", PERIOD, LEASE, planner, () -> VERSIONS, Map::of,
+                System::nanoTime, new SimpleMeterRegistry(), state -> { });
+    }
+
+    /** Beats every member {@code rounds} times, checking exclusivity after each beat. */
+    private static void beat(List<FleetMember> members, int rounds) throws InterruptedException {
+        for (int r = 0; r < rounds; r++) {
+            for (FleetMember m : members) {
+                m.beat();
+                assertExclusive(members);
+            }
+            Thread.sleep(PERIOD.toMillis());
+        }
+    }
+
+    /** No version is scheduled by two members at this moment. */
+    private static void assertExclusive(List<FleetMember> members) {
+        Map<String, String> scheduler = new HashMap<>();
+        for (FleetMember m : members) {
+            for (String v : VERSIONS) {
+                String[] mv = v.split(":");
+                if (m.route(mv[0], mv[1]) instanceof Route.Local) {
+                    String other = scheduler.put(v, m.self());
+                    assertThat(other).as("%s scheduled by %s and %s at once", v, other, m.self()).isNull();
+                }
+            }
+        }
+    }
+
+    /** Every version is scheduled by exactly one of {@code members}. */
+    private static void assertAllOwnedOnce(List<FleetMember> members) {
+        Map<String, Integer> count = new HashMap<>();
+        for (FleetMember m : members) {
+            m.owned().forEach(v -> count.merge(v, 1, Integer::sum));
+        }
+        assertThat(count).as("owners per version").hasSize(VERSIONS.size()).allSatisfy((v, n) -> assertThat(n)
+                .as(v).isEqualTo(1));
+    }
+
+    @Test
+    void membersSplitTheVersionsAndAJoinMovesOnlyWhatBalances() throws Exception {
+        List<FleetMember> members = new ArrayList<>(List.of(member("a"), member("b")));
+        beat(members, 6);
+        assertAllOwnedOnce(members);
+        // within 25 % of the mean, 10: hand-offs stop as soon as both are
+        assertThat(members).allSatisfy(m -> assertThat(m.owned().size()).isBetween(8, 12));
+        Map<String, String> before = owners(members);
+
+        members.add(member("c"));
+        // load moves at most once per 10 heartbeats: the hand-offs to b above were the last
+        beat(members, 16);
+        assertAllOwnedOnce(members);
+        Map<String, String> after = owners(members);
+        long moved = VERSIONS.stream().filter(v -> !before.get(v).equals(after.get(v))).count();
+        // 20 over 3, mean 6.7: every member within 25 % of it (5..8) takes 5 or 6 moves, all to c
+        assertThat(moved).isBetween(5L, 6L);
+        assertThat(after.values().stream().filter(o -> o.startsWith("c-")).count()).isEqualTo(moved);
+        assertThat(members).allSatisfy(m -> assertThat(m.owned().size()).isBetween(5, 8));
+
+        // a leaves gracefully: only its versions move, at new epochs
+        FleetMember a = members.remove(0);
+        Map<String, Long> epochs = new HashMap<>(epochs(members.get(0)));
+        a.leave();
+        assertThat(a.owned()).isEmpty();
+        beat(members, 4);
+        assertAllOwnedOnce(members);
+        Map<String, String> last = owners(members);
+        for (String v : VERSIONS) {
+            if (!after.get(v).equals(a.self())) {
+                assertThat(last.get(v)).as(v).isEqualTo(after.get(v));
+            } else {
+                assertThat(epochs(members.get(0)).get(v)).as("epoch of %s", v).isGreaterThan(epochs.get(v));
+            }
+        }
+    }
+
+    @Test
+    void aPartitionedOwnerIsFencedAndItsVersionsMoveAfterItsLease() throws Exception {
+        FleetMember a = member("a");
+        FleetMember b = member("b");
+        List<FleetMember> both = List.of(a, b);
+        beat(both, 6);
+        List<String> aHad = a.owned();
+        assertThat(aHad.size()).isBetween(8, 12);
+        Map<String, Long> epochs = epochs(b);
+        String fencedId = a.self();
+
+        // a is cut off from Redis: it beats no more. Its lease ends by its own clock first.
+        long cut = System.nanoTime();
+        while (System.nanoTime() - cut < LEASE.toNanos() * 2) {
+            b.beat();
+            assertExclusive(both);
+            Thread.sleep(PERIOD.toMillis());
+        }
+        String[] mv = aHad.get(0).split(":");
+        assertThat(a.route(mv[0], mv[1])).isInstanceOf(Route.Unowned.class);
+        b.beat();
+        assertThat(b.owned()).containsAll(aHad).hasSize(20);
+        for (String v : aHad) {
+            assertThat(epochs(b).get(v)).as("epoch of %s", v).isGreaterThan(epochs.get(v));
+        }
+
+        // back from the partition: its plans are refused, its heartbeat tells it to rejoin
+        RedisFleetStore aStore = stores.get(0);
+        assertThat(aStore.apply(fencedId, Long.MAX_VALUE, List.of(new OwnershipChange(aHad.get(0),
+                OwnershipChange.Kind.GRANT, fencedId)))).isEqualTo(RedisFleetStore.ApplyResult.EXPIRED);
+        a.beat();
+        assertThat(a.self()).isNotEqualTo(fencedId);
+        assertThat(a.owned()).isEmpty();
+        beat(both, 8);
+        assertAllOwnedOnce(both);
+        assertThat(a.owned().size()).isBetween(8, 12);
+    }
+
+    @Test
+    void staleAndConflictingPlansAreRefusedWhole() {
+        FleetMember a = member("a");
+        a.beat();
+        FleetState s = a.state();
+        RedisFleetStore direct = store();
+        // a grant of a version whose owner is live
+        String v = VERSIONS.iterator().next();
+        a.beat();
+        FleetState now = a.state();
+        assertThat(direct.apply(a.self(), now.generation(), List.of(new OwnershipChange(v,
+                OwnershipChange.Kind.GRANT, a.self())))).isEqualTo(RedisFleetStore.ApplyResult.CONFLICT);
+        assertThat(direct.apply(a.self(), s.generation() - 1, List.of())).isEqualTo(
+                RedisFleetStore.ApplyResult.STALE);
+        assertThat(direct.apply(a.self(), now.generation(), List.of(new OwnershipChange(v,
+                OwnershipChange.Kind.HANDOFF, "nobody")))).isEqualTo(RedisFleetStore.ApplyResult.CONFLICT);
+        a.beat();
+        assertThat(a.state().owners().get(v).owner()).isEqualTo(a.self());
+        assertThat(a.state().owners().get(v).pending()).isEmpty();
+    }
+
+    @Test
+    void concurrentJoinsLeavesAndPausesNeverGiveAVersionTwoSchedulers() throws Exception {
+        List<FleetMember> all = new CopyOnWriteArrayList<>();
+        for (String n : List.of("a", "b", "c", "d", "e", "f")) {
+            all.add(member(n));
+        }
+        // beats run concurrently (read lock); the checker sees the members between beats (write lock)
+        ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+        AtomicBoolean running = new AtomicBoolean(true);
+        ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+        Map<FleetMember, Boolean> paused = new java.util.concurrent.ConcurrentHashMap<>();
+        ExecutorService threads = Executors.newFixedThreadPool(all.size() + 1);
+        for (FleetMember m : all) {
+            threads.submit(() -> {
+                Random random = new Random(m.hashCode());
+                while (running.get()) {
+                    try {
+                        int dice = random.nextInt(100);
+                        lock.readLock().lock();
+                        try {
+                            if (dice < 3) {
+                                m.leave();
+                            } else if (dice < 8) {
+                                paused.put(m, true);
+                            } else if (dice < 30) {
+                                paused.remove(m);
+                            }
+                            if (!paused.containsKey(m)) {
+                                m.beat();
+                            }
+                        } finally {
+                            lock.readLock().unlock();
+                        }
+                        Thread.sleep(random.nextInt((int) PERIOD.toMillis() * 2));
+                    } catch (Throwable t) {
+                        failures.add(t);
+                        return;
+                    }
+                }
+            });
+        }
+        int checks = 0;
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(6);
+        while (System.nanoTime() < until && failures.isEmpty()) {
+            lock.writeLock().lock();
+            try {
+                assertExclusive(all);
+                checks++;
+            } finally {
+                lock.writeLock().unlock();
+            }
+            Thread.sleep(5);
+        }
+        running.set(false);
+        threads.shutdown();
+        assertThat(threads.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(failures).isEmpty();
+        assertThat(checks).isGreaterThan(100);
+
+        // churn over: everyone beats again, and the fleet settles with each version owned once
+        beat(all, 10);
+        assertAllOwnedOnce(all);
+    }
+
+    private static Map<String, String> owners(List<FleetMember> members) {
+        Map<String, String> owners = new HashMap<>();
+        for (FleetMember m : members) {
+            m.owned().forEach(v -> owners.put(v, m.self()));
+        }
+        return owners;
+    }
+
+    private static Map<String, Long> epochs(FleetMember m) {
+        Map<String, Long> e = new HashMap<>();
+        m.state().owners().forEach((v, a) -> e.put(v, a.epoch()));
+        return e;
+    }
+}
