@@ -46,7 +46,9 @@ import org.springframework.test.context.DynamicPropertySource;
  * different queries infeasible (at 50 ms live goodput fell to a tenth of the offered load in two
  * runs of three while the replay answered 80 %). At 100 ms such stalls rarely cost a deadline.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = "servegate.admin.port=0")
+// symphony, not the default: the replay and its controls compare one named policy
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {"servegate.admin.port=0", "servegate.scheduling.policy=symphony"})
 class LiveReplayTest {
 
     static final long SLO_MICROS = 100_000;
