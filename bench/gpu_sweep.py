@@ -3,7 +3,7 @@
 scheduling policy, in one report. Run by bench/gpu.sh (which finds java and the gateway).
 
     python3 bench/gpu_sweep.py --gateway "java -jar gateway.jar" --out DIR [--device cuda] [--image-size 224]
-        [--arch resnet50] [--rates 0.25,0.5,0.8,1,1.5,2] [--policies symphony,clipper]
+        [--arch resnet50] [--rates 0.25,0.5,0.8,1,1.5,2] [--policies adaptive,symphony,clipper]
         [--slo-ms 50] [--seconds 15]
 
 1. `serve.py --profile` times the model alone (bytes -> numpy -> device -> forward -> argmax ->
@@ -208,7 +208,7 @@ def main():
     parser.add_argument("--max-batch-size", type=int, default=64)
     parser.add_argument("--profile-iterations", type=int, default=30)
     parser.add_argument("--rates", default="0.25,0.5,0.8,1,1.5,2", help="offered rates, fractions of the capacity")
-    parser.add_argument("--policies", default="symphony,clipper")
+    parser.add_argument("--policies", default="adaptive,symphony,clipper")
     parser.add_argument("--slo-ms", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--warmup-seconds", type=float, default=5)
