@@ -23,13 +23,28 @@ class FleetTest {
                 durationS, 7);
     }
 
+    /** One central scheduler over every version and replica: the reference, run once. */
+    private static ManyModelResult central;
+
+    private static ManyModelResult central() {
+        if (central == null) {
+            central = Simulation.run(models(2));
+        }
+        return central;
+    }
+
+    /** 40 versions on 8 replicas at 1,500 queries/s for 1 s: enough to compare schedules query by query. */
+    private static ManyModelScenario small() {
+        return new ManyModelScenario(ModelPlacement.LRU, 40, 1, 8, 10, 50, 250, 12, 5, 0.5, 0.5, 100, 1500, 1, 7);
+    }
+
     private static long accountedFor(FleetResult r) {
         return r.atGateways().good() + r.atGateways().late() + r.defaulted() + r.lost();
     }
 
     @Test
     void eightGatewaysForwardingHalfAMillisecondEachWayKeepWithinFivePercentOfOneCentralScheduler() {
-        ManyModelResult central = Simulation.run(models(2));
+        ManyModelResult central = central();
         FleetResult fleet = Simulation.run(FleetScenario.of(models(2), 8, FleetScenario.Spread.ROUND_ROBIN, 0.5));
 
         assertThat(fleet.atGateways().arrived()).as("the same arrivals").isEqualTo(central.stats().arrived());
@@ -44,7 +59,7 @@ class FleetTest {
 
     @Test
     void forwardsThatTakeMostOfTheSloCostGoodput() {
-        ManyModelResult central = Simulation.run(models(2));
+        ManyModelResult central = central();
         FleetResult slow = Simulation.run(FleetScenario.of(models(2), 8, FleetScenario.Spread.ROUND_ROBIN, 45));
 
         assertThat(accountedFor(slow)).isEqualTo(slow.atGateways().arrived());
@@ -53,12 +68,14 @@ class FleetTest {
 
     @Test
     void oneGatewayWithFreeForwardsIsTheCentralScheduler() {
-        ManyModelResult central = Simulation.run(models(1));
-        FleetResult one = Simulation.run(FleetScenario.of(models(1), 1, FleetScenario.Spread.RANDOM, 0));
+        ManyModelResult central = Simulation.run(small());
+        FleetResult one = Simulation.run(FleetScenario.of(small(), 1, FleetScenario.Spread.RANDOM, 0));
 
         assertThat(one.forwarded()).isZero();
         assertThat(one.atGateways().good()).isEqualTo(central.stats().good());
         assertThat(one.atGateways().late()).isEqualTo(central.stats().late());
+        assertThat(one.owners().batches()).isEqualTo(central.stats().batches());
+        assertThat(one.loads()).isEqualTo(central.loads());
     }
 
     @Test
