@@ -3,10 +3,6 @@ package io.servegate.sim;
 import io.servegate.core.batching.BatchLatencyProfile;
 import io.servegate.core.scheduling.ModelScheduler;
 import io.servegate.core.scheduling.MultiModelScheduler;
-import io.servegate.core.scheduling.PolicyKind;
-import io.servegate.core.scheduling.SchedulerConfig;
-import io.servegate.sim.latency.LatencyModel;
-import io.servegate.sim.latency.LinearLatency;
 import io.servegate.sim.workload.Workload;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -25,10 +21,6 @@ import java.util.SplittableRandom;
  * replica's latency noise, then the router's), so adding noise does not change the arrivals.
  */
 public final class Simulation {
-
-    private static final long MS = 1_000_000L;
-    /** Batch sizes measured for each model of a many-model run at registration, as the single-model runs' profiling pass. */
-    private static final int MANY_MODEL_PROFILE_MAX = 64;
 
     private final EventQueue events = new EventQueue();
     private final List<SimReplica> replicas = new ArrayList<>();
@@ -51,6 +43,14 @@ public final class Simulation {
     /** Runs a many-model {@code scenario} to the end: arrivals stop, then every query leaves. */
     public static ManyModelResult run(ManyModelScenario scenario) {
         return new Simulation().execute(scenario);
+    }
+
+    /**
+     * Runs a fleet {@code scenario}: the models partitioned among gateways, each query forwarded to
+     * the gateway that owns its model; arrivals stop, then every query leaves.
+     */
+    public static FleetResult run(FleetScenario scenario) {
+        return new FleetRun(scenario, new Simulation()).execute();
     }
 
     long now() {
@@ -128,56 +128,30 @@ public final class Simulation {
         SplittableRandom root = new SplittableRandom(scenario.seed());
         // the first split, as ArrivalSchedule draws a live run's: the same seed offers the same arrivals
         SplittableRandom arrivalRandom = root.split();
-        long[] sizes = scenario.sizes(root.split());
-        long budget = 0;
-        for (int i = 0; i < scenario.residentModels(); i++) {
-            budget += sizes[i];
-        }
-        long slo = Math.round(scenario.sloMs() * MS);
-        LatencyModel latency = new LinearLatency(Math.round(scenario.betaMs() * MS),
-                Math.round(scenario.alphaMs() * MS), 0);
-        long overhead = Math.round(scenario.overheadMs() * MS);
-        int registered = scenario.placement() == ModelPlacement.STATIC ? scenario.residentModels() : sizes.length;
-        long replicaBudget = budget;
+        SharedModels models = new SharedModels(scenario, root.split());
         QueryRouter router = QueryRouter.toModelIds();
-        SchedulerRun<MultiModelScheduler<Object>> run = new SchedulerRun<>("shared",
-                // samples from registration are all a rarely used model ever has: keep them for the whole run
-                actions -> new MultiModelScheduler<>(SchedulerConfig.of(PolicyKind.CLOCKWORK, slo)
-                        .withProfile(16, Long.MAX_VALUE / 4), actions),
-                (s, r, at) -> {
-                    s.addReplica(r.spec.id(), replicaBudget, at);
-                    if (scenario.placement() == ModelPlacement.STATIC) {
-                        for (int i = 0; i < registered; i++) {
-                            s.preloaded(r.spec.id(), ManyModelScenario.id(i), at);
-                        }
-                    }
-                }, this, router);
-        for (int i = 0; i < registered; i++) {
-            String model = ManyModelScenario.id(i);
-            long load = scenario.loadNanos(sizes[i]);
-            run.scheduler.addModel(model, sizes[i], load);
-            run.serves(model, load);
-            for (int b = 1; b <= MANY_MODEL_PROFILE_MAX; b *= 2) {
-                long service = Math.round(latency.meanNanos(b));
-                run.scheduler.profileSample(model, b, service, service + overhead, 0);
+        SharedModels.Pool pool = models.pool("shared", this, router);
+        for (int i = 0; i < scenario.models(); i++) {
+            if (models.registered(i)) {
+                pool.register(i, 0);
             }
         }
         for (int r = 0; r < scenario.replicas(); r++) {
-            start(ReplicaSpec.of("r" + r, 1, latency, overhead), run, root.split());
+            start(models.replica("r" + r), pool.run, root.split());
         }
-        router.attach(List.of(run), root.split());
+        router.attach(List.of(pool.run), root.split());
         loop(scenario.workload(), arrivalRandom, router);
         long busy = 0;
         for (SimReplica r : replicas) {
             busy += r.busyNanos;
         }
-        MultiModelScheduler<Object> s = run.scheduler;
-        return new ManyModelResult(scenario, run.stats, s.coldStarts(), s.loads(), s.evictions(), s.loadNanos(),
+        MultiModelScheduler<Object> s = pool.run.scheduler;
+        return new ManyModelResult(scenario, pool.run.stats, s.coldStarts(), s.loads(), s.evictions(), s.loadNanos(),
                 busy, System.nanoTime() - wallStart);
     }
 
     /** Fires the arrivals of {@code workload} and everything they cause, in time order, until nothing is left. */
-    private void loop(Workload workload, SplittableRandom arrivalRandom, QueryRouter router) {
+    void loop(Workload workload, SplittableRandom arrivalRandom, QueryRouter router) {
         Workload.Stream stream = workload.open(arrivalRandom);
         Workload.Arrival first = new Workload.Arrival();
         if (stream.next(first)) {

@@ -6,6 +6,7 @@ import io.grpc.HandlerRegistry;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.core.fleet.OwnershipPlanner;
 import io.servegate.gateway.dispatch.Dispatcher;
 import io.servegate.gateway.registry.Registry;
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package io.servegate.gateway.fleet;
 
+import io.servegate.core.fleet.Assignment;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedSet;

@@ -6,6 +6,8 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.StringCodec;
+import io.servegate.core.fleet.Assignment;
+import io.servegate.core.fleet.OwnershipChange;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;

@@ -3,6 +3,8 @@ package io.servegate.gateway.fleet;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.servegate.core.fleet.OwnershipChange;
+import io.servegate.core.fleet.OwnershipPlanner;
 import io.servegate.gateway.config.RedisClients;
 import io.servegate.gateway.testsupport.RedisServer;
 import java.time.Duration;

@@ -34,55 +34,19 @@ final class ManyModelsCommand implements Callable<Integer> {
             description = "lru and/or static (default: ${DEFAULT-VALUE})")
     List<String> placements;
 
-    @Option(names = "--models", defaultValue = "200", description = "model versions (default: ${DEFAULT-VALUE})")
-    int models;
-
-    @Option(names = "--zipf", defaultValue = "1", description = "Zipf exponent of their popularity (default: ${DEFAULT-VALUE})")
-    double zipf;
-
     @Option(names = "--replicas", defaultValue = "2", description = "multi-model replicas (default: ${DEFAULT-VALUE})")
     int replicas;
-
-    @Option(names = "--budget-models", defaultValue = "20",
-            description = "each replica's memory budget: the total size of this many most popular models (default: ${DEFAULT-VALUE})")
-    int budgetModels;
-
-    @Option(names = "--size-mb", split = ",", defaultValue = "50,250",
-            description = "MIN,MAX: model sizes, uniform in between (default: ${DEFAULT-VALUE})")
-    double[] sizeMb;
-
-    @Option(names = "--load-gb-per-s", defaultValue = "12", description = "load speed: a model's load time is its size over this (default: ${DEFAULT-VALUE})")
-    double loadGbPerS;
-
-    @Option(names = "--beta-ms", defaultValue = "5", description = "fixed cost of a batch, β (default: ${DEFAULT-VALUE})")
-    double betaMs;
-
-    @Option(names = "--alpha-ms", defaultValue = "0.5", description = "cost per query, α (default: ${DEFAULT-VALUE})")
-    double alphaMs;
-
-    @Option(names = "--overhead-ms", defaultValue = "0.5", description = "round-trip transport overhead, half each way (default: ${DEFAULT-VALUE})")
-    double overheadMs;
-
-    @Option(names = "--slo-ms", defaultValue = "100", description = "SLO of every query (default: ${DEFAULT-VALUE})")
-    double sloMs;
 
     @Option(names = "--rates", split = ",", defaultValue = "100,200,400,800,1600",
             description = "total offered rates, queries/s, Poisson (default: ${DEFAULT-VALUE})")
     List<Double> rates;
 
-    @Option(names = "--duration-s", defaultValue = "30", description = "seconds of arrivals per run (default: ${DEFAULT-VALUE})")
-    double durationS;
-
-    @Option(names = "--seed", defaultValue = "1", description = "random seed (default: ${DEFAULT-VALUE})")
-    long seed;
+    @Mixin
+    ManyModelOptions scenario;
 
     @Override
     public Integer call() throws Exception {
-        if (sizeMb.length != 2) {
-            throw new IllegalArgumentException("--size-mb wants MIN,MAX");
-        }
-        ManyModelScenario base = new ManyModelScenario(ModelPlacement.LRU, models, zipf, replicas, budgetModels,
-                sizeMb[0], sizeMb[1], loadGbPerS, betaMs, alphaMs, overheadMs, sloMs, rates.get(0), durationS, seed);
+        ManyModelScenario base = scenario.scenario(ModelPlacement.LRU, replicas, rates.get(0));
         List<ModelPlacement> ps = placements.stream().map(ModelPlacement::of).toList();
         List<Map<String, Object>> runs = new ArrayList<>();
         List<List<Object>> rows = new ArrayList<>();
@@ -97,7 +61,7 @@ final class ManyModelsCommand implements Callable<Integer> {
                 runs.add(s);
                 System.out.printf(Locale.ROOT, "%-9s %9.1f %9.1f %6.3f %6.3f %8.1f %9.2f %9.2f %8.3f%n", p.id(),
                         r.offeredRps(), r.goodputRps(), s.get("good_share"), r.coldStartRate(),
-                        r.loads() / durationS, r.stats().latencyMs(50), r.stats().latencyMs(99),
+                        r.loads() / base.durationS(), r.stats().latencyMs(50), r.stats().latencyMs(99),
                         s.get("replica_busy_fraction"));
                 rows.add(List.of(p.id(), s.get("offered_rps"), s.get("goodput_rps"), s.get("good_share"),
                         s.get("cold_start_rate"), s.get("loads_per_s"), s.get("evictions"), String.valueOf(s.get("p50_ms")),
@@ -115,7 +79,7 @@ final class ManyModelsCommand implements Callable<Integer> {
         summary.put("runs", runs);
         Path dir = output.write("many-models", summary);
         if (dir != null) {
-            Path good = Charts.lines(dir.resolve("many-models.png"), "Goodput, " + models + " models over "
+            Path good = Charts.lines(dir.resolve("many-models.png"), "Goodput, " + base.models() + " models over "
                     + replicas + " replicas", "offered load (queries/s)", "goodput (answers in SLO/s)",
                     List.copyOf(goodput.values()));
             Path tail = Charts.lines(dir.resolve("many-models-p99.png"), "p99 latency of answered predictions",

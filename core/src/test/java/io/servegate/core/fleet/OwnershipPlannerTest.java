@@ -1,8 +1,8 @@
-package io.servegate.gateway.fleet;
+package io.servegate.core.fleet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.servegate.gateway.fleet.OwnershipChange.Kind;
+import io.servegate.core.fleet.OwnershipChange.Kind;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;

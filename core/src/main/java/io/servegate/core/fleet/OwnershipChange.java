@@ -1,4 +1,4 @@
-package io.servegate.gateway.fleet;
+package io.servegate.core.fleet;
 
 /**
  * One step of a rebalancing plan, applied atomically with the others by the fleet store.

@@ -1,4 +1,4 @@
-package io.servegate.gateway.fleet;
+package io.servegate.core.fleet;
 
 import java.util.ArrayList;
 import java.util.Comparator;

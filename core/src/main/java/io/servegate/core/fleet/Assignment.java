@@ -1,4 +1,4 @@
-package io.servegate.gateway.fleet;
+package io.servegate.core.fleet;
 
 /**
  * Who schedules one model version: its {@code owner} gateway, the fencing {@code epoch} it was
