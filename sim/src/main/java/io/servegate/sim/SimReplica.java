@@ -64,7 +64,7 @@ final class SimReplica {
             }
         }
         long start = Math.max(now + out, slotFreeAt[slot]);
-        slotFreeAt[slot] = start + nanos;
+        slotFreeAt[slot] = spec.latency().finishNanos(start, nanos);
         return slotFreeAt[slot];
     }
 

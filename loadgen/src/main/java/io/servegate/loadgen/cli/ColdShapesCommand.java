@@ -2,6 +2,7 @@ package io.servegate.loadgen.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.servegate.loadgen.harness.GatewayMetrics;
 import io.servegate.loadgen.harness.GatewayProcess;
 import io.servegate.loadgen.load.AnswerTally;
 import io.servegate.loadgen.load.GatewayPredictWorkload;
@@ -28,20 +29,24 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 /**
- * Gateways side by side on a Python SDK container that is slow on the first batch of each size
+ * Gateways side by side on a Python SDK container with the pathologies of real accelerators
  * (bench/python_cold_container.py): for each gateway jar and each case, a fresh container and a
  * fresh gateway (default policy), Poisson arrivals at a fixed rate, a warm-up, then a measured
- * window: predictions within the SLO, and answers later than SLO + 5 ms, by the client's count.
- * Cases: {@code control} (no cold batches), {@code cold} (the SDK warms up only a batch of one, so
- * the gateway meets every other size cold), {@code cold-warmed} (the SDK warms every size up to the
- * maximum batch before ready). Performance is reported, never asserted.
+ * window: predictions within the SLO and answers later than SLO + 5 ms by the client's count, and
+ * answers after the SLO by the gateway's own ({@code servegate_answers_late_total}).
+ * Cases: {@code control} (none of them), {@code cold} (the first batch of each size is slow and the
+ * SDK warms up only a batch of one, so the gateway meets every other size cold), {@code cold-warmed}
+ * (the SDK warms every size up to the maximum batch before ready), {@code stalls} (the container
+ * stands still now and then) and {@code cpu-hog} (the control, with {@code stress-ng --cpu N} at the
+ * same priority beside the gateway throughout). Performance is reported, never asserted.
  */
 @Command(name = "cold-shapes", mixinStandardHelpOptions = true,
-        description = "Goodput of gateways side by side on a container whose first batch of each size is slow.")
+        description = "Goodput of gateways side by side on a container with cold shapes, stalls, or a CPU hog beside.")
 public final class ColdShapesCommand implements Callable<Integer> {
 
     static final String SCENARIO = "cold-shapes";
     static final double LATE_TOLERANCE_MS = 5;
+    static final List<String> CASES = List.of("control", "cold", "cold-warmed", "stalls", "cpu-hog");
 
     @Spec
     CommandSpec spec;
@@ -50,7 +55,7 @@ public final class ColdShapesCommand implements Callable<Integer> {
     List<String> gateways;
 
     @Option(names = "--cases", split = ",", defaultValue = "control,cold,cold-warmed",
-            description = "control, cold, cold-warmed (default ${DEFAULT-VALUE}).")
+            description = "control, cold, cold-warmed, stalls, cpu-hog (default ${DEFAULT-VALUE}).")
     List<String> cases;
 
     @Option(names = "--python", defaultValue = "/usr/bin/python3", description = "Python (default ${DEFAULT-VALUE}).")
@@ -75,6 +80,18 @@ public final class ColdShapesCommand implements Callable<Integer> {
     @Option(names = "--cold-ms", defaultValue = "300",
             description = "Extra cost of the first batch of each size (default ${DEFAULT-VALUE}).")
     double coldMs;
+
+    @Option(names = "--stall-ms", defaultValue = "200",
+            description = "Case stalls: how long each stall lasts (default ${DEFAULT-VALUE}).")
+    double stallMs;
+
+    @Option(names = "--stall-every-ms", defaultValue = "5000",
+            description = "Case stalls: one stall this often (default ${DEFAULT-VALUE}).")
+    double stallEveryMs;
+
+    @Option(names = "--hog-cpus", defaultValue = "2",
+            description = "Case cpu-hog: stress-ng --cpu this many (default ${DEFAULT-VALUE}).")
+    int hogCpus;
 
     @Option(names = "--max-batch", defaultValue = "32",
             description = "The container's declared maximum batch (default ${DEFAULT-VALUE}).")
@@ -102,6 +119,11 @@ public final class ColdShapesCommand implements Callable<Integer> {
         List<Map<String, Object>> runs = new ArrayList<>();
         RunConditions atStart = RunConditions.now();
         for (String c : cases) {
+            if (!CASES.contains(c)) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--cases are among " + CASES + ", got " + c);
+            }
+        }
+        for (String c : cases) {
             for (String g : gateways) {
                 int eq = g.indexOf('=');
                 if (eq <= 0) {
@@ -111,17 +133,21 @@ public final class ColdShapesCommand implements Callable<Integer> {
             }
         }
         Map<String, Object> report = new LinkedHashMap<>();
-        report.put("settings", Map.of("rate", rate, "slo_ms", sloMs, "beta_ms", betaMs, "alpha_ms", alphaMs,
-                "cold_ms", coldMs, "max_batch", maxBatch, "warmup_s", warmupS, "duration_s", durationS, "seed", seed));
+        Map<String, Object> settings = new LinkedHashMap<>(Map.of("rate", rate, "slo_ms", sloMs, "beta_ms", betaMs,
+                "alpha_ms", alphaMs, "cold_ms", coldMs, "max_batch", maxBatch, "warmup_s", warmupS,
+                "duration_s", durationS, "seed", seed));
+        settings.putAll(Map.of("stall_ms", stallMs, "stall_every_ms", stallEveryMs, "hog_cpus", hogCpus));
+        report.put("settings", settings);
         report.put("conditions", RunConditions.span(atStart, RunConditions.now()));
         report.put("runs", runs);
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(dir.resolve("cold-shapes.json").toFile(),
                 report);
-        err.printf("%s: %-12s %-10s %8s %10s %10s %8s%n", SCENARIO, "case", "gateway", "offered", "in SLO", "late+5ms",
-                "load1m");
+        err.printf("%s: %-12s %-10s %8s %10s %10s %12s %8s%n", SCENARIO, "case", "gateway", "offered", "in SLO",
+                "late+5ms", "gateway late", "load1m");
         for (Map<String, Object> r : runs) {
-            err.printf("%s: %-12s %-10s %8.1f %9.1f%% %9.2f%% %8.2f%n", SCENARIO, r.get("case"), r.get("gateway"),
-                    r.get("offered_rps"), r.get("in_slo_pct"), r.get("late_pct"), r.get("load_average_1m"));
+            err.printf("%s: %-12s %-10s %8.1f %9.1f%% %9.2f%% %11s%% %8.2f%n", SCENARIO, r.get("case"), r.get("gateway"),
+                    r.get("offered_rps"), r.get("in_slo_pct"), r.get("late_pct"), r.get("gateway_late_pct"),
+                    r.get("load_average_1m"));
         }
         err.printf("%s: results in %s%n", SCENARIO, dir);
         return 0;
@@ -131,6 +157,7 @@ public final class ColdShapesCommand implements Callable<Integer> {
         String name = c + "-" + label;
         Process containerProcess = startContainer(c, dir.resolve("container-" + name + ".log"));
         GatewayProcess gateway = null;
+        Process hog = null;
         try {
             int port = awaitPort(containerProcess, dir.resolve("container-" + name + ".log"));
             gateway = GatewayProcess.start(jar, List.of("-Xmx1g"), List.of(), dir.resolve("gateway-" + name + ".log"));
@@ -140,6 +167,10 @@ public final class ColdShapesCommand implements Callable<Integer> {
             Duration timeout = Duration.ofSeconds(5);
             try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), "cold",
                     new RandomInputs(4), maxConnections, timeout)) {
+                if (c.equals("cpu-hog")) {
+                    hog = new ProcessBuilder("stress-ng", "--cpu", Integer.toString(hogCpus)).redirectErrorStream(true)
+                            .redirectOutput(dir.resolve("stress-ng-" + name + ".log").toFile()).start();
+                }
                 err.printf("%s: %s on %s: warm-up %.0f s at %.0f/s...%n", SCENARIO, c, label, warmupS, rate);
                 if (warmupS > 0) {
                     new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout, seed + 1000)
@@ -148,11 +179,13 @@ public final class ColdShapesCommand implements Callable<Integer> {
                 AnswerTally inSlo = new AnswerTally(Math.round(sloMs * 1e6));
                 AnswerTally late = new AnswerTally(Math.round((sloMs + LATE_TOLERANCE_MS) * 1e6));
                 RunConditions before = RunConditions.now();
+                GatewayMetrics gatewayBefore = GatewayMetrics.scrape(gateway);
                 OpenLoopResult result = new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(durationS),
                         timeout, seed).run(load, (answer, nanos) -> {
                             inSlo.accept(answer, nanos);
                             late.accept(answer, nanos);
                         });
+                GatewayMetrics gatewayAfter = GatewayMetrics.scrape(gateway);
                 AnswerTally.Counts counts = inSlo.counts();
                 long answered = counts.predictions() + counts.defaults();
                 long sent = Math.max(1, result.sentInWindow());
@@ -162,15 +195,28 @@ public final class ColdShapesCommand implements Callable<Integer> {
                 r.put("offered_rps", sent / result.durationS());
                 r.put("in_slo_pct", 100.0 * counts.goodput() / sent);
                 r.put("late_pct", 100.0 * late.counts().late() / Math.max(1, answered));
+                if (gatewayBefore != null && gatewayAfter != null) {
+                    GatewayMetrics own = gatewayAfter.minus(gatewayBefore);
+                    r.put("gateway_answers", own.requests());
+                    r.put("gateway_late_pct", String.format(java.util.Locale.ROOT, "%.2f",
+                            100.0 * own.lateAnswers() / Math.max(1, own.requests())));
+                }
                 r.put("predictions", counts.predictions());
                 r.put("defaults", counts.defaultsByExplanation());
                 r.put("errors", result.errors());
                 r.put("load_average_1m", before.loadAverage1m());
-                err.printf("%s: %s on %s: %.1f %% in SLO, %.2f %% later than SLO + %.0f ms%n", SCENARIO, c, label,
-                        r.get("in_slo_pct"), r.get("late_pct"), LATE_TOLERANCE_MS);
+                err.printf("%s: %s on %s: %.1f %% in SLO, %.2f %% later than SLO + %.0f ms, gateway's count %s %% after the "
+                        + "SLO%n", SCENARIO, c, label, r.get("in_slo_pct"), r.get("late_pct"), LATE_TOLERANCE_MS,
+                        r.get("gateway_late_pct"));
                 return r;
             }
         } finally {
+            if (hog != null) {
+                hog.destroy();
+                if (!hog.waitFor(10, TimeUnit.SECONDS)) {
+                    hog.destroyForcibly();
+                }
+            }
             if (gateway != null) {
                 ScenarioOptions.stop(gateway, dir, name);
             }
@@ -189,7 +235,10 @@ public final class ColdShapesCommand implements Callable<Integer> {
         env.put("HOST", GatewayProcess.HOST);
         env.put("BETA_MS", Double.toString(betaMs));
         env.put("ALPHA_MS", Double.toString(alphaMs));
-        env.put("COLD_MS", c.equals("control") ? "0" : Double.toString(coldMs));
+        boolean cold = c.equals("cold") || c.equals("cold-warmed");
+        env.put("COLD_MS", cold ? Double.toString(coldMs) : "0");
+        env.put("STALL_MS", c.equals("stalls") ? Double.toString(stallMs) : "0");
+        env.put("STALL_EVERY_MS", Double.toString(stallEveryMs));
         env.put("MAX_BATCH_SIZE", Integer.toString(maxBatch));
         env.put("WARMUP_BATCH_SIZES", c.equals("cold") ? "1" : ""); // empty: every size up to the maximum
         return pb.start();

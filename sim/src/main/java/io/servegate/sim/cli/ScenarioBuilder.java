@@ -9,6 +9,7 @@ import io.servegate.sim.Scenario;
 import io.servegate.sim.latency.LatencyModel;
 import io.servegate.sim.latency.ColdShapeLatency;
 import io.servegate.sim.latency.LinearLatency;
+import io.servegate.sim.latency.StallingLatency;
 import io.servegate.sim.report.Analytic;
 import io.servegate.sim.workload.ModelChooser;
 import io.servegate.sim.workload.Workload;
@@ -52,6 +53,8 @@ public final class ScenarioBuilder {
     private double noiseSigma;
     private LatencyModel latency;
     private double coldBatchMs;
+    private double stallMs;
+    private double stallEveryMs = 5_000;
     private double overheadMs;
     private double[] sloMs = {20};
     private double rate = 1_000;
@@ -111,6 +114,13 @@ public final class ScenarioBuilder {
     /** Each replica's first batch of each size costs this much more, ms ({@link ColdShapeLatency}). */
     public ScenarioBuilder coldBatchMs(double ms) {
         coldBatchMs = ms;
+        return this;
+    }
+
+    /** Every replica stands still {@code ms} every {@code everyMs} ({@link StallingLatency}); 0 ms: never. */
+    public ScenarioBuilder stalls(double ms, double everyMs) {
+        stallMs = ms;
+        stallEveryMs = everyMs;
         return this;
     }
 
@@ -216,6 +226,9 @@ public final class ScenarioBuilder {
         if (coldBatchMs > 0) {
             model = new ColdShapeLatency(model, Math.round(coldBatchMs * MS));
         }
+        if (stallMs > 0) {
+            model = new StallingLatency(model, Math.round(stallEveryMs * MS), Math.round(stallMs * MS));
+        }
         long overhead = Math.round(overheadMs * MS);
         List<ModelSpec> specs = new ArrayList<>();
         int groups = independent ? replicas : models;
@@ -282,6 +295,10 @@ public final class ScenarioBuilder {
         }
         if (coldBatchMs > 0) {
             s.put("cold_batch_ms", coldBatchMs);
+        }
+        if (stallMs > 0) {
+            s.put("stall_ms", stallMs);
+            s.put("stall_every_ms", stallEveryMs);
         }
         s.put("overhead_ms", overheadMs);
         s.put("slo_ms", sloMs.length == 1 ? (Object) sloMs[0] : java.util.Arrays.toString(sloMs));

@@ -34,6 +34,12 @@ public final class SimOptions {
     @Option(names = "--cold-batch-ms", defaultValue = "0", description = "extra cost of each replica's first batch of each size, as an accelerator that autotunes new shapes (default: ${DEFAULT-VALUE})")
     double coldBatchMs;
 
+    @Option(names = "--stall-ms", defaultValue = "0", description = "every replica stands still this long every --stall-every-ms; batches running or starting then wait (default: ${DEFAULT-VALUE}: never)")
+    double stallMs;
+
+    @Option(names = "--stall-every-ms", defaultValue = "5000", description = "period of the stalls, the first one this long into the run (default: ${DEFAULT-VALUE})")
+    double stallEveryMs;
+
     @Option(names = "--profile", description = "measured service times per batch size (CSV batch_size,service_ns) instead of β + α·b")
     Path profile;
 
@@ -108,6 +114,7 @@ public final class SimOptions {
         if (coldBatchMs > 0) {
             b.coldBatchMs(coldBatchMs);
         }
+        b.stalls(stallMs, stallEveryMs);
         if (trace != null) {
             RateTrace t = RateTrace.read(trace, traceBinS, traceFunction);
             b.trace(t);

@@ -17,8 +17,8 @@ import picocli.CommandLine.Spec;
  * model {@code --model-size-bytes} of the memory budget ({@link EmulatedModelRepository}).
  */
 @Command(name = "emulated-container",
-        description = "Emulates a GPU model: a batch of b takes beta + alpha*b ms, then gets deterministic labels; "
-                + "with --models N, N such models loaded on demand within --memory-budget-bytes.")
+        description = "Emulates a GPU model: a batch of b takes beta + alpha*b ms (plus its input bytes / --bytes-per-ms, "
+                + "plus any --stall-ms it meets), then gets deterministic labels; with --models N, N such models loaded on demand within --memory-budget-bytes.")
 public final class EmulatedContainer implements Callable<Integer> {
 
     @Spec
@@ -96,6 +96,21 @@ public final class EmulatedContainer implements Callable<Integer> {
             description = "If set, the slow window is open only while this file exists.")
     java.nio.file.Path slowFile;
 
+    @Option(names = "--bytes-per-ms", defaultValue = "${env:BYTES_PER_MS:-0}",
+            description = "Each batch also takes its input bytes / this many ms, as a host-to-device copy does "
+                    + "(env BYTES_PER_MS; default ${DEFAULT-VALUE}: no transfer time).")
+    double bytesPerMs;
+
+    @Option(names = "--stall-ms", defaultValue = "${env:STALL_MS:-0}",
+            description = "A stall this long every --stall-every-ms: batches running or arriving during it wait "
+                    + "(env STALL_MS; default ${DEFAULT-VALUE}: none).")
+    double stallMs;
+
+    @Option(names = "--stall-every-ms", defaultValue = "${env:STALL_EVERY_MS:-5000}",
+            description = "Period of the stalls, the first one this long after start (env STALL_EVERY_MS, "
+                    + "default ${DEFAULT-VALUE}).")
+    double stallEveryMs;
+
     public static void main(String[] args) {
         System.exit(new CommandLine(new EmulatedContainer()).execute(args));
     }
@@ -122,18 +137,19 @@ public final class EmulatedContainer implements Callable<Integer> {
                 throw new IllegalArgumentException("--slow-factor must be positive, got " + slowFactor);
             }
             java.util.function.DoubleSupplier slowdown = () -> slow.hits() ? slowFactor : 1;
+            Stalls stalls = new Stalls(start, Math.round(stallEveryMs * 1e6), Math.round(stallMs * 1e6));
             if (models < 0) {
                 throw new IllegalArgumentException("--models must be 0 or more, got " + models);
             } else if (models == 0) {
                 builder = options.applyTo(ModelContainer.builder(type, TensorType.STRINGS,
-                        new EmulatedPredictor<>(betaMs, alphaMs, classes, slowdown)));
+                        new EmulatedPredictor<>(betaMs, alphaMs, classes, slowdown, bytesPerMs, stalls)));
             } else {
                 String prefix = options.name() == null ? "emulated" : options.name();
                 builder = options.applyTo(ModelContainer.builder(type, TensorType.STRINGS,
                         new EmulatedModelRepository<>(
                                 EmulatedModelRepository.numbered(prefix, models, options.version()),
                                 modelSizeBytes, loadMs,
-                                () -> new EmulatedPredictor<>(betaMs, alphaMs, classes, slowdown))));
+                                () -> new EmulatedPredictor<>(betaMs, alphaMs, classes, slowdown, bytesPerMs, stalls))));
             }
             if (!"none".equals(fault)) {
                 WireFaults.Kind kind = switch (fault) {

@@ -24,6 +24,10 @@ import org.slf4j.LoggerFactory;
  * </ul>
  * The same input therefore always gets the same label, in any batch and in any process.
  *
+ * <p>Two pathologies of real accelerators can be added: a transfer time proportional to the
+ * batch's input bytes (numbers at their width, strings as UTF-8), as a host-to-device copy of large
+ * inputs costs, and periodic {@link Stalls} during which no batch makes progress.
+ *
  * <p>Stateless apart from its configuration, so it is safe under any container concurrency.
  *
  * @param <X> one of the SDK's input types
@@ -40,6 +44,9 @@ public final class EmulatedPredictor<X> implements Predictor<X, String> {
     private final int classes;
     /** The slow-down of the current batch (1 = none); {@code --slow-factor} makes it 10 for a while. */
     private final java.util.function.DoubleSupplier slowdown;
+    /** Input bytes moved per millisecond of the batch's time; 0 for no transfer time. */
+    private final double bytesPerMs;
+    private final Stalls stalls;
 
     /**
      * @param betaMs fixed cost of any batch, in milliseconds (≥ 0)
@@ -52,6 +59,18 @@ public final class EmulatedPredictor<X> implements Predictor<X, String> {
 
     /** As above, with each batch's service time multiplied by what {@code slowdown} says at the time. */
     public EmulatedPredictor(double betaMs, double alphaMs, int classes, java.util.function.DoubleSupplier slowdown) {
+        this(betaMs, alphaMs, classes, slowdown, 0, Stalls.NONE);
+    }
+
+    /**
+     * As above, each batch also taking its input bytes / {@code bytesPerMs} ms (0: no transfer
+     * time), and standing still through {@code stalls}.
+     */
+    EmulatedPredictor(double betaMs, double alphaMs, int classes, java.util.function.DoubleSupplier slowdown,
+            double bytesPerMs, Stalls stalls) {
+        if (!(bytesPerMs >= 0) || Double.isInfinite(bytesPerMs)) {
+            throw new IllegalArgumentException("bytes per ms must be finite and non-negative, got " + bytesPerMs);
+        }
         if (!(betaMs >= 0) || !(alphaMs >= 0) || Double.isInfinite(betaMs) || Double.isInfinite(alphaMs)) {
             throw new IllegalArgumentException("beta and alpha must be finite and non-negative, got beta="
                     + betaMs + " alpha=" + alphaMs);
@@ -63,6 +82,8 @@ public final class EmulatedPredictor<X> implements Predictor<X, String> {
         this.alphaMs = alphaMs;
         this.classes = classes;
         this.slowdown = slowdown;
+        this.bytesPerMs = bytesPerMs;
+        this.stalls = stalls;
     }
 
     /** The emulated service time of a batch of {@code batchSize}: β + α·b, in nanoseconds. */
@@ -70,17 +91,48 @@ public final class EmulatedPredictor<X> implements Predictor<X, String> {
         return Math.round((betaMs + alphaMs * batchSize) * 1_000_000.0);
     }
 
+    /** The transfer time of {@code inputs}: their bytes / bytes-per-ms, in nanoseconds (0 when not set). */
+    public long transferNanos(List<X> inputs) {
+        if (bytesPerMs == 0) {
+            return 0;
+        }
+        long bytes = 0;
+        for (X input : inputs) {
+            bytes += bytes(input);
+        }
+        return Math.round(bytes / bytesPerMs * 1_000_000.0);
+    }
+
     @Override
     public List<String> predictBatch(List<X> inputs) {
-        long nanos = Math.round(serviceTimeNanos(inputs.size()) * slowdown.getAsDouble());
-        LOG.debug("predicting a batch of {} for {} ns", inputs.size(), nanos);
         long start = System.nanoTime();
+        long nanos = Math.round((serviceTimeNanos(inputs.size()) + transferNanos(inputs)) * slowdown.getAsDouble());
+        LOG.debug("predicting a batch of {} for {} ns", inputs.size(), nanos);
         List<String> labels = new ArrayList<>(inputs.size());
         for (X input : inputs) {
             labels.add(Integer.toString(label(input)));
         }
-        sleepUntil(start + nanos);
+        sleepUntil(stalls.finish(start, nanos));
         return labels;
+    }
+
+    private static long bytes(Object input) {
+        if (input instanceof float[] v) {
+            return 4L * v.length;
+        }
+        if (input instanceof double[] v) {
+            return 8L * v.length;
+        }
+        if (input instanceof int[] v) {
+            return 4L * v.length;
+        }
+        if (input instanceof byte[] b) {
+            return b.length;
+        }
+        if (input instanceof String s) {
+            return s.getBytes(StandardCharsets.UTF_8).length;
+        }
+        throw new IllegalArgumentException("unsupported input type " + (input == null ? "null" : input.getClass()));
     }
 
     /** The label of one input, as described in the class comment. */

@@ -78,7 +78,20 @@ class EmulatedPredictorTest {
     }
 
     @Test
+    void transferTimeIsProportionalToTheInputBytes() {
+        // 150 KB inputs (37,500 floats) at 3,000,000 bytes/ms: 0.05 ms each
+        EmulatedPredictor<float[]> p = new EmulatedPredictor<>(3.4, 0.05, 10, () -> 1, 3_000_000, Stalls.NONE);
+        List<float[]> batch = List.of(new float[37_500], new float[37_500], new float[37_500], new float[37_500]);
+        assertThat(p.transferNanos(batch)).isEqualTo(200_000L);
+        assertThat(new EmulatedPredictor<String>(0, 0, 10, () -> 1, 1, Stalls.NONE).transferNanos(List.of("héllo")))
+                .as("UTF-8 bytes").isEqualTo(6_000_000L);
+        assertThat(new EmulatedPredictor<float[]>(3.4, 0.05, 10).transferNanos(batch)).isZero();
+    }
+
+    @Test
     void rejectsInvalidConfiguration() {
+        assertThatThrownBy(() -> new EmulatedPredictor<float[]>(0, 0, 10, () -> 1, -1, Stalls.NONE))
+                .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new EmulatedPredictor<float[]>(-1, 0, 10)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new EmulatedPredictor<float[]>(0, Double.NaN, 10))
                 .isInstanceOf(IllegalArgumentException.class);
