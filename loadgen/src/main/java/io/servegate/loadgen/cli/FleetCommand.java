@@ -205,12 +205,17 @@ public final class FleetCommand implements Callable<Integer> {
             m.put("owner", "gw" + owner);
             Map<String, Object> p50 = new LinkedHashMap<>();
             double forwardedP50 = 0;
+            double ownerP50 = Double.NaN;
             for (int i = 0; i < gateways; i++) {
                 LatencySummary s = spread.predictedLatency(i);
-                p50.put("gw" + i + (i == owner ? " (owner)" : ""), s.p50Ms());
-                forwardedP50 += i == owner ? 0 : s.p50Ms() / (gateways - 1);
+                double p = s == null ? Double.NaN : s.p50Ms();
+                p50.put("gw" + i + (i == owner ? " (owner)" : ""), p);
+                if (i == owner) {
+                    ownerP50 = p;
+                } else {
+                    forwardedP50 += p / (gateways - 1);
+                }
             }
-            double ownerP50 = (Double) p50.get("gw" + owner + " (owner)");
             m.put("prediction_p50_ms_by_gateway", p50);
             report.put("fleet", m);
             double ratio = (Double) m.get("in_slo_pct") / Math.max(1e-9, (Double) single.get("in_slo_pct"));
