@@ -46,7 +46,7 @@ public final class ScheduledByHeader implements HandlerFilterFunction<ServerResp
 
     @Override
     public Mono<ServerResponse> filter(ServerRequest request, HandlerFunction<ServerResponse> next) {
-        if (!"true".equalsIgnoreCase(request.headers().firstHeader(DEBUG)) || request.method() != HttpMethod.POST
+        if (!"true".equalsIgnoreCase(request.headers().firstHeader(DEBUG)) || !HttpMethod.POST.equals(request.method())
                 || !(request.path().endsWith("/predict") || request.path().endsWith("/infer"))) {
             return next.handle(request);
         }

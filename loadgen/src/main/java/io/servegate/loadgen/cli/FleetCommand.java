@@ -64,7 +64,8 @@ public final class FleetCommand implements Callable<Integer> {
     @Option(names = "--gateway-jar", required = true, description = "The gateway's executable jar.")
     Path gatewayJar;
 
-    @Option(names = "--gateway-jvm-arg", defaultValue = "-Xmx512m", description = "JVM option of every gateway (default ${DEFAULT-VALUE}).")
+    @Option(names = "--gateway-jvm-arg", defaultValue = "-Xmx512m",
+            description = "JVM option of every gateway (default ${DEFAULT-VALUE}).")
     List<String> gatewayJvmArgs;
 
     @Option(names = "--gateway-arg", description = "Further --name=value setting of every gateway, repeatable.")
@@ -98,25 +99,31 @@ public final class FleetCommand implements Callable<Integer> {
     @Option(names = "--alpha-ms", defaultValue = "1", description = "Cost per input (default ${DEFAULT-VALUE}).")
     double alphaMs;
 
-    @Option(names = "--max-batch", defaultValue = "32", description = "Replicas' maximum batch (default ${DEFAULT-VALUE}).")
+    @Option(names = "--max-batch", defaultValue = "32",
+            description = "Replicas' maximum batch (default ${DEFAULT-VALUE}).")
     int maxBatch;
 
-    @Option(names = "--warmup-s", defaultValue = "20", description = "Unmeasured load first (default ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup-s", defaultValue = "60",
+            description = "Unmeasured load first (default ${DEFAULT-VALUE}).")
     double warmupS;
 
     @Option(names = "--duration-s", defaultValue = "30", description = "Measured window (default ${DEFAULT-VALUE}).")
     double durationS;
 
-    @Option(names = "--before-kill-s", defaultValue = "10", description = "Failover: load before the kill (default ${DEFAULT-VALUE}).")
+    @Option(names = "--before-kill-s", defaultValue = "10",
+            description = "Failover: load before the kill (default ${DEFAULT-VALUE}).")
     int beforeKillS;
 
-    @Option(names = "--after-kill-s", defaultValue = "20", description = "Failover: load after the kill (default ${DEFAULT-VALUE}).")
+    @Option(names = "--after-kill-s", defaultValue = "20",
+            description = "Failover: load after the kill (default ${DEFAULT-VALUE}).")
     int afterKillS;
 
-    @Option(names = "--feedback-rate", defaultValue = "20", description = "Failover: feedback/s (default ${DEFAULT-VALUE}).")
+    @Option(names = "--feedback-rate", defaultValue = "20",
+            description = "Failover: feedback/s (default ${DEFAULT-VALUE}).")
     double feedbackRate;
 
-    @Option(names = "--max-connections", defaultValue = "256", description = "HTTP connections per gateway (default ${DEFAULT-VALUE}).")
+    @Option(names = "--max-connections", defaultValue = "256",
+            description = "HTTP connections per gateway (default ${DEFAULT-VALUE}).")
     int maxConnections;
 
     @Option(names = "--seed", defaultValue = "1", description = "Arrival schedule seed (default ${DEFAULT-VALUE}).")
