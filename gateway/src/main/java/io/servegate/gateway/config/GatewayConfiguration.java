@@ -18,6 +18,7 @@ import io.servegate.gateway.api.PipelineAdminHandler;
 import io.servegate.gateway.api.PipelinePlanHandler;
 import io.servegate.gateway.api.ProfileHandler;
 import io.servegate.gateway.api.QueryHandler;
+import io.servegate.gateway.api.ScheduledByHeader;
 import io.servegate.gateway.api.UnroutedRequests;
 import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.connections.HttpConnectionGuard;
@@ -241,7 +242,7 @@ public class GatewayConfiguration {
     @Bean
     RouterFunction<ServerResponse> queryRoutes(Registry registry, PredictionService predictions,
             SelectionService selection, PipelineService pipelines, JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
-            ClipperMetrics clipperMetrics,
+            ClipperMetrics clipperMetrics, ObjectProvider<Ownership> ownership,
             ObjectProvider<io.prometheus.metrics.model.registry.PrometheusRegistry> prometheus) {
         QueryHandler query = new QueryHandler(registry, predictions, selection, pipelines,
                 props.selection().feedbackTimeout(), bodies, inputs, props.limits().maxBatchInputs(),
@@ -259,7 +260,8 @@ public class GatewayConfiguration {
                 .GET("/metrics", new MetricsHandler(clipperMetrics, prometheus::getObject)::metrics)
                 .POST("/{app}/predict", query::predict)
                 .POST("/{app}/update", query::update)
-                .build();
+                .build()
+                .filter(new ScheduledByHeader(registry, ownership.getIfAvailable(() -> Ownership.SOLO)));
         return UnroutedRequests.after(served, "endpoint")
                 .filter(new EventLoopDeadlines())
                 .filter(Errors.filter());

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.GatewayApplication;
 import io.servegate.gateway.api.AdminServer;
+import io.servegate.gateway.api.ScheduledByHeader;
 import io.servegate.gateway.fleet.FleetNode;
 import io.servegate.gateway.fleet.FleetState;
 import io.servegate.gateway.testsupport.RedisServer;
@@ -211,6 +212,30 @@ class FleetEndToEndTest {
                 load += m.get("load").doubleValue();
             }
             assertThat(load).as("queries/s, all members").isPositive();
+        }
+    }
+
+    /** Only a query that asks for debug information is told which gateway schedules it, from either gateway and API. */
+    @Test
+    @Order(3)
+    void theDebugHeaderNamesTheSchedulingGatewayOnlyWhenAskedFor() {
+        String m = MODELS.get(2);
+        String expected = m + ":1=" + member(ownerIndex(m)).self();
+        String oipBody = "{\"inputs\":[{\"name\":\"input\",\"shape\":[1,2],\"datatype\":\"FP32\",\"data\":[3,4]}]}";
+        for (int g = 0; g < 2; g++) {
+            for (String[] call : List.of(new String[] {"/app-" + m + "/predict", "{\"input\":[3,4]}"},
+                    new String[] {"/v2/models/" + m + "/infer", oipBody})) {
+                var asked = query.get(g).post().uri(call[0]).contentType(MediaType.APPLICATION_JSON)
+                        .header(ScheduledByHeader.DEBUG, "true").bodyValue(call[1]).retrieve().toEntity(String.class)
+                        .block(Duration.ofSeconds(10));
+                assertThat(asked.getStatusCode().value()).as("%s via gateway %d: %s", call[0], g, asked.getBody())
+                        .isEqualTo(200);
+                assertThat(asked.getHeaders().getFirst(ScheduledByHeader.SCHEDULED_BY)).as("%s via gateway %d",
+                        call[0], g).isEqualTo(expected);
+                var plain = query.get(g).post().uri(call[0]).contentType(MediaType.APPLICATION_JSON)
+                        .bodyValue(call[1]).retrieve().toEntity(String.class).block(Duration.ofSeconds(10));
+                assertThat(plain.getHeaders().containsHeader(ScheduledByHeader.SCHEDULED_BY)).isFalse();
+            }
         }
     }
 

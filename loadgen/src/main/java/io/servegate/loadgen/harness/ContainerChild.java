@@ -8,7 +8,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -56,6 +58,19 @@ public final class ContainerChild implements AutoCloseable {
                 timeoutS);
     }
 
+    /**
+     * A container that is not a JVM, such as a Python SDK script ({@code /usr/bin/python3
+     * bench/python_cold_container.py}): {@code command} as given, with {@code environment} added to
+     * this process's (the Python SDK reads {@code HOST}, {@code PORT} and its settings there; they
+     * are set to loopback and 0 unless given).
+     */
+    public static ContainerChild startProgram(List<String> command, Map<String, String> environment, Path log,
+            long timeoutS) throws IOException, InterruptedException {
+        Map<String, String> env = new HashMap<>(Map.of("HOST", GatewayProcess.HOST, "PORT", "0"));
+        env.putAll(environment);
+        return start(command, env, log, timeoutS);
+    }
+
     private static ContainerChild start(List<String> jvmArgs, List<String> program, List<String> args, Path log,
             long timeoutS) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
@@ -64,7 +79,14 @@ public final class ContainerChild implements AutoCloseable {
         cmd.addAll(program);
         cmd.addAll(args);
         cmd.addAll(List.of("--host", GatewayProcess.HOST, "--port", "0"));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        return start(cmd, Map.of(), log, timeoutS);
+    }
+
+    private static ContainerChild start(List<String> cmd, Map<String, String> environment, Path log, long timeoutS)
+            throws IOException, InterruptedException {
+        ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true);
+        builder.environment().putAll(environment);
+        Process p = builder.start();
         CompletableFuture<Integer> ready = new CompletableFuture<>();
         Thread pump = new Thread(() -> pump(p, log, ready), "container-output");
         pump.setDaemon(true);

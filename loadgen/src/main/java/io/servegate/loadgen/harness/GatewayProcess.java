@@ -179,6 +179,12 @@ public final class GatewayProcess implements AutoCloseable {
         }
     }
 
+    /** Kills the gateway at once ({@code kill -9}: no shutdown, no leaving its fleet), and waits until it is gone. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+    }
+
     /** Stops the gateway: SIGTERM, up to 15 s for a graceful shutdown, then SIGKILL. */
     @Override
     public void close() throws InterruptedException {

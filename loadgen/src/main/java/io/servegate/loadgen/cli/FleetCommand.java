@@ -1,0 +1,408 @@
+package io.servegate.loadgen.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.servegate.loadgen.harness.ContainerChild;
+import io.servegate.loadgen.harness.GatewayProcess;
+import io.servegate.loadgen.harness.RedisChild;
+import io.servegate.loadgen.load.AnswerTally;
+import io.servegate.loadgen.load.FeedbackStream;
+import io.servegate.loadgen.load.GatewayPredictWorkload;
+import io.servegate.loadgen.load.LatencySummary;
+import io.servegate.loadgen.load.OpenLoop;
+import io.servegate.loadgen.load.OpenLoopResult;
+import io.servegate.loadgen.load.RandomInputs;
+import io.servegate.loadgen.load.RoundRobinWorkload;
+import io.servegate.loadgen.load.TimelineWorkload;
+import io.servegate.loadgen.load.Workload;
+import io.servegate.loadgen.report.ResultsFolder;
+import io.servegate.loadgen.report.RunConditions;
+import io.servegate.workload.admin.GatewayAdminClient;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/**
+ * A fleet of gateways against one gateway, live, in one run: the same replicas (Python SDK
+ * containers whose batch of b takes beta + alpha·b ms) serve first one gateway alone (in-memory
+ * registry), then a fleet of gateways sharing a {@code redis-server} of its own, under the same
+ * Poisson load, sent round robin across the fleet. It reports the fleet's goodput against the
+ * single gateway's, and what forwarding adds to the median (the owner's predictions against the
+ * other gateways'). Then, still under load and with feedback streaming to an app that learns
+ * from it, it kills ({@code kill -9}) the gateway that owns the model version and reports when
+ * predictions resumed, a per-second timeline, and the feedback acknowledged against the feedback
+ * stored. Performance is reported, never asserted.
+ */
+@Command(name = "fleet", mixinStandardHelpOptions = true,
+        description = "Goodput of a fleet of gateways against one gateway, then kill -9 of the owner under load.")
+public final class FleetCommand implements Callable<Integer> {
+
+    static final String SCENARIO = "fleet";
+    private static final String APP = "fleet";
+    private static final String FEEDBACK_APP = "fleet-feedback";
+    private static final int INPUT_LENGTH = 4;
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--gateway-jar", required = true, description = "The gateway's executable jar.")
+    Path gatewayJar;
+
+    @Option(names = "--gateway-jvm-arg", defaultValue = "-Xmx512m",
+            description = "JVM option of every gateway (default ${DEFAULT-VALUE}).")
+    List<String> gatewayJvmArgs;
+
+    @Option(names = "--gateway-arg", description = "Further --name=value setting of every gateway, repeatable.")
+    List<String> gatewayArgs = new ArrayList<>();
+
+    @Option(names = "--gateways", defaultValue = "3", description = "Gateways in the fleet (default ${DEFAULT-VALUE}).")
+    int gateways;
+
+    @Option(names = "--replicas", defaultValue = "2", description = "Replicas of the model (default ${DEFAULT-VALUE}).")
+    int replicas;
+
+    @Option(names = "--python", defaultValue = "/usr/bin/python3", description = "Python (default ${DEFAULT-VALUE}).")
+    String python;
+
+    @Option(names = "--container", defaultValue = "bench/python_cold_container.py",
+            description = "The replica's script (default ${DEFAULT-VALUE}).")
+    Path container;
+
+    @Option(names = "--redis-server", defaultValue = "redis-server", description = "(default ${DEFAULT-VALUE}).")
+    String redisServer;
+
+    @Option(names = "--rate", defaultValue = "700", description = "Requests/s, Poisson (default ${DEFAULT-VALUE}).")
+    double rate;
+
+    @Option(names = "--slo-ms", defaultValue = "50", description = "The app's SLO (default ${DEFAULT-VALUE}).")
+    double sloMs;
+
+    @Option(names = "--beta-ms", defaultValue = "10", description = "Cost per batch (default ${DEFAULT-VALUE}).")
+    double betaMs;
+
+    @Option(names = "--alpha-ms", defaultValue = "1", description = "Cost per input (default ${DEFAULT-VALUE}).")
+    double alphaMs;
+
+    @Option(names = "--max-batch", defaultValue = "32",
+            description = "Replicas' maximum batch (default ${DEFAULT-VALUE}).")
+    int maxBatch;
+
+    @Option(names = "--warmup-s", defaultValue = "60",
+            description = "Unmeasured load first (default ${DEFAULT-VALUE}).")
+    double warmupS;
+
+    @Option(names = "--duration-s", defaultValue = "30", description = "Measured window (default ${DEFAULT-VALUE}).")
+    double durationS;
+
+    @Option(names = "--before-kill-s", defaultValue = "10",
+            description = "Failover: load before the kill (default ${DEFAULT-VALUE}).")
+    int beforeKillS;
+
+    @Option(names = "--after-kill-s", defaultValue = "20",
+            description = "Failover: load after the kill (default ${DEFAULT-VALUE}).")
+    int afterKillS;
+
+    @Option(names = "--feedback-rate", defaultValue = "20",
+            description = "Failover: feedback/s (default ${DEFAULT-VALUE}).")
+    double feedbackRate;
+
+    @Option(names = "--max-connections", defaultValue = "256",
+            description = "HTTP connections per gateway (default ${DEFAULT-VALUE}).")
+    int maxConnections;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Arrival schedule seed (default ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--out", defaultValue = "bench/results", description = "Results folder (default ${DEFAULT-VALUE}).")
+    Path out;
+
+    private final Duration timeout = Duration.ofSeconds(5);
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter err = spec.commandLine().getErr();
+        Path dir = ResultsFolder.create(out, SCENARIO);
+        RunConditions atStart = RunConditions.now();
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("settings", settings());
+        List<ContainerChild> containers = new ArrayList<>();
+        try {
+            for (int r = 0; r < replicas; r++) {
+                containers.add(ContainerChild.startProgram(List.of(python, container.toString()), Map.of(
+                        "MODEL_NAME", APP, "BETA_MS", Double.toString(betaMs), "ALPHA_MS", Double.toString(alphaMs),
+                        "COLD_MS", "0", "MAX_BATCH_SIZE", Integer.toString(maxBatch), "WARMUP_BATCH_SIZES", ""),
+                        dir.resolve("replica-" + r + ".log"), 120));
+            }
+            List<String> addresses = containers.stream().map(ContainerChild::address).toList();
+            Map<String, Object> single = single(addresses, dir, err);
+            report.put("single", single);
+            try (RedisChild redis = RedisChild.start(redisServer, dir.resolve("redis.log"))) {
+                fleet(redis, addresses, dir, err, single, report);
+            }
+        } finally {
+            for (ContainerChild c : containers) {
+                c.close();
+            }
+            report.put("conditions", RunConditions.span(atStart, RunConditions.now()));
+            JSON.writeValue(dir.resolve("fleet.json").toFile(), report);
+            err.printf("%s: results in %s%n", SCENARIO, dir);
+        }
+        return 0;
+    }
+
+    /** One gateway, its own in-memory registry, the replicas and the load. */
+    private Map<String, Object> single(List<String> addresses, Path dir, PrintWriter err) throws Exception {
+        GatewayProcess g = start(List.of(), dir, "single");
+        try (GatewayPredictWorkload w = workload(g)) {
+            ScenarioOptions.register(g.admin(), APP, sloMs, -1, null, addresses, "floats");
+            awaitPredicting(w);
+            err.printf("%s: one gateway: warm-up %.0f s, then %.0f s at %.0f/s...%n", SCENARIO, warmupS, durationS, rate);
+            Map<String, Object> m = measure(w, 0);
+            err.printf("%s: one gateway: %.1f %% in SLO, p50 %.2f ms%n", SCENARIO, m.get("in_slo_pct"),
+                    ((LatencySummary) m.get("latency")).p50Ms());
+            m.put("gateway", ScenarioOptions.stop(g, dir, "single"));
+            return m;
+        } finally {
+            if (g.isAlive()) {
+                g.close();
+            }
+        }
+    }
+
+    private void fleet(RedisChild redis, List<String> addresses, Path dir, PrintWriter err,
+            Map<String, Object> single, Map<String, Object> report) throws Exception {
+        List<GatewayProcess> fleet = new ArrayList<>();
+        List<GatewayPredictWorkload> loads = new ArrayList<>();
+        try {
+            for (int i = 0; i < gateways; i++) {
+                fleet.add(start(List.of("--servegate.registry.store=redis", "--servegate.registry.redis-uri="
+                        + redis.uri(), "--servegate.selection.store=redis", "--servegate.fleet.advertise-host="
+                        + GatewayProcess.HOST, "--servegate.fleet.name=gw" + i), dir, "fleet-" + i));
+                loads.add(workload(fleet.get(i)));
+            }
+            GatewayAdminClient admin = fleet.get(0).admin();
+            ScenarioOptions.register(admin, APP, sloMs, -1, null, addresses, "floats");
+            admin.post("add_app", Map.of("name", FEEDBACK_APP, "input_type", "floats", "default_output", "-1",
+                    "latency_slo_micros", Math.round(sloMs * 1000), "selection_policy", "exp3"));
+            admin.addModelLinks(FEEDBACK_APP, List.of(APP));
+            int owner = awaitOwner(fleet);
+            for (GatewayPredictWorkload w : loads) {
+                awaitPredicting(w);
+            }
+            err.printf("%s: fleet of %d, gw%d owns the model: warm-up %.0f s, then %.0f s at %.0f/s round robin...%n",
+                    SCENARIO, gateways, owner, warmupS, durationS, rate);
+            RoundRobinWorkload spread = new RoundRobinWorkload(loads);
+            Map<String, Object> m = measure(spread, 1);
+            m.put("owner", "gw" + owner);
+            Map<String, Object> p50 = new LinkedHashMap<>();
+            double forwardedP50 = 0;
+            double ownerP50 = Double.NaN;
+            for (int i = 0; i < gateways; i++) {
+                LatencySummary s = spread.predictedLatency(i);
+                double p = s == null ? Double.NaN : s.p50Ms();
+                p50.put("gw" + i + (i == owner ? " (owner)" : ""), p);
+                if (i == owner) {
+                    ownerP50 = p;
+                } else {
+                    forwardedP50 += p / (gateways - 1);
+                }
+            }
+            m.put("prediction_p50_ms_by_gateway", p50);
+            report.put("fleet", m);
+            double ratio = (Double) m.get("in_slo_pct") / Math.max(1e-9, (Double) single.get("in_slo_pct"));
+            report.put("goodput_fleet_over_single", ratio);
+            report.put("forwarding_added_p50_ms", forwardedP50 - ownerP50);
+            err.printf("%s: fleet: %.1f %% in SLO (%.3f of one gateway's); prediction p50 %s; forwarding adds %.2f ms%n",
+                    SCENARIO, m.get("in_slo_pct"), ratio, p50, forwardedP50 - ownerP50);
+            report.put("failover", failover(fleet, loads, owner, err));
+        } finally {
+            for (GatewayPredictWorkload w : loads) {
+                w.close();
+            }
+            List<Object> described = new ArrayList<>();
+            for (int i = 0; i < fleet.size(); i++) {
+                described.add(fleet.get(i).isAlive() ? ScenarioOptions.stop(fleet.get(i), dir, "fleet-" + i)
+                        : Map.of("log", fleet.get(i).log().toString(), "killed", true));
+            }
+            report.put("fleet_gateways", described);
+        }
+    }
+
+    /** Load and feedback across the fleet; {@code kill -9} of the owner; when predictions resume; feedback kept. */
+    private Map<String, Object> failover(List<GatewayProcess> fleet, List<GatewayPredictWorkload> loads, int owner,
+            PrintWriter err) throws Exception {
+        RoundRobinWorkload spread = new RoundRobinWorkload(loads);
+        long start = System.nanoTime();
+        int seconds = beforeKillS + afterKillS;
+        TimelineWorkload timeline = new TimelineWorkload(spread, start, Math.round(sloMs * 1e6), seconds);
+        List<Integer> ports = fleet.stream().map(GatewayProcess::port).toList();
+        Map<String, Object> f = new LinkedHashMap<>();
+        try (FeedbackStream feedback = new FeedbackStream(GatewayProcess.HOST, ports, FEEDBACK_APP,
+                new RandomInputs(INPUT_LENGTH), timeout)) {
+            feedback.start(feedbackRate);
+            CompletableFuture<OpenLoopResult> load = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return new OpenLoop(rate, Duration.ZERO, Duration.ofSeconds(seconds), timeout, seed + 2).run(timeline);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
+                }
+            });
+            err.printf("%s: failover: %d s of load and %.0f feedback/s, then kill -9 of gw%d...%n", SCENARIO,
+                    beforeKillS, feedbackRate, owner);
+            Thread.sleep(TimeUnit.SECONDS.toMillis(beforeKillS));
+            spread.markDown(owner);
+            feedback.markDown(owner);
+            long killed = System.nanoTime();
+            timeline.mark(killed);
+            fleet.get(owner).kill();
+            load.get(seconds + 60L, TimeUnit.SECONDS);
+            feedback.stop(Duration.ofSeconds(10));
+            int survivor = owner == 0 ? 1 : 0;
+            FeedbackStream.Counts counts = feedback.counts();
+            long stored = feedback.observations(survivor);
+            double resumeS = timeline.firstPredictionAfterMark().isPresent()
+                    ? (timeline.firstPredictionAfterMark().getAsLong() - killed) / 1e9 : Double.NaN;
+            f.put("killed", "gw" + owner);
+            f.put("killed_at_s", (killed - start) / 1e9);
+            f.put("predictions_resumed_after_s", resumeS);
+            f.put("fleet_after", fleet.get(survivor).admin().get("get_fleet"));
+            f.put("feedback", counts);
+            f.put("feedback_stored", stored);
+            f.put("feedback_lost", Math.max(0, counts.acknowledged() - stored));
+            f.put("timeline", timeline.seconds());
+            err.printf("%s: failover: gw%d killed at %.1f s; predictions resumed %.2f s later; feedback %d acknowledged, "
+                    + "%d stored, %d refused, %d unanswered%n", SCENARIO, owner, (killed - start) / 1e9, resumeS,
+                    counts.acknowledged(), stored, counts.refused(), counts.unanswered());
+            err.printf("%s: %6s %6s %7s %6s %8s %6s%n", SCENARIO, "second", "sent", "in SLO", "late", "defaults",
+                    "failed");
+            for (TimelineWorkload.Second s : timeline.seconds()) {
+                err.printf("%s: %6d %6d %7d %6d %8d %6d%s%n", SCENARIO, s.second(), s.sent(), s.inSlo(), s.late(),
+                        s.defaults(), s.failed(), s.second() == (int) ((killed - start) / 1_000_000_000L) ? "  <- kill -9"
+                                : "");
+            }
+        }
+        return f;
+    }
+
+    /** Warm-up, then the measured window at {@code rate}: goodput against the SLO by the client's count. */
+    private Map<String, Object> measure(Workload w, int run) throws InterruptedException {
+        if (warmupS > 0) {
+            new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout, seed + 1000 + run).run(w);
+        }
+        AnswerTally tally = new AnswerTally(Math.round(sloMs * 1e6));
+        RunConditions before = RunConditions.now();
+        OpenLoopResult r = new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(durationS), timeout,
+                seed).run(w, tally);
+        AnswerTally.Counts counts = tally.counts();
+        long sent = Math.max(1, r.sentInWindow());
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("offered_rps", sent / r.durationS());
+        m.put("in_slo_pct", 100.0 * counts.goodput() / sent);
+        m.put("goodput_per_s", counts.goodput() / r.durationS());
+        m.put("predictions", counts.predictions());
+        m.put("defaults", counts.defaultsByExplanation());
+        m.put("errors", r.errors());
+        m.put("first_error", r.firstError());
+        m.put("latency", r.latency());
+        m.put("load_average_1m", before.loadAverage1m());
+        m.put("utc", Instant.now().toString());
+        return m;
+    }
+
+    private GatewayProcess start(List<String> args, Path dir, String name) throws IOException, InterruptedException {
+        List<String> all = new ArrayList<>(args);
+        all.add("--logging.level.root=WARN");
+        all.addAll(gatewayArgs);
+        GatewayProcess g = GatewayProcess.start(gatewayJar, gatewayJvmArgs, all, dir.resolve("gateway-" + name + ".log"));
+        try {
+            g.awaitReady(g.admin(), Duration.ofSeconds(120));
+            return g;
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            g.close();
+            throw e;
+        }
+    }
+
+    private GatewayPredictWorkload workload(GatewayProcess g) {
+        return new GatewayPredictWorkload(GatewayProcess.HOST, g.port(), APP, new RandomInputs(INPUT_LENGTH),
+                maxConnections, timeout);
+    }
+
+    /** Waits until every gateway sees every other and all agree on the version's owner; returns its index. */
+    private static int awaitOwner(List<GatewayProcess> fleet) throws Exception {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < until) {
+            List<JsonNode> views = new ArrayList<>();
+            for (GatewayProcess g : fleet) {
+                views.add(g.admin().get("get_fleet"));
+            }
+            JsonNode versions = views.get(0).path("versions");
+            boolean agreed = versions.size() == 1 && views.stream().allMatch(v -> v.path("members").size() == fleet.size()
+                    && v.path("versions").equals(versions));
+            if (agreed) {
+                String owner = versions.get(0).path("owner").asText();
+                for (int i = 0; i < fleet.size(); i++) {
+                    if (views.get(i).path("self").asText().equals(owner)) {
+                        return i;
+                    }
+                }
+            }
+            Thread.sleep(200);
+        }
+        throw new IOException("the fleet did not agree on an owner within 60 s");
+    }
+
+    /** Sends queries one at a time until one is predicted (the replicas are connected and profiled). */
+    private static void awaitPredicting(GatewayPredictWorkload w) throws Exception {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < until) {
+            try {
+                if (!w.send().get(10, TimeUnit.SECONDS).isDefault()) {
+                    return;
+                }
+            } catch (ExecutionException e) {
+                // not ready yet
+            }
+            Thread.sleep(100);
+        }
+        throw new IOException("no prediction within 60 s");
+    }
+
+    private Map<String, Object> settings() {
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("gateways", gateways);
+        s.put("replicas", replicas);
+        s.put("replica", container + ": a batch of b takes " + betaMs + " + " + alphaMs + "·b ms");
+        s.put("rate", rate);
+        s.put("arrivals", "Poisson");
+        s.put("slo_ms", sloMs);
+        s.put("max_batch", maxBatch);
+        s.put("warmup_s", warmupS);
+        s.put("duration_s", durationS);
+        s.put("before_kill_s", beforeKillS);
+        s.put("after_kill_s", afterKillS);
+        s.put("feedback_rate", feedbackRate);
+        s.put("seed", seed);
+        s.put("gateway_jar", gatewayJar.toString());
+        s.put("gateway_jvm_args", gatewayJvmArgs);
+        s.put("gateway_args", gatewayArgs);
+        return s;
+    }
+}
