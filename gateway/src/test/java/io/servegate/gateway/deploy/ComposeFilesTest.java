@@ -71,7 +71,7 @@ class ComposeFilesTest {
 
     @Test
     @SuppressWarnings("unchecked")
-    void prometheusScrapesTheGatewayWithTheMetricsToken() throws IOException {
+    void prometheusScrapesEveryGatewayWithTheMetricsToken() throws IOException {
         Map<String, Map<String, Object>> services = services();
         Map<String, String> gateway = env(services.get("gateway"));
         assertThat(gateway.get("SERVEGATE_ADMIN_TOKEN")).isNotBlank()
@@ -83,8 +83,14 @@ class ComposeFilesTest {
         Map<String, Object> config = yaml(ROOT.resolve("compose/prometheus/prometheus.yml"));
         Map<String, Object> job = ((List<Map<String, Object>>) config.get("scrape_configs")).get(0);
         assertThat(job.get("metrics_path")).isEqualTo("/metrics");
+        // every gateway of the fleet is scraped, each with the same tokens
+        List<String> gateways = services.entrySet().stream()
+                .filter(e -> String.valueOf(e.getValue().get("image")).startsWith("servegate/gateway:"))
+                .map(Map.Entry::getKey).sorted().toList();
+        assertThat(gateways).containsExactly("gateway", "gateway-2", "gateway-3");
+        gateways.forEach(name -> assertThat(env(services.get(name))).as(name).isEqualTo(gateway));
         assertThat(((List<Map<String, Object>>) job.get("static_configs")).get(0).get("targets"))
-                .isEqualTo(List.of("gateway:1337"));
+                .isEqualTo(gateways.stream().map(name -> name + ":1337").toList());
         Map<String, Object> auth = (Map<String, Object>) job.get("authorization");
         assertThat(auth.get("type")).isEqualTo("Bearer");
         String tokenFile = (String) auth.get("credentials_file");

@@ -25,9 +25,10 @@ import org.junit.jupiter.api.condition.EnabledIf;
 
 /**
  * {@code docker-compose up} of docker-compose.yml with the images {@code bin/images --local}
- * builds from the local bases: Redis, the gateway, both model containers and Prometheus each
- * report healthy by their own healthcheck, the registration job exits 0, the app answers a
- * prediction, and Prometheus scrapes the gateway with the metrics token ({@code up == 1}).
+ * builds from the local bases: Redis, a fleet of three gateways, both model containers and
+ * Prometheus each report healthy by their own healthcheck, the registration job exits 0, every
+ * gateway answers the app with a prediction, and Prometheus scrapes the gateways with the metrics
+ * token ({@code up == 1}).
  * Grafana's upstream image cannot be pulled here; ComposeFilesTest checks its provisioning.
  */
 @EnabledIf(value = "io.servegate.gateway.containers.docker.ComposeStackTest#available",
@@ -35,7 +36,8 @@ import org.junit.jupiter.api.condition.EnabledIf;
 class ComposeStackTest {
 
     private static final Path ROOT = Path.of("..", "..").toAbsolutePath().normalize();
-    private static final List<String> HEALTHY = List.of("redis", "gateway", "onnx", "sklearn", "prometheus");
+    private static final List<String> HEALTHY = List.of("redis", "gateway", "gateway-2", "gateway-3", "onnx", "sklearn",
+            "prometheus");
     private static final List<String> BASES = List.of("servegate/base-java:bookworm",
             "servegate/base-python:bookworm", "servegate/base-prometheus:bookworm", "servegate/base-redis:bookworm");
 
@@ -58,7 +60,7 @@ class ComposeStackTest {
     }
 
     @Test
-    void composeBringsTheStackUpHealthyAndPrometheusScrapesTheGateway() throws Exception {
+    void composeBringsTheStackUpHealthyEveryGatewayPredictsAndPrometheusScrapesThem() throws Exception {
         if (!Files.isRegularFile(ROOT.resolve("containers/onnx/target/onnx-container.jar"))
                 || Files.list(ROOT.resolve("gateway/target")).noneMatch(p -> p.toString().endsWith("-SNAPSHOT.jar"))) {
             abort("the gateway and onnx jars are not built (mvn package)");
@@ -74,11 +76,14 @@ class ComposeStackTest {
         env.putAll(Map.of("SERVEGATE_QUERY_PORT", Integer.toString(queryPort), "SERVEGATE_ADMIN_PORT",
                 Integer.toString(freePort()), "SERVEGATE_GRPC_PORT", Integer.toString(freePort()), "PROMETHEUS_PORT",
                 Integer.toString(prometheusPort)));
+        List<Integer> queryPorts = List.of(queryPort, freePort(), freePort());
+        env.putAll(Map.of("SERVEGATE_QUERY_PORT_2", Integer.toString(queryPorts.get(1)),
+                "SERVEGATE_QUERY_PORT_3", Integer.toString(queryPorts.get(2))));
         String project = "servegate-compose-test";
         List<String> compose = List.of("docker-compose", "-p", project, "-f", ROOT.resolve("docker-compose.yml").toString());
         try {
             List<String> up = new ArrayList<>(compose);
-            up.addAll(List.of("up", "-d", "redis", "gateway", "onnx", "sklearn", "prometheus", "register-demo"));
+            up.addAll(List.of("up", "-d", "redis", "gateway", "gateway-2", "gateway-3", "onnx", "sklearn", "prometheus", "register-demo"));
             Result started = run(env, Duration.ofMinutes(5), up.toArray(String[]::new));
             assertThat(started.exit()).as("docker-compose up:\n" + started.output()).isZero();
 
@@ -106,12 +111,20 @@ class ComposeStackTest {
             for (int i = 0; i < 784; i++) {
                 input.append(i == 0 ? "" : ",").append((i % 28) / 28.0);
             }
-            HttpResponse<String> predicted = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + queryPort
-                            + "/fashion/predict")).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(input.append("]}").toString())).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            assertThat(predicted.statusCode()).isEqualTo(200);
-            assertThat(predicted.body()).contains("\"output\"");
+            String body = input.append("]}").toString();
+            // the three gateways form a fleet: each answers with a prediction, forwarding to the owner
+            for (int port : queryPorts) {
+                String answer = "";
+                while (System.nanoTime() < until && !answer.contains("\"default\":false")) {
+                    HttpResponse<String> predicted = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                                    + port + "/fashion/predict")).header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+                    assertThat(predicted.statusCode()).as("gateway on port %d", port).isEqualTo(200);
+                    answer = predicted.body();
+                    Thread.sleep(answer.contains("\"default\":false") ? 0 : 500);
+                }
+                assertThat(answer).as("a prediction through the gateway on port %d", port).contains("\"default\":false");
+            }
 
             String up1 = "";
             String query = URLEncoder.encode("up{job=\"servegate-gateway\"}", StandardCharsets.UTF_8);
