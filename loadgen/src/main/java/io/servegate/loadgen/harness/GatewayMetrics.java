@@ -8,8 +8,6 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The gateway's own view of its queries, from its Prometheus scrape ({@code GET /metrics}):
@@ -33,8 +31,6 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
         long batches, double batchInputs, double cpuSeconds, double gcPauseSeconds, long gcPauses,
         TreeMap<Double, Long> deadlineLagBuckets) {
 
-    private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{[^}]*})?\\s+(\\S+)");
-    private static final Pattern LE = Pattern.compile("le=\"([^\"]+)\"");
 
     /**
      * What a leg looked like from inside the gateway.
@@ -68,21 +64,9 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
         long gcCount = 0;
         TreeMap<Double, Long> buckets = new TreeMap<>();
         TreeMap<Double, Long> lag = new TreeMap<>();
-        for (String line : text.split("\n")) {
-            if (line.isEmpty() || line.startsWith("#")) {
-                continue;
-            }
-            Matcher m = SAMPLE.matcher(line);
-            if (!m.find()) {
-                continue;
-            }
-            double value;
-            try {
-                value = Double.parseDouble(m.group(3));
-            } catch (NumberFormatException e) {
-                continue;
-            }
-            switch (m.group(1)) {
+        for (PrometheusText.Sample sample : PrometheusText.parse(text).samples()) {
+            double value = sample.value();
+            switch (sample.name()) {
                 case "servegate_request_latency_seconds_count" -> requests += Math.round(value);
                 case "servegate_request_latency_seconds_sum" -> sum += value;
                 case "servegate_batch_size_count" -> batches += Math.round(value);
@@ -91,8 +75,8 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
                 case "process_cpu_time_ns_total" -> cpu += value / 1e9;
                 case "jvm_gc_pause_seconds_sum" -> gcSum += value;
                 case "jvm_gc_pause_seconds_count" -> gcCount += Math.round(value);
-                case "servegate_request_latency_seconds_bucket" -> addBucket(buckets, m.group(2), value);
-                case "servegate_deadline_lag_seconds_bucket" -> addBucket(lag, m.group(2), value);
+                case "servegate_request_latency_seconds_bucket" -> addBucket(buckets, sample.labels().get("le"), value);
+                case "servegate_deadline_lag_seconds_bucket" -> addBucket(lag, sample.labels().get("le"), value);
                 default -> {
                 }
             }
@@ -100,10 +84,9 @@ public record GatewayMetrics(long requests, double latencySumS, TreeMap<Double, 
         return new GatewayMetrics(requests, sum, buckets, late, batches, inputs, cpu, gcSum, gcCount, lag);
     }
 
-    private static void addBucket(TreeMap<Double, Long> buckets, String labels, double value) {
-        Matcher le = LE.matcher(labels == null ? "" : labels);
-        if (le.find()) {
-            double bound = "+Inf".equals(le.group(1)) ? Double.POSITIVE_INFINITY : Double.parseDouble(le.group(1));
+    private static void addBucket(TreeMap<Double, Long> buckets, String le, double value) {
+        if (le != null) {
+            double bound = "+Inf".equals(le) ? Double.POSITIVE_INFINITY : Double.parseDouble(le);
             buckets.merge(bound, Math.round(value), Long::sum);
         }
     }

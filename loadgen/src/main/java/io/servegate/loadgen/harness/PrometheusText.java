@@ -54,6 +54,11 @@ public final class PrometheusText {
         return new PrometheusText(out);
     }
 
+    /** Every sample, in the exposition's order. */
+    public List<Sample> samples() {
+        return samples;
+    }
+
     /** The samples of {@code name} whose label {@code label} is {@code value}. */
     public List<Sample> where(String name, String label, String value) {
         return samples.stream().filter(s -> s.name().equals(name) && value.equals(s.labels().get(label))).toList();
