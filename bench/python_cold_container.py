@@ -25,20 +25,22 @@ ORIGIN = time.monotonic()
 seen = set()
 
 
-def finish(start, work):
-    """When work starting at start ends: a stall of STALL_S begins every STALL_EVERY_S after ORIGIN,
-    and a batch running or starting during one waits for its end."""
-    t, left = start, work
-    while STALL_S > 0:
-        k = int((t - ORIGIN) // STALL_EVERY_S)
-        if k >= 1 and t < ORIGIN + k * STALL_EVERY_S + STALL_S:
-            t = ORIGIN + k * STALL_EVERY_S + STALL_S
-        nxt = ORIGIN + (int((t - ORIGIN) // STALL_EVERY_S) + 1) * STALL_EVERY_S
-        if t + left <= nxt:
-            break
-        left -= nxt - t
-        t = nxt
-    return t + left
+def finish(start, work, origin=ORIGIN, stall=STALL_S, every=STALL_EVERY_S):
+    """When work starting at start ends: a stall of stall seconds begins every every seconds after
+    origin, and a batch running or starting during one waits for its end. The period is counted,
+    not recomputed from the clock, so that rounding cannot hold it at a period's edge."""
+    if stall <= 0:
+        return start + work
+    t, left = start - origin, work
+    k = int(t // every)  # the period t is in; stall k begins at k * every, for k >= 1
+    while True:
+        if k >= 1 and t < k * every + stall:
+            t = k * every + stall
+        if t + left <= (k + 1) * every:
+            return origin + t + left
+        left -= (k + 1) * every - t
+        t = (k + 1) * every
+        k += 1
 
 
 def predict_batch(inputs):
