@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +39,8 @@ import picocli.CommandLine.Model.CommandSpec;
  * SDK warms up only a batch of one, so the gateway meets every other size cold), {@code cold-warmed}
  * (the SDK warms every size up to the maximum batch before ready), {@code stalls} (the container
  * stands still now and then) and {@code cpu-hog} (the control, with {@code stress-ng --cpu N} at the
- * same priority beside the gateway throughout). Performance is reported, never asserted.
+ * same priority beside the gateway throughout); pathologies join with {@code +}, as in
+ * {@code stalls+cpu-hog}. Performance is reported, never asserted.
  */
 @Command(name = "cold-shapes", mixinStandardHelpOptions = true,
         description = "Goodput of gateways side by side on a container with cold shapes, stalls, or a CPU hog beside.")
@@ -46,7 +48,8 @@ public final class ColdShapesCommand implements Callable<Integer> {
 
     static final String SCENARIO = "cold-shapes";
     static final double LATE_TOLERANCE_MS = 5;
-    static final List<String> CASES = List.of("control", "cold", "cold-warmed", "stalls", "cpu-hog");
+    static final String CONTROL = "control";
+    static final List<String> PATHOLOGIES = List.of("cold", "cold-warmed", "stalls", "cpu-hog");
 
     @Spec
     CommandSpec spec;
@@ -55,7 +58,8 @@ public final class ColdShapesCommand implements Callable<Integer> {
     List<String> gateways;
 
     @Option(names = "--cases", split = ",", defaultValue = "control,cold,cold-warmed",
-            description = "control, cold, cold-warmed, stalls, cpu-hog (default ${DEFAULT-VALUE}).")
+            description = "control, or cold, cold-warmed, stalls, cpu-hog, several joined by + "
+                    + "(stalls+cpu-hog) (default ${DEFAULT-VALUE}).")
     List<String> cases;
 
     @Option(names = "--python", defaultValue = "/usr/bin/python3", description = "Python (default ${DEFAULT-VALUE}).")
@@ -119,17 +123,26 @@ public final class ColdShapesCommand implements Callable<Integer> {
         List<Map<String, Object>> runs = new ArrayList<>();
         RunConditions atStart = RunConditions.now();
         for (String c : cases) {
-            if (!CASES.contains(c)) {
-                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--cases are among " + CASES + ", got " + c);
+            if (!c.equals(CONTROL) && !PATHOLOGIES.containsAll(List.of(c.split("\\+", -1)))) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "a case is " + CONTROL
+                        + " or among " + PATHOLOGIES + " joined by +, got " + c);
+            }
+            if (has(c, "cold") && has(c, "cold-warmed")) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                        "cold (the SDK warms a batch of one) and cold-warmed (every size) exclude each other: " + c);
             }
         }
+        Map<String, Integer> times = new HashMap<>();
         for (String c : cases) {
+            int time = times.merge(c, 1, Integer::sum); // a case named again keeps the files of each run
             for (String g : gateways) {
                 int eq = g.indexOf('=');
                 if (eq <= 0) {
                     throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--gateway wants LABEL=JAR, got " + g);
                 }
-                runs.add(run(g.substring(0, eq), Path.of(g.substring(eq + 1)), c, dir, err));
+                String label = g.substring(0, eq);
+                runs.add(run(label, Path.of(g.substring(eq + 1)), c, c + "-" + label + (time > 1 ? "-" + time : ""),
+                        dir, err));
             }
         }
         Map<String, Object> report = new LinkedHashMap<>();
@@ -153,8 +166,8 @@ public final class ColdShapesCommand implements Callable<Integer> {
         return 0;
     }
 
-    private Map<String, Object> run(String label, Path jar, String c, Path dir, PrintWriter err) throws Exception {
-        String name = c + "-" + label;
+    private Map<String, Object> run(String label, Path jar, String c, String name, Path dir, PrintWriter err)
+            throws Exception {
         Process containerProcess = startContainer(c, dir.resolve("container-" + name + ".log"));
         GatewayProcess gateway = null;
         Process hog = null;
@@ -167,7 +180,7 @@ public final class ColdShapesCommand implements Callable<Integer> {
             Duration timeout = Duration.ofSeconds(5);
             try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), "cold",
                     new RandomInputs(4), maxConnections, timeout)) {
-                if (c.equals("cpu-hog")) {
+                if (has(c, "cpu-hog")) {
                     hog = new ProcessBuilder("stress-ng", "--cpu", Integer.toString(hogCpus)).redirectErrorStream(true)
                             .redirectOutput(dir.resolve("stress-ng-" + name + ".log").toFile()).start();
                 }
@@ -235,13 +248,18 @@ public final class ColdShapesCommand implements Callable<Integer> {
         env.put("HOST", GatewayProcess.HOST);
         env.put("BETA_MS", Double.toString(betaMs));
         env.put("ALPHA_MS", Double.toString(alphaMs));
-        boolean cold = c.equals("cold") || c.equals("cold-warmed");
+        boolean cold = has(c, "cold") || has(c, "cold-warmed");
         env.put("COLD_MS", cold ? Double.toString(coldMs) : "0");
-        env.put("STALL_MS", c.equals("stalls") ? Double.toString(stallMs) : "0");
+        env.put("STALL_MS", has(c, "stalls") ? Double.toString(stallMs) : "0");
         env.put("STALL_EVERY_MS", Double.toString(stallEveryMs));
         env.put("MAX_BATCH_SIZE", Integer.toString(maxBatch));
-        env.put("WARMUP_BATCH_SIZES", c.equals("cold") ? "1" : ""); // empty: every size up to the maximum
+        env.put("WARMUP_BATCH_SIZES", has(c, "cold") ? "1" : ""); // empty: every size up to the maximum
         return pb.start();
+    }
+
+    /** Whether case {@code c} (pathologies joined by +) has {@code pathology}. */
+    static boolean has(String c, String pathology) {
+        return List.of(c.split("\\+")).contains(pathology);
     }
 
     /** Waits for the SDK's {@code READY port=N} line in the container's log. */
