@@ -1,5 +1,7 @@
 package io.servegate.gateway.dispatch;
 
+import io.grpc.Status;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -9,6 +11,8 @@ import io.micrometer.core.instrument.Tags;
 import io.servegate.core.scheduling.ModelScheduler;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /** The meters of one single-model replica, tagged with its model version and id. */
 final class ReplicaMeters implements AutoCloseable {
@@ -16,12 +20,14 @@ final class ReplicaMeters implements AutoCloseable {
     private final MeterRegistry meters;
     private final List<Meter> own = new ArrayList<>();
     private final DistributionSummary batchSizes;
+    private final Tags tags;
+    private final Map<Status.Code, Counter> failures = new ConcurrentHashMap<>();
 
     ReplicaMeters(ReplicaWorker worker, Tags modelTags, SchedulerDriver<ModelScheduler<PendingPrediction>> driver,
             MeterRegistry meters) {
         this.meters = meters;
         String replica = worker.id();
-        Tags tags = modelTags.and("replica", replica);
+        tags = modelTags.and("replica", replica);
         batchSizes = DistributionSummary.builder("servegate.batch.size").tags(tags)
                 .description("Queries per batch sent to a replica").register(meters);
         own.add(batchSizes);
@@ -44,8 +50,16 @@ final class ReplicaMeters implements AutoCloseable {
         batchSizes.record(size);
     }
 
+    /** A batch failed with {@code code}: what opened a circuit, when one opens. */
+    void failed(Status.Code code) {
+        failures.computeIfAbsent(code, c -> Counter.builder("servegate.batch.failures").tags(tags.and("code", c.name()))
+                .description("Batches a replica failed, by gRPC status; each is an error for its circuit breaker")
+                .register(meters)).increment();
+    }
+
     @Override
     public void close() {
         own.forEach(meters::remove);
+        failures.values().forEach(meters::remove);
     }
 }

@@ -24,6 +24,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The gRPC side of one replica: it waits for the container's ServerReady, warms it up
@@ -48,6 +50,7 @@ import java.util.function.Supplier;
  */
 final class ReplicaWorker implements AutoCloseable {
 
+    private static final Logger log = LoggerFactory.getLogger(ReplicaWorker.class);
     private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
     /**
      * A load or unload may take this many times the model's profiled load time, and at least
@@ -83,6 +86,8 @@ final class ReplicaWorker implements AutoCloseable {
     private volatile boolean closed;
     /** The vector length the container's metadata declares, or -1 when it declares none. */
     private volatile int inputLength = -1;
+    /** The last batch failure, for the log line when the circuit opens. */
+    private volatile String lastFailure = "";
 
     /**
      * @param loadsModels whether the replica holds several model versions and loads and unloads
@@ -104,7 +109,14 @@ final class ReplicaWorker implements AutoCloseable {
         this.timers = timers;
         this.minBatchTimeout = minBatchTimeout;
         this.meters = meters == null ? null : meters.apply(this);
-        breaker.getEventPublisher().onStateTransition(e -> report());
+        breaker.getEventPublisher().onStateTransition(e -> {
+            if (e.getStateTransition().getToState() == CircuitBreaker.State.OPEN) {
+                CircuitBreaker.Metrics m = breaker.getMetrics();
+                log.warn("replica {} ({}): circuit open, {} of its last {} batches failed; the last: {}", id, address,
+                        m.getNumberOfFailedCalls(), m.getNumberOfBufferedCalls(), lastFailure);
+            }
+            report();
+        });
     }
 
     String id() {
@@ -349,13 +361,18 @@ final class ReplicaWorker implements AutoCloseable {
             driver.completed(batch, serviceNanos);
             return;
         }
+        Status status = Status.fromThrowable(unwrap(failure));
+        lastFailure = describe(status);
+        if (meters != null) {
+            meters.failed(status.getCode());
+        }
         breaker.onError(took, TimeUnit.NANOSECONDS, failure);
         if (!retry.isEmpty()) {
             transportFailure(); // unreachable: take no more batches until ServerReady answers again
         } else {
             report();
         }
-        driver.failed(batch, List.copyOf(retry), containerError(Status.fromThrowable(unwrap(failure))));
+        driver.failed(batch, List.copyOf(retry), containerError(status));
     }
 
     private DispatchException containerError(Status status) {

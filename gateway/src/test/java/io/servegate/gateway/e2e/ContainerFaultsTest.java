@@ -71,6 +71,8 @@ class ContainerFaultsTest {
             assertThat(HttpLoad.count(HttpLoad.sentBetween(out, marks[0] + 500_000_000L, marks[1]), Outcome::isDefault))
                     .as("defaults while hung").isPositive();
             assertCircuitCycled("hang-1");
+            assertThat(failures("hang-1", "DEADLINE_EXCEEDED")).as("calls that outlived their deadline by far")
+                    .isPositive();
             assertRecovered(out, marks[1], 2);
         }
     }
@@ -107,6 +109,7 @@ class ContainerFaultsTest {
             assertThat(HttpLoad.count(out, o -> o.isDefault() && o.explanation().contains("failed")))
                     .as("container errors answered with defaults").isPositive();
             assertCircuitCycled(model + "-1");
+            assertThat(failures(model + "-1", null)).as("failed batches counted").isPositive();
             assertRecovered(out, faultEnd, 2);
         }
     }
@@ -270,6 +273,13 @@ class ContainerFaultsTest {
         Counter c = meters.find("servegate.circuit.transitions").tag("replica", replica).tag("from", from)
                 .tag("to", to).counter();
         return c == null ? 0 : c.count();
+    }
+
+    /** Batches the replica failed with {@code code}, or with any code when null. */
+    private double failures(String replica, String code) {
+        return meters.find("servegate.batch.failures").tag("replica", replica).counters().stream()
+                .filter(c -> code == null || code.equals(c.getId().getTag("code")))
+                .mapToDouble(Counter::count).sum();
     }
 
     /** One line per fault for the README's table. */
