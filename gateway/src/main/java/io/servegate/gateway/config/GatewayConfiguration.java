@@ -142,7 +142,7 @@ public class GatewayConfiguration {
         return Schedulers.newSingle("servegate-deadlines", true);
     }
 
-    /** How late the gateway's timers run: probed on the deadline thread every 5 ms, and fed by every deadline. */
+    /** How late the gateway's timers run: probed on the deadline thread every 5 ms. */
     @Bean
     TimerLag timerLag(LongSupplier clock, MeterRegistry meters, ServegateProperties props) {
         return new TimerLag(clock, props.timerLagShedFraction(), meters);

@@ -70,8 +70,7 @@ public final class PredictionService {
     }
 
     /**
-     * Sheds queries while {@code lag} says the timers run too late for them, and feeds it the
-     * lateness of every deadline timer that fires.
+     * Sheds queries while {@code lag} says the timers run too late for them.
      *
      * @return this service
      */
@@ -165,10 +164,6 @@ public final class PredictionService {
         return Mono.deferContextual(context -> {
             Mono<PredictionException> atDeadline = Mono.fromSupplier(() -> {
                 deadlineLag.record(Math.max(0, clock.getAsLong() - deadline), TimeUnit.NANOSECONDS);
-                TimerLag timers = lag;
-                if (timers != null) {
-                    timers.fired(deadline);
-                }
                 return new PredictionException(DefaultReason.DEADLINE, null);
             });
             Scheduler eventLoop = context.getOrDefault(EVENT_LOOP, null);
