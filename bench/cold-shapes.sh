@@ -5,10 +5,11 @@
 # gateway per run; cases control (no pathology), cold (the first batch of each size takes 300 ms
 # more and the SDK warms up only a batch of one), cold-warmed (the SDK warms every size up to 32),
 # stalls (the container stands still 200 ms every 5 s) and cpu-hog (the control with
-# `stress-ng --cpu 2` beside the gateway). Reports the client's count of answers later than SLO +
-# 5 ms and the gateway's own of answers after the SLO (servegate_answers_late_total).
+# `stress-ng --cpu 2` beside the gateway); pathologies join with +, as in stalls+cpu-hog. Reports
+# the client's count of answers later than SLO + 5 ms and the gateway's own of answers after the
+# SLO (servegate_answers_late_total).
 # Usage: bench/cold-shapes.sh [--gateway main=PATH/gateway.jar] [--warmup-s 30 --duration-s 30
-#        --cases control,cold,cold-warmed,stalls,cpu-hog --rate 400]
+#        --cases control,cold,cold-warmed,stalls,cpu-hog,stalls+cpu-hog --rate 400 --hog-cpus 2]
 # Results: bench/results/cold-shapes-<UTC timestamp>/ (cold-shapes.json, logs, metrics scrapes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
