@@ -9,7 +9,9 @@
 #   bench/gpu.sh [options]    on a GPU machine: ResNet-50, 224 x 224, fp16 on CUDA, SLO 50 ms;
 #                             on a machine without CUDA: ResNet-18, 32 x 32 images on the CPU, short
 #                             legs, so that the script itself is exercised anywhere
-# Options go to bench/gpu_sweep.py (--rates, --policies, --slo-ms, --seconds, ...).
+# Options go to bench/gpu_sweep.py (--rates, --policies, --slo-ms, --seconds, ...). Real latency
+# (docs/scheduling.md): --rates 0.5,0.9,2,4 --warmup-batch-sizes 1, once with cuDNN autotuning
+# (the default) and once with --no-cudnn-benchmark.
 # Results: $OUT/gpu-<UTC timestamp>/ when OUT is set (a device machine's output folder), else
 # bench/results/gpu-<UTC timestamp>/.
 set -euo pipefail

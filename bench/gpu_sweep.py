@@ -73,8 +73,12 @@ def wait_http(url, process, seconds, what):
 
 
 def classifier_env(args):
-    return dict(os.environ, DEVICE=args.device, ARCH=args.arch, IMAGE_SIZE=str(args.image_size),
-                MAX_BATCH_SIZE=str(args.max_batch_size), MODEL_NAME=MODEL)
+    env = dict(os.environ, DEVICE=args.device, ARCH=args.arch, IMAGE_SIZE=str(args.image_size),
+               MAX_BATCH_SIZE=str(args.max_batch_size), MODEL_NAME=MODEL,
+               CUDNN_BENCHMARK="1" if args.cudnn_benchmark else "0")
+    if args.warmup_batch_sizes is not None:
+        env["WARMUP_BATCH_SIZES"] = args.warmup_batch_sizes
+    return env
 
 
 def profile(args):
@@ -214,6 +218,11 @@ def main():
     parser.add_argument("--warmup-seconds", type=float, default=5)
     parser.add_argument("--processes", type=int, default=max(1, min(8, os.cpu_count() // 2)))
     parser.add_argument("--connections", type=int, default=32, help="connections per sending process")
+    parser.add_argument("--cudnn-benchmark", action=argparse.BooleanOptionalAction, default=True,
+                        help="cuDNN autotuning of each batch shape in the classifier (default on)")
+    parser.add_argument("--warmup-batch-sizes", default=None,
+                        help="the classifier's warm-up before ready (default: every size up to the maximum; "
+                             "1 meets every other shape cold, none skips it)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     args.rates = [float(r) for r in args.rates.split(",")]
@@ -251,6 +260,7 @@ def main():
     report = dict(benchmark="gpu", date_utc=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                   machine="%s, %d cores" % (socket.gethostname(), os.cpu_count()), load_before=load_before,
                   load_after=load_average(), device=args.device, arch=args.arch, image_size=args.image_size,
+                  cudnn_benchmark=args.cudnn_benchmark, warmup_batch_sizes=args.warmup_batch_sizes or "all",
                   slo_ms=args.slo_ms, seconds_per_rate=args.seconds, in_process=prof, capacity_images_per_s=capacity,
                   summary=summary, sweep=rows)
     with open(os.path.join(args.out, "gpu.json"), "w") as f:
