@@ -42,7 +42,7 @@ final class WireFaults implements ServerInterceptor {
         }, headers);
     }
 
-    private ModelInferResponse corrupt(ModelInferResponse r) {
+    ModelInferResponse corrupt(ModelInferResponse r) {
         if (r.getRawOutputContentsCount() != 1 || r.getOutputsCount() != 1) {
             return r;
         }
@@ -52,9 +52,11 @@ final class WireFaults implements ServerInterceptor {
         ModelInferResponse.InferOutputTensor out = r.getOutputs(0);
         List<String> labels = TensorType.STRINGS.decode(out.getDatatype(), out.getShapeList(), r.getRawOutputContents(0));
         List<String> fewer = labels.subList(0, labels.size() - 1);
+        // a batch of one gets no output at all: the encoder refuses an empty batch, and an exception
+        // here would leave the call unanswered, a timeout instead of the wrong count asked for
         return r.toBuilder()
                 .setOutputs(0, out.toBuilder().setShape(0, fewer.size()))
-                .setRawOutputContents(0, TensorType.STRINGS.encode(fewer).raw())
+                .setRawOutputContents(0, fewer.isEmpty() ? ByteString.EMPTY : TensorType.STRINGS.encode(fewer).raw())
                 .build();
     }
 }
