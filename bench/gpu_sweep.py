@@ -22,6 +22,7 @@ import datetime
 import html
 import http.client
 import json
+import math
 import multiprocessing
 import os
 import queue
@@ -147,6 +148,9 @@ def offered(port, image_bytes, rate, seconds, slo_s, processes, connections):
         if t >= start + seconds:
             break
         times.append(t)
+    # a connection carries one query at a time: enough of them that queries answered as late as
+    # twice the SLO never wait for one, or the client, not the gateway, would make them late
+    connections = max(connections, math.ceil(2 * rate * slo_s / processes))
     results = multiprocessing.Queue()
     workers = [multiprocessing.Process(target=sender, args=(port, image_bytes, times[k::processes], slo_s, results,
                                                             connections)) for k in range(processes)]
@@ -164,6 +168,7 @@ def offered(port, image_bytes, rate, seconds, slo_s, processes, connections):
     pct = (lambda q: round(latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1e3, 2)
            if latencies else None)
     return dict(offered_per_s=rate, sent=sent, answered=answered, goodput_per_s=round(good / seconds, 1),
+                connections_per_process=connections,
                 in_slo=round(good / sent, 4) if sent else 0.0, p50_ms=pct(0.5), p99_ms=pct(0.99))
 
 
@@ -217,7 +222,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--warmup-seconds", type=float, default=5)
     parser.add_argument("--processes", type=int, default=max(1, min(8, os.cpu_count() // 2)))
-    parser.add_argument("--connections", type=int, default=32, help="connections per sending process")
+    parser.add_argument("--connections", type=int, default=32,
+                        help="connections per sending process, at least (more where the rate needs them)")
     parser.add_argument("--cudnn-benchmark", action=argparse.BooleanOptionalAction, default=True,
                         help="cuDNN autotuning of each batch shape in the classifier (default on)")
     parser.add_argument("--warmup-batch-sizes", default=None,
