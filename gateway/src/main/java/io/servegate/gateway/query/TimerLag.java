@@ -33,6 +33,7 @@ public final class TimerLag {
     // the probe's runs of the last window, oldest first (a ring); only the probe's thread writes them
     private long[] at = new long[64];
     private long[] lateness = new long[64];
+    private long[] sorted = new long[64];
     private int first;
     private int count;
     private volatile long lag;
@@ -89,12 +90,11 @@ public final class TimerLag {
         at[slot] = now;
         lateness[slot] = Math.max(0, now - dueNanos);
         count++;
-        long[] window = new long[count];
         for (int i = 0; i < count; i++) {
-            window[i] = lateness[(first + i) % lateness.length];
+            sorted[i] = lateness[(first + i) % lateness.length];
         }
-        Arrays.sort(window);
-        lag = window[(count - 1) / 2]; // the lower median: one late run of two is a pause
+        Arrays.sort(sorted, 0, count);
+        lag = sorted[(count - 1) / 2]; // the lower median: one late run of two is a pause
     }
 
     private void grow() {
@@ -107,6 +107,7 @@ public final class TimerLag {
         at = a;
         lateness = l;
         first = 0;
+        sorted = new long[a.length];
     }
 
     private final class Probe implements Disposable {

@@ -108,6 +108,20 @@ class TimerLagTest {
     }
 
     @Test
+    void aProbeOfAnyPeriodKeepsItsWholeWindow() {
+        TimerLag lag = new TimerLag(this::now, 1, meters);
+        AtomicLong late = new AtomicLong();
+        Disposable probe = lag.probe(late(late), Duration.ofMillis(1)); // 250 runs a window
+        time.advanceTimeBy(Duration.ofMillis(300));
+        late.set(3 * MS);
+        time.advanceTimeBy(Duration.ofMillis(100)); // 25 late runs among 175: the median is on time
+        assertThat(lag.lagNanos()).isZero();
+        time.advanceTimeBy(Duration.ofMillis(300));
+        assertThat(lag.lagNanos()).isEqualTo(3 * MS);
+        probe.dispose();
+    }
+
+    @Test
     void aPauseThatIsOverShedsNothing() {
         TimerLag lag = new TimerLag(this::now, 1, meters);
         AtomicLong late = new AtomicLong();
