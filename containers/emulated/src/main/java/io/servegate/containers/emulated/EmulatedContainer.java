@@ -18,7 +18,9 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "emulated-container",
         description = "Emulates a GPU model: a batch of b takes beta + alpha*b ms (plus its input bytes / --bytes-per-ms, "
-                + "plus any --stall-ms it meets), then gets deterministic labels; with --models N, N such models loaded on demand within --memory-budget-bytes.")
+                + "times any --jitter-sigma, plus --cold-batch-ms the first time its size runs, plus any --stall-ms it "
+                + "meets), then gets deterministic labels; with --models N, N such models loaded on demand within "
+                + "--memory-budget-bytes.")
 public final class EmulatedContainer implements Callable<Integer> {
 
     @Spec
@@ -111,6 +113,20 @@ public final class EmulatedContainer implements Callable<Integer> {
                     + "default ${DEFAULT-VALUE}).")
     double stallEveryMs;
 
+    @Option(names = "--cold-batch-ms", defaultValue = "${env:COLD_BATCH_MS:-0}",
+            description = "The first batch of each size takes this much longer, as a GPU autotuning the shape does; "
+                    + "the SDK's warm-up pays it for the sizes it runs (env COLD_BATCH_MS; default ${DEFAULT-VALUE}).")
+    double coldBatchMs;
+
+    @Option(names = "--jitter-sigma", defaultValue = "${env:JITTER_SIGMA:-0}",
+            description = "Each batch's time times exp(sigma*Z - sigma^2/2), lognormal with mean 1: a heavy tail "
+                    + "(env JITTER_SIGMA; default ${DEFAULT-VALUE}: none).")
+    double jitterSigma;
+
+    @Option(names = "--seed", defaultValue = "${env:SEED:-1}",
+            description = "Seed of the jitter (env SEED; default ${DEFAULT-VALUE}).")
+    long seed;
+
     public static void main(String[] args) {
         System.exit(new CommandLine(new EmulatedContainer()).execute(args));
     }
@@ -137,19 +153,21 @@ public final class EmulatedContainer implements Callable<Integer> {
                 throw new IllegalArgumentException("--slow-factor must be positive, got " + slowFactor);
             }
             java.util.function.DoubleSupplier slowdown = () -> slow.hits() ? slowFactor : 1;
-            Stalls stalls = new Stalls(start, Math.round(stallEveryMs * 1e6), Math.round(stallMs * 1e6));
+            Pathologies pathologies = new Pathologies(bytesPerMs,
+                    new Stalls(start, Math.round(stallEveryMs * 1e6), Math.round(stallMs * 1e6)),
+                    Math.round(coldBatchMs * 1e6), jitterSigma, seed);
             if (models < 0) {
                 throw new IllegalArgumentException("--models must be 0 or more, got " + models);
             } else if (models == 0) {
                 builder = options.applyTo(ModelContainer.builder(type, TensorType.STRINGS,
-                        new EmulatedPredictor<>(betaMs, alphaMs, classes, slowdown, bytesPerMs, stalls)));
+                        new EmulatedPredictor<>(betaMs, alphaMs, classes, slowdown, pathologies)));
             } else {
                 String prefix = options.name() == null ? "emulated" : options.name();
                 builder = options.applyTo(ModelContainer.builder(type, TensorType.STRINGS,
                         new EmulatedModelRepository<>(
                                 EmulatedModelRepository.numbered(prefix, models, options.version()),
                                 modelSizeBytes, loadMs,
-                                () -> new EmulatedPredictor<>(betaMs, alphaMs, classes, slowdown, bytesPerMs, stalls))));
+                                () -> new EmulatedPredictor<>(betaMs, alphaMs, classes, slowdown, pathologies))));
             }
             if (!"none".equals(fault)) {
                 WireFaults.Kind kind = switch (fault) {

@@ -4,6 +4,9 @@ import io.servegate.sdk.Predictor;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32;
 import org.slf4j.Logger;
@@ -24,11 +27,13 @@ import org.slf4j.LoggerFactory;
  * </ul>
  * The same input therefore always gets the same label, in any batch and in any process.
  *
- * <p>Two pathologies of real accelerators can be added: a transfer time proportional to the
- * batch's input bytes (numbers at their width, strings as UTF-8), as a host-to-device copy of large
- * inputs costs, and periodic {@link Stalls} during which no batch makes progress.
+ * <p>The {@link Pathologies} of real accelerators can be added: a transfer time proportional to
+ * the batch's input bytes (numbers at their width, strings as UTF-8), periodic {@link Stalls}
+ * during which no batch makes progress, a slow first batch of each size, and seeded lognormal
+ * jitter.
  *
- * <p>Stateless apart from its configuration, so it is safe under any container concurrency.
+ * <p>Safe under any container concurrency: its only state, the sizes it has run and the jitter's
+ * random numbers, is thread-safe.
  *
  * @param <X> one of the SDK's input types
  */
@@ -44,9 +49,10 @@ public final class EmulatedPredictor<X> implements Predictor<X, String> {
     private final int classes;
     /** The slow-down of the current batch (1 = none); {@code --slow-factor} makes it 10 for a while. */
     private final java.util.function.DoubleSupplier slowdown;
-    /** Input bytes moved per millisecond of the batch's time; 0 for no transfer time. */
-    private final double bytesPerMs;
-    private final Stalls stalls;
+    private final Pathologies pathologies;
+    /** The batch sizes run so far: the first batch of each is cold. */
+    private final Set<Integer> warmSizes = ConcurrentHashMap.newKeySet();
+    private final Random jitter;
 
     /**
      * @param betaMs fixed cost of any batch, in milliseconds (≥ 0)
@@ -59,18 +65,12 @@ public final class EmulatedPredictor<X> implements Predictor<X, String> {
 
     /** As above, with each batch's service time multiplied by what {@code slowdown} says at the time. */
     public EmulatedPredictor(double betaMs, double alphaMs, int classes, java.util.function.DoubleSupplier slowdown) {
-        this(betaMs, alphaMs, classes, slowdown, 0, Stalls.NONE);
+        this(betaMs, alphaMs, classes, slowdown, Pathologies.NONE);
     }
 
-    /**
-     * As above, each batch also taking its input bytes / {@code bytesPerMs} ms (0: no transfer
-     * time), and standing still through {@code stalls}.
-     */
+    /** As above, with what a real accelerator adds to β + α·b. */
     EmulatedPredictor(double betaMs, double alphaMs, int classes, java.util.function.DoubleSupplier slowdown,
-            double bytesPerMs, Stalls stalls) {
-        if (!(bytesPerMs >= 0) || Double.isInfinite(bytesPerMs)) {
-            throw new IllegalArgumentException("bytes per ms must be finite and non-negative, got " + bytesPerMs);
-        }
+            Pathologies pathologies) {
         if (!(betaMs >= 0) || !(alphaMs >= 0) || Double.isInfinite(betaMs) || Double.isInfinite(alphaMs)) {
             throw new IllegalArgumentException("beta and alpha must be finite and non-negative, got beta="
                     + betaMs + " alpha=" + alphaMs);
@@ -82,8 +82,8 @@ public final class EmulatedPredictor<X> implements Predictor<X, String> {
         this.alphaMs = alphaMs;
         this.classes = classes;
         this.slowdown = slowdown;
-        this.bytesPerMs = bytesPerMs;
-        this.stalls = stalls;
+        this.pathologies = pathologies;
+        this.jitter = new Random(pathologies.seed());
     }
 
     /** The emulated service time of a batch of {@code batchSize}: β + α·b, in nanoseconds. */
@@ -93,26 +93,41 @@ public final class EmulatedPredictor<X> implements Predictor<X, String> {
 
     /** The transfer time of {@code inputs}: their bytes / bytes-per-ms, in nanoseconds (0 when not set). */
     public long transferNanos(List<X> inputs) {
-        if (bytesPerMs == 0) {
+        if (pathologies.bytesPerMs() == 0) {
             return 0;
         }
         long bytes = 0;
         for (X input : inputs) {
             bytes += bytes(input);
         }
-        return Math.round(bytes / bytesPerMs * 1_000_000.0);
+        return Math.round(bytes / pathologies.bytesPerMs() * 1_000_000.0);
+    }
+
+    /**
+     * How long the container works on this batch, stalls aside: β + α·b and the transfer time,
+     * times the slow-down and the jitter, plus the cold time if it is the first batch of its size.
+     * Each call draws the jitter and marks the size warm.
+     */
+    long batchNanos(List<X> inputs) {
+        double factor = slowdown.getAsDouble();
+        double sigma = pathologies.jitterSigma();
+        if (sigma > 0) {
+            factor *= Math.exp(sigma * jitter.nextGaussian() - sigma * sigma / 2);
+        }
+        long nanos = Math.round((serviceTimeNanos(inputs.size()) + transferNanos(inputs)) * factor);
+        return warmSizes.add(inputs.size()) ? nanos + pathologies.coldBatchNanos() : nanos;
     }
 
     @Override
     public List<String> predictBatch(List<X> inputs) {
         long start = System.nanoTime();
-        long nanos = Math.round((serviceTimeNanos(inputs.size()) + transferNanos(inputs)) * slowdown.getAsDouble());
+        long nanos = batchNanos(inputs);
         LOG.debug("predicting a batch of {} for {} ns", inputs.size(), nanos);
         List<String> labels = new ArrayList<>(inputs.size());
         for (X input : inputs) {
             labels.add(Integer.toString(label(input)));
         }
-        sleepUntil(stalls.finish(start, nanos));
+        sleepUntil(pathologies.stalls().finish(start, nanos));
         return labels;
     }
 

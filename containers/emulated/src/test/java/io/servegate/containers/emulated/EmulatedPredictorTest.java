@@ -80,22 +80,59 @@ class EmulatedPredictorTest {
     @Test
     void transferTimeIsProportionalToTheInputBytes() {
         // 150 KB inputs (37,500 floats) at 3,000,000 bytes/ms: 0.05 ms each
-        EmulatedPredictor<float[]> p = new EmulatedPredictor<>(3.4, 0.05, 10, () -> 1, 3_000_000, Stalls.NONE);
+        EmulatedPredictor<float[]> p = new EmulatedPredictor<>(3.4, 0.05, 10, () -> 1, transfer(3_000_000));
         List<float[]> batch = List.of(new float[37_500], new float[37_500], new float[37_500], new float[37_500]);
         assertThat(p.transferNanos(batch)).isEqualTo(200_000L);
-        assertThat(new EmulatedPredictor<String>(0, 0, 10, () -> 1, 1, Stalls.NONE).transferNanos(List.of("héllo")))
+        assertThat(new EmulatedPredictor<String>(0, 0, 10, () -> 1, transfer(1)).transferNanos(List.of("héllo")))
                 .as("UTF-8 bytes").isEqualTo(6_000_000L);
         assertThat(new EmulatedPredictor<float[]>(3.4, 0.05, 10).transferNanos(batch)).isZero();
     }
 
     @Test
     void rejectsInvalidConfiguration() {
-        assertThatThrownBy(() -> new EmulatedPredictor<float[]>(0, 0, 10, () -> 1, -1, Stalls.NONE))
+        assertThatThrownBy(() -> transfer(-1)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new Pathologies(0, Stalls.NONE, -1, 0, 1)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new Pathologies(0, Stalls.NONE, 0, Double.NaN, 1))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new EmulatedPredictor<float[]>(-1, 0, 10)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new EmulatedPredictor<float[]>(0, Double.NaN, 10))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new EmulatedPredictor<float[]>(0, 0, 0)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void theFirstBatchOfEachSizeIsCold() {
+        EmulatedPredictor<float[]> p = new EmulatedPredictor<>(10, 1, 10, () -> 1,
+                new Pathologies(0, Stalls.NONE, 300_000_000L, 0, 1));
+        assertThat(p.batchNanos(batch(4))).isEqualTo(314_000_000L);
+        assertThat(p.batchNanos(batch(4))).isEqualTo(14_000_000L);
+        assertThat(p.batchNanos(batch(2))).as("another size is cold again").isEqualTo(312_000_000L);
+        assertThat(p.batchNanos(batch(2))).isEqualTo(12_000_000L);
+    }
+
+    @Test
+    void jitterKeepsTheMeanGrowsATailAndRepeatsWithItsSeed() {
+        Pathologies jitter = new Pathologies(0, Stalls.NONE, 0, 0.5, 7);
+        EmulatedPredictor<float[]> p = new EmulatedPredictor<>(10, 0, 10, () -> 1, jitter);
+        EmulatedPredictor<float[]> same = new EmulatedPredictor<>(10, 0, 10, () -> 1, jitter);
+        long[] times = new long[20_000];
+        for (int i = 0; i < times.length; i++) {
+            times[i] = p.batchNanos(batch(1));
+            assertThat(same.batchNanos(batch(1))).isEqualTo(times[i]);
+        }
+        java.util.Arrays.sort(times);
+        double mean = java.util.Arrays.stream(times).average().orElseThrow();
+        assertThat(mean).isCloseTo(10_000_000, org.assertj.core.data.Percentage.withPercentage(3));
+        // lognormal, sigma 0.5: the 99th percentile is e^(2.326*0.5 - 0.125) = 2.82 times the mean
+        assertThat(times[(int) (0.99 * times.length)] / 1e7).isBetween(2.6, 3.05);
+    }
+
+    private static Pathologies transfer(double bytesPerMs) {
+        return new Pathologies(bytesPerMs, Stalls.NONE, 0, 0, 1);
+    }
+
+    private static List<float[]> batch(int size) {
+        return java.util.Collections.nCopies(size, new float[] {1f, 2f});
     }
 
     private static float[] oneHot(int length, int hot) {
