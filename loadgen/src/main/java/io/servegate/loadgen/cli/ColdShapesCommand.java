@@ -66,7 +66,8 @@ public final class ColdShapesCommand implements Callable<Integer> {
     String python;
 
     @Option(names = "--container", defaultValue = "bench/python_cold_container.py",
-            description = "The container script (default ${DEFAULT-VALUE}).")
+            description = "The container: a Python SDK script, or the emulated container's jar, which takes the same "
+                    + "settings (default ${DEFAULT-VALUE}).")
     Path container;
 
     @Option(names = "--rate", defaultValue = "400", description = "Requests/s, Poisson (default ${DEFAULT-VALUE}).")
@@ -241,15 +242,19 @@ public final class ColdShapesCommand implements Callable<Integer> {
     }
 
     private Process startContainer(String c, Path log) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(python, container.toString()).redirectErrorStream(true)
-                .redirectOutput(log.toFile());
+        List<String> command = container.toString().endsWith(".jar")
+                ? List.of(ProcessHandle.current().info().command().orElse("java"), "-jar", container.toString())
+                : List.of(python, container.toString());
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
         Map<String, String> env = pb.environment();
+        env.put("MODEL_NAME", "cold");
         env.put("PORT", "0");
         env.put("HOST", GatewayProcess.HOST);
         env.put("BETA_MS", Double.toString(betaMs));
         env.put("ALPHA_MS", Double.toString(alphaMs));
         boolean cold = has(c, "cold") || has(c, "cold-warmed");
         env.put("COLD_MS", cold ? Double.toString(coldMs) : "0");
+        env.put("COLD_BATCH_MS", env.get("COLD_MS")); // the emulated container's name for it
         env.put("STALL_MS", has(c, "stalls") ? Double.toString(stallMs) : "0");
         env.put("STALL_EVERY_MS", Double.toString(stallEveryMs));
         env.put("MAX_BATCH_SIZE", Integer.toString(maxBatch));
