@@ -3,7 +3,7 @@ package io.servegate.gateway.query;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
-import java.util.Arrays;
+import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import reactor.core.Disposable;
@@ -30,12 +30,8 @@ public final class TimerLag {
     private final LongSupplier clock;
     private final double shedFraction;
     private final long windowNanos = WINDOW.toNanos();
-    // the probe's runs of the last window, oldest first (a ring); only the probe's thread writes them
-    private long[] at = new long[64];
-    private long[] lateness = new long[64];
-    private long[] sorted = new long[64];
-    private int first;
-    private int count;
+    /** The probe's runs of the last window, oldest first: {when, how late}. Guarded by {@code this}. */
+    private final ArrayDeque<long[]> runs = new ArrayDeque<>();
     private volatile long lag;
 
     /**
@@ -79,35 +75,12 @@ public final class TimerLag {
     /** The probe's run due at {@code dueNanos} ran now. */
     private synchronized void ran(long dueNanos) {
         long now = clock.getAsLong();
-        while (count > 0 && now - at[first] > windowNanos) {
-            first = (first + 1) % at.length;
-            count--;
+        while (!runs.isEmpty() && now - runs.peekFirst()[0] > windowNanos) {
+            runs.pollFirst();
         }
-        if (count == at.length) {
-            grow();
-        }
-        int slot = (first + count) % at.length;
-        at[slot] = now;
-        lateness[slot] = Math.max(0, now - dueNanos);
-        count++;
-        for (int i = 0; i < count; i++) {
-            sorted[i] = lateness[(first + i) % lateness.length];
-        }
-        Arrays.sort(sorted, 0, count);
-        lag = sorted[(count - 1) / 2]; // the lower median: one late run of two is a pause
-    }
-
-    private void grow() {
-        long[] a = new long[at.length * 2];
-        long[] l = new long[at.length * 2];
-        for (int i = 0; i < count; i++) {
-            a[i] = at[(first + i) % at.length];
-            l[i] = lateness[(first + i) % at.length];
-        }
-        at = a;
-        lateness = l;
-        first = 0;
-        sorted = new long[a.length];
+        runs.addLast(new long[] {now, Math.max(0, now - dueNanos)});
+        long[] lateness = runs.stream().mapToLong(r -> r[1]).sorted().toArray();
+        lag = lateness[(lateness.length - 1) / 2]; // the lower median: one late run of two is a pause
     }
 
     private final class Probe implements Disposable {
