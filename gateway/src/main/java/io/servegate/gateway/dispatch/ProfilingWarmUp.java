@@ -40,10 +40,11 @@ final class ProfilingWarmUp implements WarmUp {
     public CompletableFuture<Void> run(ReplicaWorker worker, List<String> held) {
         return worker.client().modelMetadata(model.name(), model.version(), Duration.ofSeconds(1))
                 .handle((md, error) -> {
-                    if (error == null && WarmUp.declaredLength(md) > 0) {
-                        worker.inputLength(WarmUp.declaredLength(md));
+                    if (error == null) {
+                        worker.declaredInput(DeclaredInput.of(md, model.inputType()));
                     }
-                    return WarmUp.zeros(model.inputType(), Math.max(1, worker.inputLength())); // no length: any
+                    // no length declared: any
+                    return WarmUp.zeros(model.inputType(), Math.max(1, worker.declaredInput().rowLength()));
                 })
                 .thenCompose(zeros -> zeros == null ? DONE
                         // the first call pays the container's one-off costs: its time is not a sample
