@@ -102,7 +102,7 @@ public final class ReadinessProbe {
                     + md.getInputsCount() + " inputs; the gateway sends one");
         }
         String declared = md.getInputs(0).getDatatype();
-        boolean fits = declared.equals(type.datatype()) || type == TensorType.BYTES && declared.equals(TensorType.UINT8);
+        boolean fits = type.carriedBy(declared);
         String what = "ModelMetadata(" + model + ", version " + version + ") declares input '"
                 + md.getInputs(0).getName() + "' " + declared + " " + md.getInputs(0).getShapeList();
         return fits ? new Result(true, false, what)

@@ -1,11 +1,15 @@
 package io.servegate.gateway.dispatch;
 
+import io.grpc.Status;
 import io.servegate.core.batching.BatchLatencyProfile;
+import io.servegate.oip.ModelMetadataResponse;
 import io.servegate.oip.client.TensorType;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A single-model replica's warm-up: reads the input length the container declares, sends an
@@ -19,6 +23,7 @@ import java.util.concurrent.CompletableFuture;
  */
 final class ProfilingWarmUp implements WarmUp {
 
+    private static final Logger log = LoggerFactory.getLogger(ProfilingWarmUp.class);
     private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
     /** A batch costing more than this times the batch half its size is run again (see the class comment). */
@@ -43,6 +48,7 @@ final class ProfilingWarmUp implements WarmUp {
                     if (error == null) {
                         worker.declaredInput(DeclaredInput.of(md, model.inputType()));
                     }
+                    warnOfMismatch(worker, md, error);
                     // no length declared: any
                     return WarmUp.zeros(model.inputType(), Math.max(1, worker.declaredInput().rowLength()));
                 })
@@ -50,6 +56,24 @@ final class ProfilingWarmUp implements WarmUp {
                         // the first call pays the container's one-off costs: its time is not a sample
                         : measure(worker, zeros, 1).handle((ignored, error) -> null)
                                 .thenCompose(ignored -> profile(worker, zeros, 1, 0)));
+    }
+
+    /**
+     * Says in the log what differs when the replica serves another model version or input type
+     * than its registration (a replica added by address; managed ones are checked before they are
+     * registered): its batches would all fail.
+     */
+    private void warnOfMismatch(ReplicaWorker worker, ModelMetadataResponse md, Throwable error) {
+        String asked = "replica " + worker.id() + " at " + worker.address() + ": ModelMetadata(" + model.name()
+                + ", version " + model.version() + ")";
+        if (error != null && Status.fromThrowable(error).getCode() == Status.Code.NOT_FOUND) {
+            log.warn("{} answered {}: it does not serve the registered model version", asked,
+                    Status.fromThrowable(error));
+        } else if (error == null && md.getInputsCount() == 1 && !model.inputType().carriedBy(md.getInputs(0).getDatatype())) {
+            log.warn("{} declares input '{}' {} {}, but the model is registered with input type '{}' ({})", asked,
+                    md.getInputs(0).getName(), md.getInputs(0).getDatatype(), md.getInputs(0).getShapeList(),
+                    model.inputType().clipperName(), model.inputType().datatype());
+        }
     }
 
     /** Measures {@code size}, and its double next; {@code previous} is the last size's cost, 0 before any. */
