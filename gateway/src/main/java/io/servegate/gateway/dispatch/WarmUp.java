@@ -8,7 +8,8 @@ import java.util.concurrent.CompletableFuture;
  * What a replica runs once it first answers ServerReady, before it takes queries: all-zeros calls
  * so that the container's first-call costs (JIT, kernel selection, memory arenas) do not turn the
  * first real queries into defaults, measured so that the scheduler knows what the replica costs
- * before it relies on that. A failure ends the warm-up, and the replica takes queries all the same.
+ * before it relies on that. A failure ends the warm-up, and the replica takes queries all the same,
+ * unless it says it does not serve the model version at all.
  */
 interface WarmUp {
 

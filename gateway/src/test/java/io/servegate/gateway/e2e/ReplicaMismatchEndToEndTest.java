@@ -77,6 +77,40 @@ class ReplicaMismatchEndToEndTest {
         assertThat(replica.path("detail").asString()).contains("wrongname", "mylinear");
     }
 
+    @Test
+    void aReplicaAddedByAddressThatServesAnotherNameTakesNoQueries() throws Exception {
+        try (ContainerProcess mylinear = ContainerProcess.start(ContainerProcess.EMULATED, "--name", "mylinear");
+                ContainerProcess right = ContainerProcess.start(ContainerProcess.EMULATED, "--name", "right")) {
+            for (String[] m : new String[][] {{"misnamed", mylinear.address()}, {"right", right.address()}}) {
+                assertThat(post("add_model", Map.of("model_name", m[0], "model_version", "1", "input_type", "floats"))
+                        .statusCode()).isEqualTo(200);
+                assertThat(post("add_container", Map.of("model_name", m[0], "model_version", "1", "address", m[1]))
+                        .statusCode()).isEqualTo(200);
+            }
+            long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (!available("right")) {
+                assertThat(System.nanoTime()).as("the right replica became available").isLessThan(until);
+                Thread.sleep(50);
+            }
+            Thread.sleep(2000); // both containers serve; the misnamed one is checked every second
+            assertThat(available("misnamed")).as("a replica whose batches would all fail takes none").isFalse();
+        }
+    }
+
+    private boolean available(String model) throws Exception {
+        HttpResponse<String> r = post("get_all_containers", Map.of());
+        for (JsonNode c : json.readTree(r.body())) {
+            if (c.path("model_name").asString().equals(model)) {
+                return c.path("available").asBoolean();
+            }
+        }
+        return false;
+    }
+
+    private HttpResponse<String> post(String endpoint, Map<String, ?> body) throws Exception {
+        return postAsync(endpoint, body).get(90, TimeUnit.SECONDS);
+    }
+
     /**
      * When the replica's container first answered ServerReady true, as this test saw it; the time
      * of the answer if the gateway stopped the replica before this test saw it serve.
