@@ -94,6 +94,9 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
             this.models = new ResidentModels<>(b.repository, b.memoryBudgetBytes, Set.of(), b.name);
         }
         this.service = new OipInferenceService<>(b.inputType, b.outputType, models, predictPool);
+        if (!b.inputDims.isEmpty()) {
+            service.declareInputDims(b.inputDims);
+        }
         if (b.maxBatchSize > 0) {
             service.reportInMetadata(Map.of(MAX_BATCH_SIZE, InferParameter.newBuilder().setInt64Param(b.maxBatchSize).build()));
         }
@@ -218,6 +221,7 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
         private String host = "0.0.0.0";
         private int port = 8001;
         private int inputLength = -1;
+        private List<Long> inputDims = List.of();
         private int maxBatchSize;
         private List<Integer> warmupBatchSizes;
         private int warmupRuns = 2;
@@ -268,6 +272,23 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
         /** The vector length every numeric input must have; unset (-1) accepts any. */
         public Builder<X, Y> inputLength(int inputLength) {
             this.inputLength = inputLength;
+            return this;
+        }
+
+        /**
+         * The shape of one input after the batch dimension (e.g. 3, 224, 224 for an image), declared
+         * in ModelMetadata ({@code bytes}: as UINT8); sets {@link #inputLength} to the values it holds.
+         */
+        public Builder<X, Y> inputShape(List<Long> dims) {
+            long values = 1;
+            for (long d : dims) {
+                if (d <= 0) {
+                    throw new IllegalArgumentException("input dimensions must be positive, got " + dims);
+                }
+                values = Math.multiplyExact(values, d);
+            }
+            this.inputDims = List.copyOf(dims);
+            this.inputLength = dims.isEmpty() ? -1 : Math.toIntExact(values);
             return this;
         }
 

@@ -56,6 +56,8 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
     private volatile boolean ready;
     /** String parameters every ModelMetadata answer carries (the warm-up's report, the maximum batch size). */
     private volatile Map<String, InferParameter> metadataParameters = Map.of();
+    /** One input's dimensions after the batch dimension, when declared; empty when not. */
+    private volatile List<Long> inputDims = List.of();
 
     OipInferenceService(TensorType<X> inputType, TensorType<Y> outputType, ResidentModels<X, Y> models,
             Executor predictPool) {
@@ -63,6 +65,14 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
         this.outputType = outputType;
         this.models = models;
         this.predictPool = predictPool;
+    }
+
+    /**
+     * Declares the dimensions of one input (after the batch dimension) in ModelMetadata, for a
+     * container of one predictor; a {@code bytes} input is then declared as UINT8 of that shape.
+     */
+    void declareInputDims(List<Long> dims) {
+        inputDims = List.copyOf(dims);
     }
 
     /** Adds {@code parameters} to every ModelMetadata answer. */
@@ -117,7 +127,7 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
                     .setName(key.name())
                     .addVersions(key.version())
                     .setPlatform(PLATFORM)
-                    .addInputs(tensorMetadata("input", inputType, inputLength))
+                    .addInputs(inputMetadata(inputLength))
                     .addOutputs(tensorMetadata(OUTPUT_NAME, outputType, -1))
                     .putAllParameters(metadataParameters)
                     .build());
@@ -313,6 +323,14 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
             throw invalid("input '" + input.getName() + "' of model '" + name + "' has vectors of length "
                     + inputType.length(batch.get(0)) + "; the model expects " + inputLength);
         }
+        if (inputLength > 0 && inputType == TensorType.BYTES) {
+            for (X row : batch) {
+                if (((byte[]) row).length != inputLength) {
+                    throw invalid("input '" + input.getName() + "' of model '" + name + "' has an element of "
+                            + ((byte[]) row).length + " bytes; the model expects " + inputLength);
+                }
+            }
+        }
         return batch;
     }
 
@@ -376,6 +394,20 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
 
     private static InferParameter int64(long value) {
         return InferParameter.newBuilder().setInt64Param(value).build();
+    }
+
+    /**
+     * The input as declared: of the declared dimensions, else numeric {@code [-1, length]}; a
+     * {@code bytes} input of a known length is UINT8, as the gateway sends equal-sized byte arrays.
+     */
+    private ModelMetadataResponse.TensorMetadata inputMetadata(int inputLength) {
+        boolean fixedBytes = inputType == TensorType.BYTES && inputLength > 0;
+        if (inputDims.isEmpty() && !fixedBytes) {
+            return tensorMetadata("input", inputType, inputLength);
+        }
+        return ModelMetadataResponse.TensorMetadata.newBuilder().setName("input")
+                .setDatatype(fixedBytes ? TensorType.UINT8 : inputType.datatype()).addShape(-1)
+                .addAllShape(inputDims.isEmpty() ? List.of((long) inputLength) : inputDims).build();
     }
 
     private static ModelMetadataResponse.TensorMetadata tensorMetadata(String tensorName, TensorType<?> type,

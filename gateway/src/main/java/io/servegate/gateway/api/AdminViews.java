@@ -89,6 +89,9 @@ final class AdminViews {
         m.put("address", r.address());
         m.put("state", r.state().name().toLowerCase(Locale.ROOT));
         m.put("restarts", r.restarts());
+        if (r.detail() != null) {
+            m.put("detail", r.detail());
+        }
         return m;
     }
 

@@ -2,14 +2,18 @@ package io.servegate.gateway.api;
 
 import io.servegate.gateway.containers.ContainerManager;
 import io.servegate.gateway.containers.Deployment;
+import io.servegate.gateway.containers.ReplicaStatus;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.dispatch.ReplicaPool;
+import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -18,6 +22,9 @@ import reactor.core.publisher.Mono;
  * {@code pool} and {@code get_placements} for pools of multi-model containers.
  */
 public final class DeploymentHandler {
+
+    /** How often a deploy that waits for its replicas looks at them. */
+    private static final Duration SETTLE_POLL = Duration.ofMillis(100);
 
     private final Registry registry;
     private final ReplicaPool pool;
@@ -41,8 +48,42 @@ public final class DeploymentHandler {
      * {@link io.servegate.gateway.containers.ProcessCommandPolicy} first (else 403, nothing registered).
      */
     public Mono<ServerResponse> deployModel(ServerRequest request) {
-        return bodies.object(request).flatMap(body -> body.hasNonNull("pool") ? deployToPool(requests.poolDeploy(body))
-                : deploy(requests.deploy(body)).flatMap(d -> ok(describe(d))));
+        return bodies.object(request).flatMap(body -> {
+            if (body.hasNonNull("pool")) {
+                return deployToPool(requests.poolDeploy(body));
+            }
+            AdminRequests.Deploy deploy = requests.deploy(body);
+            Duration wait = Duration.ofSeconds(JsonBodies.optionalLong(body, "wait_ready_seconds", 0, 600, 0));
+            return deploy(deploy).flatMap(d -> wait.isZero() ? ok(describe(d)) : settled(d, wait).flatMap(this::answer));
+        });
+    }
+
+    /** The deployment once every replica is ready, or one says why it is not, or {@code wait} has passed. */
+    private Mono<Deployment> settled(Deployment deployed, Duration wait) {
+        Mono<Deployment> now = Mono.defer(containers::list).map(all -> all.stream()
+                .filter(d -> d.modelName().equals(deployed.modelName()) && d.modelVersion().equals(deployed.modelVersion()))
+                .findFirst().orElse(deployed));
+        return Flux.interval(Duration.ZERO, SETTLE_POLL).concatMap(t -> now)
+                .filter(d -> d.readyReplicas() >= d.desiredReplicas()
+                        || d.replicas().stream().anyMatch(r -> r.detail() != null))
+                .next()
+                .timeout(wait, now);
+    }
+
+    /** 200 when every replica is ready; else 502 naming the first replica's reason, or 504 when none gave one. */
+    private Mono<ServerResponse> answer(Deployment d) {
+        if (d.readyReplicas() >= d.desiredReplicas()) {
+            return ok(describe(d));
+        }
+        ReplicaStatus failed = d.replicas().stream().filter(r -> r.detail() != null).findFirst().orElse(null);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("error", "deployment not ready");
+        body.put("cause", (failed != null ? "replica " + failed.id() + ": " + failed.detail()
+                : d.readyReplicas() + " of " + d.desiredReplicas() + " replicas ready within wait_ready_seconds")
+                + "; the deployment stays, and the restart policy restarts its replicas");
+        body.put("deployment", describe(d));
+        return ServerResponse.status(failed != null ? HttpStatus.BAD_GATEWAY : HttpStatus.GATEWAY_TIMEOUT)
+                .contentType(MediaType.APPLICATION_JSON).bodyValue(body);
     }
 
     private Mono<Deployment> deploy(AdminRequests.Deploy deploy) {

@@ -18,14 +18,17 @@ public final class InputParser {
     }
 
     /**
-     * Parses {@code node} and checks a numeric vector's length against {@code expectedLength}
-     * (what the model's containers declare; -1 when unknown).
+     * Parses {@code node} and checks a numeric vector's or a byte string's length against
+     * {@code expectedLength} (what the model's containers declare; -1 when unknown).
      */
     public Object parse(TensorType<?> type, JsonNode node, String where, int expectedLength) {
         Object value = parse(type, node, where);
-        if (expectedLength > 0 && type.numeric() && node.size() != expectedLength) {
-            throw ApiException.badRequest("'" + where + "' has " + node.size() + " elements; the model expects "
-                    + expectedLength);
+        if (expectedLength > 0) {
+            int length = value instanceof byte[] b ? b.length : type.numeric() ? node.size() : expectedLength;
+            if (length != expectedLength) {
+                throw ApiException.badRequest(RowChecks.lengthProblem("'" + where + "'",
+                        type.numeric() ? "elements" : "bytes", length, expectedLength));
+            }
         }
         return value;
     }

@@ -6,6 +6,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.servegate.gateway.dispatch.DeclaredInput;
 import io.servegate.gateway.query.PredictionException;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.ModelVersion;
@@ -108,12 +109,18 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
         try {
             RegistrySnapshot snapshot = registry.snapshot();
             ModelVersion m = resolve(snapshot, request.getName(), request.getVersion());
-            TensorType<?> type = TensorType.forName(m.inputType());
+            DeclaredInput declared = predictions.declaredInput(m.name(), m.version());
             ModelMetadataResponse.TensorMetadata.Builder input = ModelMetadataResponse.TensorMetadata.newBuilder()
-                    .setName("input").setDatatype(type.datatype()).addShape(-1);
-            if (type.numeric()) {
-                int length = predictions.inputLength(m.name(), m.version());
-                input.addShape(length > 0 ? length : -1);
+                    .setName("input");
+            if (declared.known()) { // as the containers declare it
+                input.setName(declared.name() != null ? declared.name() : "input").setDatatype(declared.datatype())
+                        .addAllShape(declared.shape());
+            } else {
+                TensorType<?> type = TensorType.forName(m.inputType());
+                input.setDatatype(type.datatype()).addShape(-1);
+                if (type.numeric()) {
+                    input.addShape(-1);
+                }
             }
             ModelMetadataResponse.Builder response = ModelMetadataResponse.newBuilder()
                     .setName(m.name()).setPlatform(PLATFORM).addInputs(input)
@@ -209,6 +216,11 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
         if (!input.getShapeList().isEmpty() && input.getShape(0) > maxBatchInputs) {
             throw invalid("the tensor has " + input.getShape(0) + " rows; the limit is " + maxBatchInputs);
         }
+        DeclaredInput declared = predictions.declaredInput(m.name(), m.version());
+        String shapeProblem = declared.shapeProblem(input.getDatatype(), input.getShapeList());
+        if (shapeProblem != null) {
+            throw invalid(shapeProblem);
+        }
         List<?> rows;
         try {
             rows = request.getRawInputContentsCount() == 1
@@ -217,9 +229,8 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
         } catch (TensorFormatException e) {
             throw invalid("input '" + brief(input.getName()) + "' of model '" + m.name() + "': " + e.getMessage());
         }
-        int expected = predictions.inputLength(m.name(), m.version());
         for (int r = 0; r < rows.size(); r++) {
-            checkRow(rows.get(r), r, type, expected);
+            checkRow(rows.get(r), r, type, declared.rowLength());
         }
         return rows;
     }

@@ -1,6 +1,7 @@
 package io.servegate.gateway.api;
 
 import com.google.protobuf.ByteString;
+import io.servegate.gateway.dispatch.DeclaredInput;
 import io.servegate.gateway.query.DefaultReason;
 import io.servegate.gateway.query.PredictionException;
 import io.servegate.gateway.query.PredictionService;
@@ -13,6 +14,7 @@ import io.servegate.oip.client.TensorType;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -78,9 +80,12 @@ public final class OipRestHandler {
         body.put("name", name);
         body.put("versions", versions);
         body.put("platform", "servegate");
-        int length = predictions.inputLength(m.name(), m.version());
-        body.put("inputs", List.of(Map.of("name", "input", "datatype", type.datatype(),
-                "shape", type.numeric() ? List.of(-1, length > 0 ? length : -1) : List.of(-1))));
+        DeclaredInput declared = predictions.declaredInput(m.name(), m.version());
+        body.put("inputs", List.of(declared.known() // as the containers declare it
+                ? Map.of("name", declared.name() != null ? declared.name() : "input", "datatype", declared.datatype(),
+                        "shape", declared.shape())
+                : Map.of("name", "input", "datatype", type.datatype(),
+                        "shape", type.numeric() ? List.of(-1, -1) : List.of(-1))));
         body.put("outputs", List.of(Map.of("name", "output", "datatype", "BYTES", "shape", List.of(-1))));
         return json(HttpStatus.OK, body);
     }
@@ -113,7 +118,7 @@ public final class OipRestHandler {
             ModelVersion m = resolve(registry.snapshot(), name, requestedVersion);
             TensorType<?> type = TensorType.forName(m.inputType());
             boolean binaryOutput = OipBinaryOutput.requested(json);
-            List<?> rows = rows(type, body, predictions.inputLength(m.name(), m.version()));
+            List<?> rows = rows(type, body, predictions.declaredInput(m.name(), m.version()));
             return Flux.fromIterable(rows)
                     .flatMapSequential(row -> predictions.infer(m.name(), m.version(), type, row, timeout))
                     .collectList()
@@ -140,7 +145,8 @@ public final class OipRestHandler {
     }
 
     /** Splits the single input tensor into one value per row. */
-    private List<?> rows(TensorType<?> type, OipInferBody body, int expectedLength) {
+    private List<?> rows(TensorType<?> type, OipInferBody body, DeclaredInput declared) {
+        int expectedLength = declared.rowLength();
         JsonNode tensors = body.json().get("inputs");
         if (tensors == null || !tensors.isArray() || tensors.size() != 1) {
             throw ApiException.badRequest("'inputs' must be an array with exactly one tensor");
@@ -163,6 +169,11 @@ public final class OipRestHandler {
                     + ")");
         }
         long[] shape = shape(t.get("shape"), uint8);
+        String shapeProblem = declared.known() ? declared.shapeProblem(datatype, Arrays.stream(shape).boxed().toList())
+                : null;
+        if (shapeProblem != null) {
+            throw ApiException.badRequest(shapeProblem);
+        }
         int n = (int) shape[0];
         int width = shape.length == 2 ? (int) shape[1] : 1;
         if (n > maxBatchInputs) {
@@ -207,7 +218,9 @@ public final class OipRestHandler {
                 if (!e.isString()) {
                     throw ApiException.badRequest("'data[" + r + "]' must be a string");
                 }
-                rows.add(type == TensorType.BYTES ? e.stringValue().getBytes(StandardCharsets.UTF_8) : e.stringValue());
+                Object row = type == TensorType.BYTES ? e.stringValue().getBytes(StandardCharsets.UTF_8) : e.stringValue();
+                inputs.requireValid(type, row, "data[" + r + "]", expectedLength);
+                rows.add(row);
             }
         }
         return rows;

@@ -59,7 +59,7 @@ public final class ProfileHandler {
                     Math.min(64, pool.gatewayMaxBatchSize()));
             int samples = (int) JsonBodies.optionalLong(body, "samples", 1, 1000, 20);
             int warmup = (int) JsonBodies.optionalLong(body, "warmup", 0, 1000, 5);
-            int declared = pool.inputLength(model.name(), model.version());
+            int declared = pool.declaredInput(model.name(), model.version()).rowLength();
             int inputLength = (int) JsonBodies.optionalLong(body, "input_length", 1, 1_000_000,
                     declared > 0 ? declared : 1);
             long timeoutMs = JsonBodies.optionalLong(body, "timeout_ms", 1, 600_000, 10_000);

@@ -71,7 +71,7 @@ public final class QueryHandler {
                             + "' takes input type '" + query.type().clipperName() + "'; an application/octet-stream "
                             + "body is one raw input, for apps of input type 'bytes' only: send JSON instead");
                 }
-                inputs.requireValid(query.type(), input, "the body", -1);
+                inputs.requireValid(query.type(), input, "the body", query.length());
                 return answerOne(query.predictOne(), input);
             });
         }
@@ -82,7 +82,7 @@ public final class QueryHandler {
                 OneFieldBody<byte[]> fast = bodies.base64Field(json, "input");
                 if (fast != null && !fast.others().has("input_batch")) {
                     Query query = query(snapshot, appName, fast.others(), arrival);
-                    inputs.requireValid(query.type(), fast.value(), "'input'", -1);
+                    inputs.requireValid(query.type(), fast.value(), "'input'", query.length());
                     return answerOne(query.predictOne(), fast.value());
                 }
             }
@@ -125,10 +125,35 @@ public final class QueryHandler {
                     + "' selects among its models with policy '" + app.selection().policy() + "'");
         }
         String version = version(snapshot, model, requested);
-        int length = model == null || version == null ? -1 : predictions.inputLength(model, version);
+        int length = !single ? linkedLength(snapshot, app)
+                : model == null || version == null ? -1 : predictions.inputLength(model, version);
         return new Query(type, length, single
                 ? input -> predictions.predict(app, model, version, type, input, arrival)
                 : input -> selection.predict(app, snapshot, context, type, input, arrival));
+    }
+
+    /**
+     * The input length every linked model's containers declare (their current versions), -1 when
+     * none declares one; when two declare different lengths no input fits both, and the query is
+     * refused naming them.
+     */
+    private int linkedLength(RegistrySnapshot snapshot, Application app) {
+        int length = -1;
+        String first = null;
+        for (String model : app.linkedModels()) {
+            String version = snapshot.currentVersion(model).orElse(null);
+            int declared = version == null ? -1 : predictions.inputLength(model, version);
+            if (declared > 0 && length > 0 && declared != length) {
+                throw ApiException.badRequest("app '" + app.name() + "' links models whose containers declare inputs "
+                        + "of different lengths: '" + first + "' " + length + ", '" + model + "' " + declared
+                        + "; no input fits both");
+            }
+            if (declared > 0 && length < 0) {
+                length = declared;
+                first = model;
+            }
+        }
+        return length;
     }
 
     /** Parses {@code input} or {@code input_batch} and answers each input with {@code predictOne}. */

@@ -15,7 +15,8 @@ final class RowChecks {
     /**
      * What is wrong with {@code row}, named by {@code where} (e.g. {@code row 3}); null when nothing.
      *
-     * @param expectedLength the vector length the model's containers declare; -1 when unknown
+     * @param expectedLength the values (numbers, or bytes of a {@code bytes} input) the model's
+     *                       containers declare one input has; -1 when unknown
      * @param maxInputLength the most elements (numbers, bytes, characters) one input may have
      */
     static String problem(Object row, String where, TensorType<?> type, int expectedLength, int maxInputLength) {
@@ -28,8 +29,8 @@ final class RowChecks {
         if (type.numeric() && length == 0) {
             return where + " is empty";
         }
-        if (type.numeric() && expectedLength > 0 && length != expectedLength) {
-            return where + " has " + length + " elements; the model expects " + expectedLength;
+        if (expectedLength > 0 && length != expectedLength && !(row instanceof String)) {
+            return lengthProblem(where, row instanceof byte[] ? "bytes" : "elements", length, expectedLength);
         }
         if (row instanceof float[] v) {
             for (int i = 0; i < v.length; i++) {
@@ -45,5 +46,11 @@ final class RowChecks {
             }
         }
         return null;
+    }
+
+    /** An input of the wrong length, named with both lengths (the one the model's containers declare, the one received). */
+    static String lengthProblem(String where, String unit, int received, int expected) {
+        return where + " has " + received + " " + unit + "; the model expects " + expected + ", as its containers "
+                + "declare";
     }
 }

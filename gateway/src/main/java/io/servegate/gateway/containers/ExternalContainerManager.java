@@ -139,7 +139,7 @@ public final class ExternalContainerManager implements ContainerManager {
 
     private static Deployment describe(String model, String version, List<Replica> replicas) {
         return new Deployment(model, version, replicas.size(),
-                replicas.stream().map(r -> new ReplicaStatus(r.id, r.address, r.state, 0)).toList());
+                replicas.stream().map(r -> new ReplicaStatus(r.id, r.address, r.state, 0, r.detail)).toList());
     }
 
     private static ContainerManagerException invalid(String message) {
@@ -154,6 +154,8 @@ public final class ExternalContainerManager implements ContainerManager {
         final String version;
         final ReplicaRegistration registration;
         ReplicaStatus.State state = ReplicaStatus.State.STARTING;
+        /** The last failed check's call and answer; null after a check passed. */
+        String detail;
         int failedInARow;
         Disposable checks;
 
@@ -168,16 +170,18 @@ public final class ExternalContainerManager implements ContainerManager {
         void watch() {
             checks = Flux.interval(Duration.ZERO, probeInterval, scheduler)
                     .onBackpressureDrop()
-                    .concatMap(t -> probe.check(address, model, version).map(ok -> new long[] {ok ? 1 : 0, t}), 1)
-                    .subscribe(result -> observe(result[0] == 1, result[1]));
+                    .concatMap(t -> probe.inspect(address, model, version, registration.inputType())
+                            .map(check -> Map.entry(t, check)), 1)
+                    .subscribe(result -> observe(result.getValue(), result.getKey()));
         }
 
-        private void observe(boolean ready, long tick) {
+        private void observe(ReadinessProbe.Result check, long tick) {
             synchronized (ExternalContainerManager.this) {
                 if (state == ReplicaStatus.State.STOPPED) {
                     return;
                 }
-                if (ready) {
+                detail = check.ready() ? null : check.detail();
+                if (check.ready()) {
                     failedInARow = 0;
                     if (state != ReplicaStatus.State.READY) {
                         LOG.info("external replica {} at {} is ready", id, address);
@@ -188,14 +192,14 @@ public final class ExternalContainerManager implements ContainerManager {
                 }
                 failedInARow++;
                 if (state == ReplicaStatus.State.READY && failedInARow >= failures) {
-                    LOG.warn("external replica {} at {} failed {} checks in a row; unregistering it", id, address,
-                            failedInARow);
+                    LOG.warn("external replica {} at {} failed {} checks in a row, the last: {}; unregistering it", id,
+                            address, failedInARow, detail);
                     state = ReplicaStatus.State.UNHEALTHY;
                     registration.unregister();
-                } else if (state == ReplicaStatus.State.STARTING
-                        && probeInterval.multipliedBy(tick).compareTo(readinessTimeout) >= 0) {
-                    LOG.warn("external replica {} at {} is not ready after {}; still checking", id, address,
-                            readinessTimeout);
+                } else if (state == ReplicaStatus.State.STARTING && (check.mismatch()
+                        || probeInterval.multipliedBy(tick).compareTo(readinessTimeout) >= 0)) {
+                    LOG.warn("external replica {} at {} is not ready{}: {}; still checking", id, address,
+                            check.mismatch() ? "" : " after " + readinessTimeout, detail);
                     state = ReplicaStatus.State.UNHEALTHY;
                 }
             }

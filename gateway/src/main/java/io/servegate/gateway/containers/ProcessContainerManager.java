@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -27,13 +28,13 @@ import reactor.core.scheduler.Scheduler;
  * each line prefixed with the replica id.
  *
  * <p>A replica ({@code <model>-<version>-p<N>}) is registered only once the OIP readiness check
- * passes, then checked every probe interval. When its process exits, or it fails
- * {@code livenessFailures} checks in a row, or it is not ready within the readiness timeout, it
- * is unregistered at once (a live process is then stopped) and the restart policy decides
- * whether it is started again, after an exponential backoff that resets once it is ready.
- * Stopping means SIGTERM (an SDK container drains its in-flight batches), then SIGKILL after the
- * grace period. {@link #close()} stops every child and waits for them. Resource limits cannot be
- * enforced on plain processes and are refused.
+ * passes, then checked every probe interval. When its process exits, fails {@code livenessFailures}
+ * checks in a row, is not ready within the readiness timeout, or (at once) serves another model,
+ * version or input type than registered, it is unregistered (a live process is stopped), the
+ * check's answer kept as its {@code detail}, and the restart policy decides whether it is started
+ * again, after an exponential backoff that resets once it is ready. Stopping means SIGTERM, then
+ * SIGKILL after the grace period. {@link #close()} stops every child and waits for them.
+ * Resource limits cannot be enforced on plain processes and are refused.
  */
 public final class ProcessContainerManager implements ContainerManager {
 
@@ -270,19 +271,21 @@ public final class ProcessContainerManager implements ContainerManager {
                 exited(r, gen, x.exitValue());
             }
         });
-        Disposable wait = probe.awaitReady(r.address(), spec.modelName(), spec.modelVersion(),
-                settings.readinessTimeout()).subscribe(ok -> readiness(r, gen, ok));
+        Disposable wait = probe.await(r.address(), spec.modelName(), spec.modelVersion(), r.registration.inputType(),
+                settings.readinessTimeout()).subscribe(result -> readiness(r, gen, result));
         if (r.generation == gen && r.state == ReplicaStatus.State.STARTING) {
             r.watch = wait;
         }
     }
 
-    private synchronized void readiness(Replica r, int gen, boolean ready) {
+    /** A mismatch with the registration comes as soon as the container answers; anything else at the timeout. */
+    private synchronized void readiness(Replica r, int gen, ReadinessProbe.Result result) {
         if (r.generation != gen || r.stopping || r.state != ReplicaStatus.State.STARTING) {
             return;
         }
-        if (!ready) {
-            LOG.warn("replica {} was not ready within {}; stopping it", r.id, settings.readinessTimeout());
+        r.detail = result.ready() ? null : result.detail();
+        if (r.detail != null) {
+            LOG.warn("replica {} is not ready: {}; stopping it", r.id, result.detail());
             r.failedCheck = true;
             r.state = ReplicaStatus.State.UNHEALTHY;
             children.terminate(r.process);
@@ -295,9 +298,10 @@ public final class ProcessContainerManager implements ContainerManager {
         int[] failedChecks = {0};
         r.watch = Flux.interval(settings.probeInterval(), settings.probeInterval(), scheduler)
                 .onBackpressureDrop()
-                .concatMap(t -> probe.check(r.address(), r.dep.spec.modelName(), r.dep.spec.modelVersion()), 1)
-                .subscribe(ok -> {
-                    failedChecks[0] = ok ? 0 : failedChecks[0] + 1;
+                .concatMap(t -> probe.inspect(r.address(), r.dep.spec.modelName(), r.dep.spec.modelVersion(), null), 1)
+                .subscribe(check -> {
+                    failedChecks[0] = check.ready() ? 0 : failedChecks[0] + 1;
+                    r.detail = check.ready() ? null : check.detail();
                     if (failedChecks[0] >= settings.livenessFailures()) {
                         unhealthy(r, gen);
                     }
@@ -308,8 +312,8 @@ public final class ProcessContainerManager implements ContainerManager {
         if (r.generation != gen || r.stopping || r.state != ReplicaStatus.State.READY) {
             return;
         }
-        LOG.warn("replica {} failed {} liveness checks in a row; unregistering and stopping it", r.id,
-                settings.livenessFailures());
+        LOG.warn("replica {} failed {} liveness checks in a row, the last: {}; unregistering and stopping it", r.id,
+                settings.livenessFailures(), r.detail);
         r.failedCheck = true;
         r.state = ReplicaStatus.State.UNHEALTHY;
         dispose(r);
@@ -397,20 +401,15 @@ public final class ProcessContainerManager implements ContainerManager {
 
         /** The lowest index no replica uses, draining ones included, so ids stay short and unique. */
         int freeIndex() {
-            int i = 0;
-            while (true) {
-                int candidate = i;
-                if (replicas.stream().noneMatch(r -> r.index == candidate)) {
-                    return i;
-                }
-                i++;
-            }
+            return IntStream.iterate(0, i -> i + 1).filter(i -> replicas.stream().noneMatch(r -> r.index == i))
+                    .findFirst().orElseThrow();
         }
 
         Deployment describe() {
             return new Deployment(spec.modelName(), spec.modelVersion(), desired, replicas.stream()
                     .sorted(Comparator.comparingInt(r -> r.index))
-                    .map(r -> new ReplicaStatus(r.id, r.process == null ? null : r.address(), r.state, r.restarts))
+                    .map(r -> new ReplicaStatus(r.id, r.process == null ? null : r.address(), r.state, r.restarts,
+                            r.detail))
                     .toList());
         }
     }
@@ -431,6 +430,8 @@ public final class ProcessContainerManager implements ContainerManager {
         int failuresInARow;
         boolean failedCheck;
         boolean stopping;
+        /** Why it is not ready (the last check's answer), kept across restarts until it is; null when nothing. */
+        volatile String detail;
         /** The readiness wait, liveness checks or restart timer under way. */
         Disposable watch;
 

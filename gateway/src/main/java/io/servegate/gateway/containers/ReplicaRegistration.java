@@ -1,6 +1,7 @@
 package io.servegate.gateway.containers;
 
 import io.servegate.gateway.registry.ContainerReplica;
+import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Registry;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -42,6 +43,11 @@ final class ReplicaRegistration {
             registered = false;
             chain(registry.removeReplica(id), "unregister");
         }
+    }
+
+    /** The input type the model version is registered with (its clipper name), or null when it is not registered. */
+    String inputType() {
+        return registry.snapshot().model(model, version).map(ModelVersion::inputType).orElse(null);
     }
 
     boolean registered() {

@@ -100,7 +100,10 @@ public final class DemoRunner implements ApplicationListener<ApplicationReadyEve
             }
             Thread.sleep(100);
         }
-        throw new IOException("the demo's replicas were not ready within " + readinessTimeout);
+        throw new IOException("the demo's replicas were not ready within " + readinessTimeout + ": "
+                + containers.list().block().stream().flatMap(d -> d.replicas().stream())
+                        .map(r -> r.id() + " " + r.state() + (r.detail() == null ? "" : " (" + r.detail() + ")"))
+                        .toList());
     }
 
     /**

@@ -20,8 +20,8 @@ public interface Dispatcher {
         return true;
     }
 
-    /** The input vector length a model version's containers declare, or -1 when unknown (any length is passed on). */
-    default int inputLength(String model, String version) {
-        return -1;
+    /** The input a model version's containers declare, merged across them; unknown passes every input on. */
+    default DeclaredInput declaredInput(String model, String version) {
+        return DeclaredInput.UNKNOWN;
     }
 }

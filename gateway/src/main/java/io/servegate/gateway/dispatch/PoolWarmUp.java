@@ -44,7 +44,7 @@ final class PoolWarmUp implements WarmUp {
         return (load ? client.loadModel(model.name(), model.version(), timeout) : DONE)
                 .thenCompose(ignored -> client.modelMetadata(model.name(), model.version(), Duration.ofSeconds(1)))
                 .thenCompose(md -> {
-                    List<Object> zeros = List.of(WarmUp.zeros(type, Math.max(1, WarmUp.declaredLength(md))));
+                    List<Object> zeros = List.of(WarmUp.zeros(type, Math.max(1, DeclaredInput.of(md, type).rowLength())));
                     return client.inferAsText(model.name(), model.version(), type, zeros, CALL_TIMEOUT)
                             .thenCompose(cold -> {
                                 long start = worker.clock().getAsLong();

@@ -128,18 +128,20 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
         return driver != null && driver.ready();
     }
 
-    /** The input vector length a model version's single-model containers declare, or -1 when unknown. */
+    /**
+     * The input a model version's single-model containers declare, merged across them: when they
+     * agree (as they should) this allocates nothing, a lookup per query.
+     */
     @Override
-    public int inputLength(String model, String version) {
+    public DeclaredInput declaredInput(String model, String version) {
         SchedulerDriver<?> driver = own(model, version);
+        DeclaredInput merged = DeclaredInput.UNKNOWN;
         if (driver != null) {
             for (ReplicaWorker w : driver.workers()) {
-                if (w.inputLength() > 0) {
-                    return w.inputLength();
-                }
+                merged = merged.merge(w.declaredInput());
             }
         }
-        return -1;
+        return merged;
     }
 
     /** The pools of multi-model replicas and the model versions placed on them. */

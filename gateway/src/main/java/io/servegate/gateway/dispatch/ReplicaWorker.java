@@ -84,8 +84,8 @@ final class ReplicaWorker implements AutoCloseable {
     /** Whether the warm-up ran: it runs before the replica first takes queries, not after each recovery. */
     private volatile boolean warmedUp;
     private volatile boolean closed;
-    /** The vector length the container's metadata declares, or -1 when it declares none. */
-    private volatile int inputLength = -1;
+    /** The input the container's metadata declares; unknown until the warm-up reads it. */
+    private volatile DeclaredInput declaredInput = DeclaredInput.UNKNOWN;
     /** The last batch failure, for the log line when the circuit opens. */
     private volatile String lastFailure = "";
 
@@ -137,8 +137,8 @@ final class ReplicaWorker implements AutoCloseable {
         return inFlight.get();
     }
 
-    int inputLength() {
-        return inputLength;
+    DeclaredInput declaredInput() {
+        return declaredInput;
     }
 
     // ---- what a warm-up uses ----
@@ -159,9 +159,9 @@ final class ReplicaWorker implements AutoCloseable {
         return closed;
     }
 
-    /** The vector length the container declares, so that the gateway can reject wrong-length inputs itself. */
-    void inputLength(int length) {
-        inputLength = length;
+    /** The input the container declares, so that the gateway can reject inputs it would refuse itself. */
+    void declaredInput(DeclaredInput declared) {
+        declaredInput = declared;
     }
 
     // ---- readiness ----

@@ -1,6 +1,5 @@
 package io.servegate.gateway.dispatch;
 
-import io.servegate.oip.ModelMetadataResponse;
 import io.servegate.oip.client.TensorType;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -9,7 +8,8 @@ import java.util.concurrent.CompletableFuture;
  * What a replica runs once it first answers ServerReady, before it takes queries: all-zeros calls
  * so that the container's first-call costs (JIT, kernel selection, memory arenas) do not turn the
  * first real queries into defaults, measured so that the scheduler knows what the replica costs
- * before it relies on that. A failure ends the warm-up, and the replica takes queries all the same.
+ * before it relies on that. A failure ends the warm-up, and the replica takes queries all the same,
+ * unless it says it does not serve the model version at all.
  */
 interface WarmUp {
 
@@ -21,12 +21,6 @@ interface WarmUp {
      * @return completes (never exceptionally) when the replica may take queries
      */
     CompletableFuture<Void> run(ReplicaWorker worker, List<String> held);
-
-    /** The vector length a model's metadata declares (one input of shape [batch, length]), or -1 when none. */
-    static int declaredLength(ModelMetadataResponse md) {
-        return md.getInputsCount() == 1 && md.getInputs(0).getShapeCount() == 2 && md.getInputs(0).getShape(1) > 0
-                ? (int) md.getInputs(0).getShape(1) : -1;
-    }
 
     /** An all-zeros input of {@code length} values, or null for a type whose inputs cannot be made up (not numeric). */
     static Object zeros(TensorType<?> type, int length) {

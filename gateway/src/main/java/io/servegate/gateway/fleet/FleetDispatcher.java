@@ -5,6 +5,7 @@ import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.servegate.gateway.dispatch.DeclaredInput;
 import io.servegate.gateway.dispatch.DispatchException;
 import io.servegate.gateway.dispatch.DispatchFailure;
 import io.servegate.gateway.dispatch.Dispatcher;
@@ -132,7 +133,7 @@ public final class FleetDispatcher implements Dispatcher {
     }
 
     @Override
-    public int inputLength(String model, String version) {
-        return local.inputLength(model, version);
+    public DeclaredInput declaredInput(String model, String version) {
+        return local.declaredInput(model, version);
     }
 }

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Timer;
 import io.servegate.core.cache.CacheKey;
 import io.servegate.core.cache.EncodedInput;
 import io.servegate.core.cache.PredictionCache;
+import io.servegate.gateway.dispatch.DeclaredInput;
 import io.servegate.gateway.dispatch.DispatchException;
 import io.servegate.gateway.dispatch.Dispatcher;
 import io.servegate.gateway.registry.Application;
@@ -115,11 +116,17 @@ public final class PredictionService {
     }
 
     /**
-     * The input vector length a model version's containers declare, or -1 when unknown: the API
-     * rejects other lengths itself, before they reach a batch.
+     * The values (numbers, or bytes of a {@code bytes} input) one input of a model version must
+     * have, as its containers declare, or -1 when unknown: the API rejects other lengths itself,
+     * before they reach a batch.
      */
     public int inputLength(String model, String version) {
-        return dispatcher.inputLength(model, version);
+        return dispatcher.declaredInput(model, version).rowLength();
+    }
+
+    /** The input a model version's containers declare (datatype and shape), merged across them. */
+    public DeclaredInput declaredInput(String model, String version) {
+        return dispatcher.declaredInput(model, version);
     }
 
     /** When a query of {@code app} that arrived at {@code arrivalNanos} must be answered. */

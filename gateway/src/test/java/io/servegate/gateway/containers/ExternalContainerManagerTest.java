@@ -118,6 +118,19 @@ class ExternalContainerManagerTest {
         assertThat(manager.list().block()).isEmpty();
     }
 
+    @Test
+    void anAddressServingAnotherModelIsReportedWithWhatItServes() throws Exception {
+        a = container(0); // serves emu:1
+        registry.addModel(new ModelVersion("wrongname", "1", List.of(), "floats", "", "", -1)).block();
+        manager.deploy(new DeploymentSpec("wrongname", "1", null, null, List.of("127.0.0.1:" + a.port()), 1, null,
+                null)).block();
+        await(() -> state("wrongname-1-e0") == ReplicaStatus.State.UNHEALTHY, "the mismatch reported");
+        ReplicaStatus r = manager.list().block().get(0).replicas().get(0);
+        assertThat(r.detail()).contains("does not serve the registered model version", "ModelReady(wrongname, version 1)",
+                "NOT_FOUND", "emu");
+        assertThat(addresses()).isEmpty();
+    }
+
     private ReplicaStatus.State state(String id) {
         return manager.list().block().get(0).replicas().stream().filter(r -> r.id().equals(id)).findFirst()
                 .orElseThrow().state();

@@ -197,6 +197,30 @@ class ProcessContainerManagerTest {
                         e -> assertThat(e.kind()).isEqualTo(ContainerManagerException.Kind.NOT_FOUND));
     }
 
+    @Test
+    void aReplicaServingAnotherModelOrInputTypeIsNamedWithinSecondsNotAfterTheReadinessTimeout() throws Exception {
+        manager(RestartPolicy.ALWAYS, scheduler);
+        registry.addModel(new ModelVersion("wrongname", "1", List.of(), "floats", "", "", -1)).block();
+        long deployed = System.nanoTime();
+        manager.deploy(new DeploymentSpec("wrongname", "1", null, JavaCommand.of(tmp, EMULATED, "--name", "mylinear"),
+                null, 1, null, Map.of())).block();
+        await(() -> replica("wrongname-1-p0").detail() != null, "the mismatch named");
+        // the container's JVM starts in seconds; the timeout it is not waited for is WAIT
+        assertThat(System.nanoTime() - deployed).as("named long before the readiness timeout, %s", WAIT)
+                .isLessThan(WAIT.dividedBy(4).toNanos());
+        assertThat(replica("wrongname-1-p0").detail()).contains("does not serve the registered model version")
+                .contains("ModelReady(wrongname, version 1)").contains("NOT_FOUND").contains("mylinear");
+        assertThat(addresses()).as("never registered").isEmpty();
+        manager.remove("wrongname", "1").block();
+
+        registry.addModel(new ModelVersion("img", "1", List.of(), "bytes", "", "", -1)).block();
+        manager.deploy(new DeploymentSpec("img", "1", null, emulated(), null, 1, null, Map.of())).block();
+        await(() -> replica("img-1-p0").detail() != null, "the input type mismatch named");
+        assertThat(replica("img-1-p0").detail()).contains("declares input 'input' FP32")
+                .contains("registered with input type 'bytes'");
+        assertThat(addresses()).isEmpty();
+    }
+
     private Deployment deployment() {
         List<Deployment> all = manager.list().block();
         assertThat(all).hasSize(1);

@@ -67,6 +67,14 @@ public abstract sealed class TensorType<T> permits NumericTensorType, BytesTenso
         return datatype;
     }
 
+    /**
+     * Whether a model that declares an input of {@code declared} takes this type's batches: its own
+     * datatype, or for {@code bytes} also UINT8 (equal-sized byte arrays travel as one UINT8 tensor).
+     */
+    public boolean carriedBy(String declared) {
+        return datatype.equals(declared) || this == BYTES && UINT8.equals(declared);
+    }
+
     /** Whether values are fixed-width numeric vectors (carried as [N, d]). */
     public abstract boolean numeric();
 

@@ -47,6 +47,12 @@ public final class EmulatedContainer implements Callable<Integer> {
                     + "default ${DEFAULT-VALUE}).")
     String inputType;
 
+    @Option(names = "--input-shape", split = ",", defaultValue = "${env:INPUT_SHAPE}",
+            description = "The shape of one input after the batch dimension, e.g. 3,8,8, declared in the model's "
+                    + "metadata (a bytes input as UINT8) and enforced: other inputs fail their batch with "
+                    + "INVALID_ARGUMENT (env INPUT_SHAPE; default: any).")
+    java.util.List<Long> inputShape;
+
     @Option(names = "--models", defaultValue = "${env:MODELS:-0}",
             description = "Serve this many models, <name>-0 … <name>-(N-1), loaded on first use or on request; "
                     + "0 serves the one model --name (env MODELS, default ${DEFAULT-VALUE}).")
@@ -161,6 +167,9 @@ public final class EmulatedContainer implements Callable<Integer> {
             } else if (models == 0) {
                 builder = options.applyTo(ModelContainer.builder(type, TensorType.STRINGS,
                         new EmulatedPredictor<>(betaMs, alphaMs, classes, slowdown, pathologies)));
+                if (inputShape != null) {
+                    builder.inputShape(inputShape);
+                }
             } else {
                 String prefix = options.name() == null ? "emulated" : options.name();
                 builder = options.applyTo(ModelContainer.builder(type, TensorType.STRINGS,
