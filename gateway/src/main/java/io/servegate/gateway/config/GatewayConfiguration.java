@@ -40,6 +40,7 @@ import io.servegate.gateway.query.TimerLag;
 import io.servegate.gateway.selection.InMemorySelectionStateStore;
 import io.servegate.gateway.selection.RedisSelectionStateStore;
 import io.servegate.gateway.selection.SelectionStateStore;
+import io.servegate.gateway.selection.StateBounds;
 import io.servegate.gateway.fleet.FleetDispatcher;
 import io.servegate.gateway.fleet.Ownership;
 import io.servegate.gateway.registry.InMemoryRegistry;
@@ -166,12 +167,12 @@ public class GatewayConfiguration {
     @Bean(destroyMethod = "close")
     SelectionStateStore selectionStateStore(ServegateProperties props) {
         ServegateProperties.Selection sel = props.selection();
-        Duration ttl = sel.ttl().isZero() ? null : sel.ttl();
+        StateBounds bounds = new StateBounds(sel.maxStatesPerApp(), sel.ttl().isZero() ? null : sel.ttl());
         return switch (sel.store()) {
-            case "memory" -> new InMemorySelectionStateStore(sel.maxStates(), ttl);
+            case "memory" -> new InMemorySelectionStateStore(bounds);
             case "redis" -> RedisSelectionStateStore.connect(RedisClients.create(
                     sel.redisUri().isBlank() ? props.registry().redisUri() : sel.redisUri(), props.redis()),
-                    sel.keyPrefix(), ttl);
+                    sel.keyPrefix(), bounds);
             default -> throw new IllegalArgumentException("servegate.selection.store must be 'memory' or 'redis', got '"
                     + sel.store() + "'");
         };
@@ -182,7 +183,7 @@ public class GatewayConfiguration {
             ServegateProperties props, LongSupplier clock, MeterRegistry meters) {
         return new SelectionService(predictions, store, props.selection().stateReadTimeout(),
                 props.selection().maxStates(), props.selection().playedTtl(),
-                props.selection().playedSize().toBytes(), clock, meters);
+                props.selection().playedSize().toBytes(), props.selection().maxContextBytes(), clock, meters);
     }
 
     /**

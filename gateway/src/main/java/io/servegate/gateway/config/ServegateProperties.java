@@ -253,10 +253,14 @@ public record ServegateProperties(
             /** Redis for the states; empty = the registry's. */
             @DefaultValue("") String redisUri,
             @DefaultValue("servegate") String keyPrefix,
-            /** States untouched this long expire; 0 = never. */
-            @DefaultValue("0s") Duration ttl,
-            /** In-memory store bound, and the bound of each gateway's last-known-state fallback. */
+            /** A state expires this long after its last feedback; 0 = never. */
+            @DefaultValue("7d") Duration ttl,
+            /** Bound of each gateway's last-known-state fallback. */
             @DefaultValue("100000") long maxStates,
+            /** Per-user ({@code uid} or {@code context}) states one app keeps at most; beyond, the least recently updated is evicted. */
+            @DefaultValue("100000") long maxStatesPerApp,
+            /** Longest {@code uid} or {@code context}, in UTF-8 bytes; longer ones get 400. */
+            @DefaultValue("256") int maxContextBytes,
             /** A query waits this long for its state before using the last known one. */
             @DefaultValue("20ms") Duration stateReadTimeout,
             /** Feedback waits this long for the models' predictions it is joined with. */
