@@ -54,6 +54,7 @@ import io.servegate.oip.client.TensorType;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.LongSupplier;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.context.properties.bind.Binder;
@@ -262,7 +263,9 @@ public class GatewayConfiguration {
                 .POST("/{app}/predict", query::predict)
                 .POST("/{app}/update", query::update)
                 .build()
-                .filter(new ScheduledByHeader(registry, ownership.getIfAvailable(() -> Ownership.SOLO)));
+                .filter(new ScheduledByHeader(registry, ownership.getIfAvailable(() -> Ownership.SOLO),
+                        List.of(BearerAuth.of(adminToken(props), "servegate-admin"),
+                                BearerAuth.of(metricsToken(props), "servegate-metrics"))));
         return UnroutedRequests.after(served, "endpoint")
                 .filter(new EventLoopDeadlines())
                 .filter(Errors.filter());
@@ -279,7 +282,7 @@ public class GatewayConfiguration {
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
             PipelineService pipelines, JsonBodies bodies, ServegateProperties props, ContainerManager containers,
             AutoscalingService autoscaling, MeterRegistry meters, ObjectProvider<Ownership> ownership) {
-        String token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
+        String token = adminToken(props);
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
         ServegateProperties.ProcessManager process = props.containers().process();
         // the allowlist applies where deploy_model's command is run: the process manager
@@ -359,14 +362,21 @@ public class GatewayConfiguration {
      */
     @Bean
     WebFilter metricsAuth(ServegateProperties props) {
-        String token = BearerAuth.resolve(props.metrics().token(), props.metrics().tokenFile(),
-                "servegate.metrics.token");
+        String token = metricsToken(props);
         if (token.isEmpty()) {
-            token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
+            token = adminToken(props);
         }
         return BearerAuth.of(token, "servegate-metrics").webFilter(path -> path.equals("/metrics")
                 || (path.startsWith("/actuator") && !path.equals("/actuator/health")
                         && !path.startsWith("/actuator/health/")));
+    }
+
+    private static String adminToken(ServegateProperties props) {
+        return BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
+    }
+
+    private static String metricsToken(ServegateProperties props) {
+        return BearerAuth.resolve(props.metrics().token(), props.metrics().tokenFile(), "servegate.metrics.token");
     }
 
     @Bean
