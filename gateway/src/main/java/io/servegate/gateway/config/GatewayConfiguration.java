@@ -27,6 +27,7 @@ import io.servegate.gateway.containers.ContainerManager;
 import io.servegate.gateway.containers.ContainerManagerProviders;
 import io.servegate.gateway.containers.ExternalContainerManager;
 import io.servegate.gateway.containers.ModelDirectories;
+import io.servegate.gateway.containers.PathArguments;
 import io.servegate.gateway.containers.ProcessCommandPolicy;
 import io.servegate.gateway.containers.ProcessContainerManager;
 import io.servegate.gateway.containers.ReadinessProbe;
@@ -288,7 +289,8 @@ public class GatewayConfiguration {
         // the allowlist applies where deploy_model's command is run: the process manager
         ProcessCommandPolicy commands = !containers.kind().equals("process") ? null : new ProcessCommandPolicy(
                 process.allowedCommands(), process.allowedEnv(), !token.isEmpty(), process.requireAdminToken(),
-                modelDirectories(props.containers()));
+                modelDirectories(props.containers()),
+                new PathArguments(process.pathArguments(), process.outputDirectories()));
         AdminRequests requests = new AdminRequests(props.containers().maxReplicas(), pool::gatewayMaxBatchSize,
                 selection::policy, commands);
         AdminHandler admin = new AdminHandler(registry, pool, cache, bodies, requests, containers);

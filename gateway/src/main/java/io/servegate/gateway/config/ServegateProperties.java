@@ -2,9 +2,11 @@ package io.servegate.gateway.config;
 
 import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.gateway.containers.ModelDirectories;
+import io.servegate.gateway.containers.PathArguments;
 import io.servegate.gateway.containers.ProcessCommandPolicy;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
@@ -353,10 +355,19 @@ public record ServegateProperties(
                     "SEED", "MAX_BATCH_SIZE", "WARMUP_BATCH_SIZES", "WARMUP_RUNS", "WARMUP_INPUT_FILE"})
             List<String> allowedEnv,
             /** Refuse every command while the admin API has no token; false only where every local user is trusted. */
-            @DefaultValue("true") boolean requireAdminToken) {
+            @DefaultValue("true") boolean requireAdminToken,
+            /**
+             * Per program (an argument of an allowed prefix): its options that name files it reads
+             * ({@code model}, checked like MODEL_PATH) or writes ({@code output}); unset = the project's
+             * containers' ({@link PathArguments#defaults()}).
+             */
+            Map<String, PathArguments.Options> pathArguments,
+            /** Where {@code output} options may write; empty = nowhere (such options get 403). */
+            @DefaultValue List<String> outputDirectories) {
 
         public ProcessManager {
             allowedCommands = allowedCommands == null ? ProcessCommandPolicy.defaultCommands() : allowedCommands;
+            pathArguments = pathArguments == null ? PathArguments.defaults() : pathArguments;
         }
     }
 }
