@@ -47,7 +47,8 @@ def _flag(text):
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    # no abbreviations: the gateway checks the path options (--weights, --profile-out) by their full names
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False,
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--name", default=_env("MODEL_NAME", None), help="model name (env MODEL_NAME; default: --arch)")
     p.add_argument("--arch", default=_env("ARCH", "resnet50"), help="torchvision classification model (env ARCH)")

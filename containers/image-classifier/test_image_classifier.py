@@ -122,6 +122,13 @@ def test_the_profiler_prints_the_models_latency_per_batch_size(tmp_path):
     assert report["model"].startswith("resnet50 on cpu, float32, 32x32 images")
 
 
+def test_options_are_not_abbreviated():
+    # the gateway checks the path options (--weights, --profile-out) by their full names only
+    done = subprocess.run([sys.executable, SERVE, "--profile", "--profile-o", "elsewhere.json"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "unrecognized arguments: --profile-o" in done.stderr
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine; the CPU path is tested")
 def test_cuda_fp16_answers_match_the_cpu(start_container, weights):
     c = start_container(SERVE, MODEL_PATH=str(weights), SERVEGATE_MODEL_DIRS=str(weights.parent),

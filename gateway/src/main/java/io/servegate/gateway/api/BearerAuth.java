@@ -93,6 +93,14 @@ public final class BearerAuth {
         return expectedDigest != null;
     }
 
+    /**
+     * Whether {@code authorization} carries this token; never when no token is configured (for
+     * what only a token holder may ask, such as debug information).
+     */
+    public boolean accepts(String authorization) {
+        return enabled() && problem(authorization) == null;
+    }
+
     /** @return null if the header carries the token (or none is configured), else why not */
     String problem(String authorization) {
         if (expectedDigest == null) {

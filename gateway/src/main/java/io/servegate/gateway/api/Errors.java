@@ -75,6 +75,11 @@ public final class Errors {
         } else if (t instanceof DataBufferLimitException) {
             status = HttpStatus.PAYLOAD_TOO_LARGE;
             error = "request body too large";
+        } else if (QuotesRequestHeader.of(t)) {
+            // their messages quote a request header whole (a 6 KB Content-Type came back)
+            status = HttpStatus.BAD_REQUEST;
+            error = "bad request";
+            cause = QuotesRequestHeader.CAUSE;
         } else if (t instanceof IllegalArgumentException) {
             status = HttpStatus.BAD_REQUEST;
             error = "bad request";

@@ -248,8 +248,12 @@ public final class QueryHandler {
         });
     }
 
-    /** Clipper's {@code uid}, or a {@code context} string, selects per-user state; neither means app-wide. */
-    private static String context(JsonNode body) {
+    /**
+     * Clipper's {@code uid}, or a {@code context} string, selects per-user state; neither means
+     * app-wide. Either is at most the selection layer's limit long, so that no client can grow
+     * the state store with long names.
+     */
+    private String context(JsonNode body) {
         JsonNode uid = body.get("uid");
         JsonNode context = body.get("context");
         if (uid != null && context != null && !uid.isNull() && !context.isNull()) {
@@ -259,15 +263,23 @@ public final class QueryHandler {
             if (!(uid.isIntegralNumber() || uid.isString())) {
                 throw ApiException.badRequest("'uid' must be an integer or a string");
             }
-            return "uid:" + uid.asString();
+            return "uid:" + bounded("uid", uid.asString());
         }
         if (context != null && !context.isNull()) {
-            if (!context.isString() || context.stringValue().isEmpty() || context.stringValue().length() > 256) {
-                throw ApiException.badRequest("'context' must be a non-empty string of at most 256 characters");
+            if (!context.isString() || context.stringValue().isEmpty()) {
+                throw ApiException.badRequest("'context' must be a non-empty string");
             }
-            return "ctx:" + context.stringValue();
+            return "ctx:" + bounded("context", context.stringValue());
         }
         return null;
+    }
+
+    private String bounded(String field, String value) {
+        if (!selection.acceptsContext(value)) {
+            throw ApiException.badRequest("'" + field + "' is longer than the limit of " + selection.maxContextBytes()
+                    + " bytes (UTF-8)");
+        }
+        return value;
     }
 
     private List<Object> parseBatch(TensorType<?> type, JsonNode batch, int length) {

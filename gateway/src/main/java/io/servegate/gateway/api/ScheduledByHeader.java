@@ -12,6 +12,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.web.reactive.function.server.HandlerFilterFunction;
 import org.springframework.web.reactive.function.server.HandlerFunction;
@@ -26,8 +27,11 @@ import reactor.core.publisher.Mono;
  * is answered with {@code Servegate-Scheduled-By}, the gateway that schedules each model version the
  * query goes to, as this gateway's view of the fleet had it when the query arrived:
  * {@code model:version=member}, comma-separated, in link (or stage) order; {@code none} for a
- * version no live gateway owns. Clipper queries name the models' current versions. Without the
- * request header nothing is added, so answers do not disclose the fleet's layout by default.
+ * version no live gateway owns. Clipper queries name the models' current versions.
+ *
+ * <p>The answer names internal addresses, so only a caller holding the admin or metrics token
+ * ({@code Authorization: Bearer <token>}) gets it; without the request header, without a token, or
+ * with no token configured at all, nothing is added and the query is answered as usual.
  */
 public final class ScheduledByHeader implements HandlerFilterFunction<ServerResponse, ServerResponse> {
 
@@ -38,16 +42,20 @@ public final class ScheduledByHeader implements HandlerFilterFunction<ServerResp
 
     private final Registry registry;
     private final Ownership ownership;
+    private final List<BearerAuth> tokenHolders;
 
-    public ScheduledByHeader(Registry registry, Ownership ownership) {
+    /** @param tokenHolders the tokens that may ask for debug information (the admin and metrics ones) */
+    public ScheduledByHeader(Registry registry, Ownership ownership, List<BearerAuth> tokenHolders) {
         this.registry = registry;
         this.ownership = ownership;
+        this.tokenHolders = List.copyOf(tokenHolders);
     }
 
     @Override
     public Mono<ServerResponse> filter(ServerRequest request, HandlerFunction<ServerResponse> next) {
         if (!"true".equalsIgnoreCase(request.headers().firstHeader(DEBUG)) || !HttpMethod.POST.equals(request.method())
-                || !(request.path().endsWith("/predict") || request.path().endsWith("/infer"))) {
+                || !(request.path().endsWith("/predict") || request.path().endsWith("/infer"))
+                || !tokenHolder(request.headers().firstHeader(HttpHeaders.AUTHORIZATION))) {
             return next.handle(request);
         }
         String value = scheduledBy(request);
@@ -56,6 +64,10 @@ public final class ScheduledByHeader implements HandlerFilterFunction<ServerResp
             request.exchange().getResponse().getHeaders().set(SCHEDULED_BY, value);
         }
         return next.handle(request);
+    }
+
+    private boolean tokenHolder(String authorization) {
+        return authorization != null && tokenHolders.stream().anyMatch(t -> t.accepts(authorization));
     }
 
     /** The header's value, or null when the path names no known app, pipeline or model. */

@@ -27,6 +27,7 @@ import io.servegate.gateway.containers.ContainerManager;
 import io.servegate.gateway.containers.ContainerManagerProviders;
 import io.servegate.gateway.containers.ExternalContainerManager;
 import io.servegate.gateway.containers.ModelDirectories;
+import io.servegate.gateway.containers.PathArguments;
 import io.servegate.gateway.containers.ProcessCommandPolicy;
 import io.servegate.gateway.containers.ProcessContainerManager;
 import io.servegate.gateway.containers.ReadinessProbe;
@@ -40,6 +41,7 @@ import io.servegate.gateway.query.TimerLag;
 import io.servegate.gateway.selection.InMemorySelectionStateStore;
 import io.servegate.gateway.selection.RedisSelectionStateStore;
 import io.servegate.gateway.selection.SelectionStateStore;
+import io.servegate.gateway.selection.StateBounds;
 import io.servegate.gateway.fleet.FleetDispatcher;
 import io.servegate.gateway.fleet.Ownership;
 import io.servegate.gateway.registry.InMemoryRegistry;
@@ -53,6 +55,7 @@ import io.servegate.oip.client.TensorType;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.LongSupplier;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.context.properties.bind.Binder;
@@ -166,12 +169,12 @@ public class GatewayConfiguration {
     @Bean(destroyMethod = "close")
     SelectionStateStore selectionStateStore(ServegateProperties props) {
         ServegateProperties.Selection sel = props.selection();
-        Duration ttl = sel.ttl().isZero() ? null : sel.ttl();
+        StateBounds bounds = new StateBounds(sel.maxStatesPerApp(), sel.ttl().isZero() ? null : sel.ttl());
         return switch (sel.store()) {
-            case "memory" -> new InMemorySelectionStateStore(sel.maxStates(), ttl);
+            case "memory" -> new InMemorySelectionStateStore(bounds);
             case "redis" -> RedisSelectionStateStore.connect(RedisClients.create(
                     sel.redisUri().isBlank() ? props.registry().redisUri() : sel.redisUri(), props.redis()),
-                    sel.keyPrefix(), ttl);
+                    sel.keyPrefix(), bounds);
             default -> throw new IllegalArgumentException("servegate.selection.store must be 'memory' or 'redis', got '"
                     + sel.store() + "'");
         };
@@ -182,7 +185,7 @@ public class GatewayConfiguration {
             ServegateProperties props, LongSupplier clock, MeterRegistry meters) {
         return new SelectionService(predictions, store, props.selection().stateReadTimeout(),
                 props.selection().maxStates(), props.selection().playedTtl(),
-                props.selection().playedSize().toBytes(), clock, meters);
+                props.selection().playedSize().toBytes(), props.selection().maxContextBytes(), clock, meters);
     }
 
     /**
@@ -261,7 +264,9 @@ public class GatewayConfiguration {
                 .POST("/{app}/predict", query::predict)
                 .POST("/{app}/update", query::update)
                 .build()
-                .filter(new ScheduledByHeader(registry, ownership.getIfAvailable(() -> Ownership.SOLO)));
+                .filter(new ScheduledByHeader(registry, ownership.getIfAvailable(() -> Ownership.SOLO),
+                        List.of(BearerAuth.of(adminToken(props), "servegate-admin"),
+                                BearerAuth.of(metricsToken(props), "servegate-metrics"))));
         return UnroutedRequests.after(served, "endpoint")
                 .filter(new EventLoopDeadlines())
                 .filter(Errors.filter());
@@ -278,13 +283,14 @@ public class GatewayConfiguration {
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
             PipelineService pipelines, JsonBodies bodies, ServegateProperties props, ContainerManager containers,
             AutoscalingService autoscaling, MeterRegistry meters, ObjectProvider<Ownership> ownership) {
-        String token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
+        String token = adminToken(props);
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
         ServegateProperties.ProcessManager process = props.containers().process();
         // the allowlist applies where deploy_model's command is run: the process manager
         ProcessCommandPolicy commands = !containers.kind().equals("process") ? null : new ProcessCommandPolicy(
                 process.allowedCommands(), process.allowedEnv(), !token.isEmpty(), process.requireAdminToken(),
-                modelDirectories(props.containers()));
+                modelDirectories(props.containers()),
+                new PathArguments(process.pathArguments(), process.outputDirectories()));
         AdminRequests requests = new AdminRequests(props.containers().maxReplicas(), pool::gatewayMaxBatchSize,
                 selection::policy, commands);
         AdminHandler admin = new AdminHandler(registry, pool, cache, bodies, requests, containers);
@@ -358,14 +364,21 @@ public class GatewayConfiguration {
      */
     @Bean
     WebFilter metricsAuth(ServegateProperties props) {
-        String token = BearerAuth.resolve(props.metrics().token(), props.metrics().tokenFile(),
-                "servegate.metrics.token");
+        String token = metricsToken(props);
         if (token.isEmpty()) {
-            token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
+            token = adminToken(props);
         }
         return BearerAuth.of(token, "servegate-metrics").webFilter(path -> path.equals("/metrics")
                 || (path.startsWith("/actuator") && !path.equals("/actuator/health")
                         && !path.startsWith("/actuator/health/")));
+    }
+
+    private static String adminToken(ServegateProperties props) {
+        return BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
+    }
+
+    private static String metricsToken(ServegateProperties props) {
+        return BearerAuth.resolve(props.metrics().token(), props.metrics().tokenFile(), "servegate.metrics.token");
     }
 
     @Bean

@@ -2,9 +2,11 @@ package io.servegate.gateway.config;
 
 import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.gateway.containers.ModelDirectories;
+import io.servegate.gateway.containers.PathArguments;
 import io.servegate.gateway.containers.ProcessCommandPolicy;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
@@ -253,10 +255,14 @@ public record ServegateProperties(
             /** Redis for the states; empty = the registry's. */
             @DefaultValue("") String redisUri,
             @DefaultValue("servegate") String keyPrefix,
-            /** States untouched this long expire; 0 = never. */
-            @DefaultValue("0s") Duration ttl,
-            /** In-memory store bound, and the bound of each gateway's last-known-state fallback. */
+            /** A state expires this long after its last feedback; 0 = never. */
+            @DefaultValue("7d") Duration ttl,
+            /** Bound of each gateway's last-known-state fallback. */
             @DefaultValue("100000") long maxStates,
+            /** Per-user ({@code uid} or {@code context}) states one app keeps at most; beyond, the least recently updated is evicted. */
+            @DefaultValue("100000") long maxStatesPerApp,
+            /** Longest {@code uid} or {@code context}, in UTF-8 bytes; longer ones get 400. */
+            @DefaultValue("256") int maxContextBytes,
             /** A query waits this long for its state before using the last known one. */
             @DefaultValue("20ms") Duration stateReadTimeout,
             /** Feedback waits this long for the models' predictions it is joined with. */
@@ -349,10 +355,19 @@ public record ServegateProperties(
                     "SEED", "MAX_BATCH_SIZE", "WARMUP_BATCH_SIZES", "WARMUP_RUNS", "WARMUP_INPUT_FILE"})
             List<String> allowedEnv,
             /** Refuse every command while the admin API has no token; false only where every local user is trusted. */
-            @DefaultValue("true") boolean requireAdminToken) {
+            @DefaultValue("true") boolean requireAdminToken,
+            /**
+             * Per program (an argument of an allowed prefix): its options that name files it reads
+             * ({@code model}, checked like MODEL_PATH) or writes ({@code output}); unset = the project's
+             * containers' ({@link PathArguments#defaults()}).
+             */
+            Map<String, PathArguments.Options> pathArguments,
+            /** Where {@code output} options may write; empty = nowhere (such options get 403). */
+            @DefaultValue List<String> outputDirectories) {
 
         public ProcessManager {
             allowedCommands = allowedCommands == null ? ProcessCommandPolicy.defaultCommands() : allowedCommands;
+            pathArguments = pathArguments == null ? PathArguments.defaults() : pathArguments;
         }
     }
 }

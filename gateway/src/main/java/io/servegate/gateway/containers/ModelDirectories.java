@@ -58,12 +58,17 @@ public final class ModelDirectories {
         if (env.containsKey(ENV)) {
             return Optional.of(ENV + " is set by the container manager from " + PROPERTY + ", not by deploy_model");
         }
-        return variables.stream().filter(env::containsKey).map(v -> refusal(v, env.get(v)))
+        return variables.stream().filter(env::containsKey).map(v -> refusal(v + "=", env.get(v)))
                 .flatMap(Optional::stream).findFirst();
     }
 
-    private Optional<String> refusal(String variable, String path) {
-        String shown = variable + "=" + Names.brief(path, SHOWN);
+    /**
+     * @param named what names the path, as it precedes the path in the answer ({@code MODEL_PATH=},
+     *              {@code argument --weights })
+     * @return why {@code path} may not be loaded as a model, or empty if it may
+     */
+    Optional<String> refusal(String named, String path) {
+        String shown = named + Names.brief(path, SHOWN);
         Path real;
         try {
             real = Path.of(path).toRealPath();

@@ -15,8 +15,9 @@ import java.util.stream.Collectors;
  * the allowed argument prefixes (an executable alone is a prefix of one element); every variable
  * in its {@code env} must be one of the allowed names, since variables such as
  * {@code LD_PRELOAD}, {@code JAVA_TOOL_OPTIONS} or {@code PYTHONPATH} change what an allowed
- * command loads; and the variables that name model files must name files in the operator's
- * {@link ModelDirectories}. Unless the operator opts out, the admin API must also have a token:
+ * command loads; the variables that name model files must name files in the operator's
+ * {@link ModelDirectories}; and the options that name files must name them where
+ * {@link PathArguments} allows. Unless the operator opts out, the admin API must also have a token:
  * without one, any local user who can reach the loopback admin port could run programs.
  *
  * <p>The built-in prefixes ({@link #defaultCommands()}) are the project's own containers, run from
@@ -36,16 +37,18 @@ public final class ProcessCommandPolicy {
     private final boolean adminTokenSet;
     private final boolean requireAdminToken;
     private final ModelDirectories modelDirectories;
+    private final PathArguments pathArguments;
 
     /**
      * @param allowedCommands   argument prefixes; an empty list allows no command
      * @param allowedEnv        variable names {@code env} may set
      * @param adminTokenSet     whether the admin API checks a bearer token
      * @param requireAdminToken refuse every command while no admin token is set
-     * @param modelDirectories  where the model paths in {@code env} must lie
+     * @param modelDirectories  where the model paths in {@code env} and in model path arguments must lie
+     * @param pathArguments     the allowed programs' options that name files
      */
     public ProcessCommandPolicy(List<List<String>> allowedCommands, List<String> allowedEnv, boolean adminTokenSet,
-            boolean requireAdminToken, ModelDirectories modelDirectories) {
+            boolean requireAdminToken, ModelDirectories modelDirectories, PathArguments pathArguments) {
         for (List<String> prefix : allowedCommands) {
             if (prefix.isEmpty() || prefix.stream().anyMatch(String::isEmpty)) {
                 throw new IllegalArgumentException(PREFIXES_PROPERTY + " entries must be non-empty lists of "
@@ -57,6 +60,7 @@ public final class ProcessCommandPolicy {
         this.adminTokenSet = adminTokenSet;
         this.requireAdminToken = requireAdminToken;
         this.modelDirectories = modelDirectories;
+        this.pathArguments = pathArguments;
     }
 
     /**
@@ -82,13 +86,16 @@ public final class ProcessCommandPolicy {
                     + "API's token: set servegate.admin.token (or token-file), or opt out with "
                     + "servegate.containers.process.require-admin-token=false");
         }
-        if (allowedCommands.stream().noneMatch(prefix -> startsWith(command, prefix))) {
+        Optional<List<String>> allowed = allowedCommands.stream().filter(prefix -> startsWith(command, prefix))
+                .findFirst();
+        if (allowed.isEmpty()) {
             return Optional.of("command " + render(command) + " is not allowed: it must start with one of the "
                     + "argument prefixes in " + PREFIXES_PROPERTY + ": " + allowedCommands.stream()
                             .map(ProcessCommandPolicy::render).collect(Collectors.joining(", "))
                     + (allowedCommands.isEmpty() ? "(none)" : ""));
         }
-        Optional<String> modelPath = modelDirectories.refusal(env);
+        Optional<String> modelPath = modelDirectories.refusal(env)
+                .or(() -> pathArguments.refusal(command, allowed.get().size(), modelDirectories));
         if (modelPath.isPresent()) {
             return modelPath;
         }

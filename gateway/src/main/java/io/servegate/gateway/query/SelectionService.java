@@ -3,6 +3,7 @@ package io.servegate.gateway.query;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.core.cache.EncodedInput;
 import io.servegate.core.selection.Combined;
@@ -15,6 +16,7 @@ import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.registry.SelectionConfig;
 import io.servegate.gateway.selection.SelectionStateStore;
 import io.servegate.oip.client.TensorType;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -53,7 +55,9 @@ public final class SelectionService {
     private final Map<SelectionConfig, SelectionPolicy<?>> policies = new ConcurrentHashMap<>();
     private final Cache<String, Object> lastKnown;
     private final Cache<PlayedKey, Played> played;
+    private final int maxContextBytes;
     private final Counter stateFallbacks;
+    private final Counter contextsRefused;
     private final Counter joined;
     private final Counter drawn;
 
@@ -62,18 +66,27 @@ public final class SelectionService {
      * @param playedTtl       how long a prediction is remembered for the feedback about it
      * @param playedBytes     about how many bytes of heap the remembered predictions may take
      *                        (their inputs, mostly); 0 remembers none
+     * @param maxContextBytes the longest context ({@code uid} or {@code context}) accepted, in UTF-8 bytes
      */
     public SelectionService(PredictionService predictions, SelectionStateStore store, Duration stateReadTimeout,
-            long lastKnownStates, Duration playedTtl, long playedBytes, LongSupplier clock, MeterRegistry meters) {
+            long lastKnownStates, Duration playedTtl, long playedBytes, int maxContextBytes, LongSupplier clock,
+            MeterRegistry meters) {
         this.predictions = predictions;
         this.store = store;
         this.stateReadTimeout = stateReadTimeout;
         this.clock = clock;
+        this.maxContextBytes = maxContextBytes;
         this.lastKnown = Caffeine.newBuilder().maximumSize(lastKnownStates).build();
         this.played = Caffeine.newBuilder().expireAfterWrite(playedTtl).maximumWeight(playedBytes)
                 .weigher((PlayedKey k, Played v) -> k.weight() + v.weight()).build();
         this.stateFallbacks = Counter.builder("servegate.selection.state.fallbacks")
                 .description("Queries served with the last known or initial selection state because the store failed")
+                .register(meters);
+        this.contextsRefused = Counter.builder("servegate.selection.contexts.refused")
+                .description("Queries and feedback refused because their uid or context was longer than the limit")
+                .register(meters);
+        FunctionCounter.builder("servegate.selection.states.evicted", store, SelectionStateStore::evictions)
+                .description("Per-user selection states evicted to keep an app within its bound on states")
                 .register(meters);
         this.joined = Counter.builder("servegate.selection.feedback")
                 .description("Feedback, by whether it joined a remembered prediction or had to draw and query models")
@@ -81,6 +94,27 @@ public final class SelectionService {
         this.drawn = Counter.builder("servegate.selection.feedback")
                 .description("Feedback, by whether it joined a remembered prediction or had to draw and query models")
                 .tag("join", "queried").register(meters);
+    }
+
+    /** The longest context ({@code uid} or {@code context}) accepted, in UTF-8 bytes. */
+    public int maxContextBytes() {
+        return maxContextBytes;
+    }
+
+    /**
+     * Whether a context is short enough to have a state of its own; counts the refusal when not.
+     *
+     * @param context the context as the client sent it, not null
+     */
+    public boolean acceptsContext(String context) {
+        // a UTF-8 byte per char at least, 3 at most: count only where it can matter
+        if (context.length() > maxContextBytes
+                || (context.length() * 3L > maxContextBytes
+                        && context.getBytes(StandardCharsets.UTF_8).length > maxContextBytes)) {
+            contextsRefused.increment();
+            return false;
+        }
+        return true;
     }
 
     /** The policy an app's configuration names; throws IllegalArgumentException for unknown names or parameters. */

@@ -3,64 +3,87 @@ package io.servegate.gateway.selection;
 import io.servegate.core.selection.Versioned;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
 import com.github.benmanes.caffeine.cache.Ticker;
-import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import reactor.core.publisher.Mono;
 
 /**
  * A {@link SelectionStateStore} in this gateway's memory, for a single instance or for tests.
  *
- * <p>Bounded: at most {@code maximumSize} contexts are kept (least-recently/frequently used
- * ones are evicted, Caffeine's W-TinyLFU), and optionally each expires {@code ttl} after its last
- * write. An evicted or expired state reads as absent, so its policy starts over from
- * {@link SelectionPolicy#init}. Compare-and-set is atomic ({@code asMap().compute}); every
+ * <p>Bounded per application ({@link StateBounds}): each keeps at most
+ * {@code maxStatesPerApp} per-context states (Caffeine's W-TinyLFU evicts beyond it, which
+ * favours contexts that get feedback often, so a flood of one-off contexts mostly evicts
+ * itself), and each state expires {@code ttl} after its last write. The application-wide state
+ * is kept apart and only expires. An evicted or expired state reads as absent, so its policy
+ * starts over from {@code init}. Compare-and-set is atomic ({@code asMap().compute}); every
  * operation completes synchronously on the subscribing thread.
  */
 public final class InMemorySelectionStateStore implements SelectionStateStore {
 
-    /** The default bound on the number of stored contexts. */
-    public static final long DEFAULT_MAXIMUM_SIZE = 100_000;
+    private final StateBounds bounds;
+    private final Ticker ticker;
+    private final Cache<String, Versioned> appWide;
+    /** Per application: its contexts' states. Applications are the registry's, so few. */
+    private final Map<String, Cache<String, Versioned>> contexts = new ConcurrentHashMap<>();
+    private final LongAdder evictions = new LongAdder();
 
-    private final Cache<String, Versioned> cache;
-
-    /** At most {@value #DEFAULT_MAXIMUM_SIZE} contexts, no expiry. */
+    /** With {@link StateBounds#DEFAULT}. */
     public InMemorySelectionStateStore() {
-        this(DEFAULT_MAXIMUM_SIZE, null);
+        this(StateBounds.DEFAULT);
     }
 
-    /**
-     * @param maximumSize how many contexts to keep at most, {@code >= 1}
-     * @param ttl         how long a state lives after its last write; {@code null} = forever
-     * @throws IllegalArgumentException if {@code maximumSize < 1} or {@code ttl} is not positive
-     */
-    public InMemorySelectionStateStore(long maximumSize, Duration ttl) {
-        this(maximumSize, ttl, Ticker.systemTicker());
+    public InMemorySelectionStateStore(StateBounds bounds) {
+        this(bounds, Ticker.systemTicker());
     }
 
     /** With a test clock. */
-    InMemorySelectionStateStore(long maximumSize, Duration ttl, Ticker ticker) {
-        if (maximumSize < 1) {
-            throw new IllegalArgumentException("maximumSize must be >= 1, got " + maximumSize);
+    InMemorySelectionStateStore(StateBounds bounds, Ticker ticker) {
+        this.bounds = bounds;
+        this.ticker = ticker;
+        this.appWide = expiring(Caffeine.newBuilder()).build();
+    }
+
+    private Caffeine<Object, Object> expiring(Caffeine<Object, Object> builder) {
+        builder.ticker(ticker);
+        return bounds.ttl() == null ? builder : builder.expireAfterWrite(bounds.ttl());
+    }
+
+    private Cache<String, Versioned> cache(String app, String context) {
+        if (app == null || app.isBlank()) {
+            throw new IllegalArgumentException("app must not be null or blank");
         }
-        if (ttl != null && (ttl.isNegative() || ttl.isZero())) {
-            throw new IllegalArgumentException("ttl must be > 0 or null (no expiry), got " + ttl);
+        if (context == null || context.isEmpty()) {
+            return appWide;
         }
-        Caffeine<Object, Object> builder = Caffeine.newBuilder().maximumSize(maximumSize).ticker(ticker);
-        if (ttl != null) {
-            builder.expireAfterWrite(ttl);
-        }
-        this.cache = builder.build();
+        return contexts.computeIfAbsent(app, a -> expiring(Caffeine.newBuilder())
+                .maximumSize(bounds.maxStatesPerApp())
+                .executor(Runnable::run) // evict on the writing thread: the bound holds when the write returns
+                .removalListener((String c, Versioned v, RemovalCause cause) -> {
+                    if (cause == RemovalCause.SIZE) {
+                        evictions.increment();
+                    }
+                })
+                .build());
+    }
+
+    private static String key(String app, String context) {
+        return context == null || context.isEmpty() ? app : context;
     }
 
     @Override
     public Mono<Versioned> get(String app, String context) {
-        String key = StateKeys.key(app, context);
+        Cache<String, Versioned> cache = cache(app, context);
+        String key = key(app, context);
         return Mono.fromSupplier(() -> cache.getIfPresent(key));
     }
 
     @Override
     public Mono<Boolean> compareAndSet(String app, String context, long expectedVersion, byte[] state) {
-        String key = StateKeys.key(app, context);
+        Cache<String, Versioned> cache = cache(app, context);
+        String key = key(app, context);
         if (expectedVersion < 0) {
             throw new IllegalArgumentException("expectedVersion must be >= 0 (0 = absent), got " + expectedVersion);
         }
@@ -86,14 +109,29 @@ public final class InMemorySelectionStateStore implements SelectionStateStore {
         });
     }
 
-    /** Approximate number of stored contexts (after pending evictions are applied). */
-    public long size() {
+    @Override
+    public long evictions() {
+        return evictions.sum();
+    }
+
+    /** Number of stored per-context states of {@code app} (after pending evictions are applied). */
+    public long size(String app) {
+        Cache<String, Versioned> cache = contexts.get(app);
+        if (cache == null) {
+            return 0;
+        }
         cache.cleanUp();
         return cache.estimatedSize();
     }
 
+    /** Number of stored states, application-wide ones included (after pending evictions are applied). */
+    public long size() {
+        appWide.cleanUp();
+        return appWide.estimatedSize() + contexts.keySet().stream().mapToLong(this::size).sum();
+    }
+
     @Override
     public String toString() {
-        return "InMemorySelectionStateStore[size=" + cache.estimatedSize() + "]";
+        return "InMemorySelectionStateStore[size=" + size() + "]";
     }
 }

@@ -14,10 +14,11 @@ import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -30,6 +31,15 @@ import reactor.core.publisher.Mono;
  * {@code ver} (the version, a decimal integer) and {@code state} (the encoded state). The app and
  * context are percent-encoded ({@code :}, {@code @}, {@code %} and other non-alphanumerics are
  * escaped); the application-wide state's context is the reserved {@code @}.
+ *
+ * <p>Per-context states are bounded per application ({@link StateBounds}): a sorted set per
+ * application, {@code {prefix}:sel-lru:{app}}, holds its contexts scored by the time of their last
+ * write (Redis's {@code TIME}, so gateways' clocks do not matter). Every write of a context's
+ * state, by any gateway, adds it there, drops the members older than the TTL (whose states have
+ * expired) and, beyond {@code maxStatesPerApp}, deletes the least recently written states with
+ * their members, in the same script as the write: the bound holds across a fleet sharing Redis,
+ * at a few O(log n) commands a write. The set expires with the TTL too. The application-wide
+ * state is in no set and never evicted.
  *
  * <h2>Operations</h2>
  * {@link #get} is one {@code HMGET}. {@link #compareAndSet} is one Lua script (EVALSHA, falling
@@ -56,11 +66,50 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
     public static final String DEFAULT_KEY_PREFIX = "servegate";
 
     /**
-     * KEYS[1] = state key; ARGV = expected version ("0" = absent), new state, initial version
-     * for a new key, TTL in ms ("0" = none). Versions are compared as strings: both sides are
-     * canonical decimal integers, and Lua numbers (doubles) would lose precision past 2^53.
+     * After a write: KEYS[2] (when present) = the app's sorted set of contexts; the last three
+     * ARGV = the cap, this context's member, the prefix of the app's state keys; TTL in ms ("0" =
+     * none). Returns how many states were evicted.
      */
-    static final String CAS_SCRIPT = """
+    static final String TOUCH_FUNCTION = """
+            local function touch(ttl)
+              if not KEYS[2] then return 0 end
+              local n = #ARGV
+              local cap, member, states = tonumber(ARGV[n - 2]), ARGV[n - 1], ARGV[n]
+              local t = redis.call('TIME')
+              local now = t[1] * 1000 + math.floor(t[2] / 1000)
+              if ttl ~= '0' then
+                redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('(%.0f', now - tonumber(ttl)))
+              end
+              redis.call('ZADD', KEYS[2], string.format('%.0f', now), member)
+              local over, evicted = redis.call('ZCARD', KEYS[2]) - cap, 0
+              if over > 0 then
+                -- the oldest, skipping this write's own context (several writes may share a ms)
+                for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, over)) do
+                  if evicted < over and m ~= member then
+                    redis.call('ZREM', KEYS[2], m)
+                    redis.call('DEL', states .. m)
+                    evicted = evicted + 1
+                  end
+                end
+              end
+              if ttl ~= '0' then
+                redis.call('PEXPIRE', KEYS[2], ttl)
+              else
+                redis.call('PERSIST', KEYS[2])
+              end
+              return evicted
+            end
+            """;
+
+    /**
+     * KEYS[1] = state key, KEYS[2] = the app's contexts ({@link #TOUCH_FUNCTION}; absent for the
+     * app-wide state); ARGV = expected version ("0" = absent), new state, initial version for a
+     * new key, TTL in ms ("0" = none), then the touch arguments. Returns 0 when nothing was
+     * written, else 1 + the number of states evicted. Versions are compared as strings: both
+     * sides are canonical decimal integers, and Lua numbers (doubles) would lose precision past
+     * 2^53.
+     */
+    static final String CAS_SCRIPT = TOUCH_FUNCTION + """
             local ver = redis.call('HGET', KEYS[1], 'ver')
             if ver then
               if ver ~= ARGV[1] then return 0 end
@@ -75,19 +124,20 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
             else
               redis.call('PERSIST', KEYS[1])
             end
-            return 1
+            return 1 + touch(ARGV[4])
             """;
 
     /**
-     * KEYS[1] = state key; ARGV = TTL in ms ("0" = none), initial version for a new key, the
-     * smallest log weight, the policy's state header (schema version and tag bytes, hex), the
-     * number K of linked models, their names (UTF-8, which for these names is their modified
-     * UTF-8), the number of steps, then per step one log-weight decrement per model in link order
-     * (hex floats, exact). Returns the state after each step, in order (the last one is the state
-     * written), or an empty array (nothing written) when the stored state has another header or
-     * model list.
+     * KEYS as {@link #CAS_SCRIPT}'s; ARGV = TTL in ms ("0" = none), initial version for a new
+     * key, the smallest log weight, the policy's state header (schema version and tag bytes,
+     * hex), the number K of linked models, their names (UTF-8, which for these names is their
+     * modified UTF-8), the number of steps, then per step one log-weight decrement per model in
+     * link order (hex floats, exact), then the touch arguments. Returns the number of states
+     * evicted (decimal) followed by the state after each step, in order (the last one is the
+     * state written), or an empty array (nothing written) when the stored state has another
+     * header or model list.
      */
-    static final String OBSERVE_SCRIPT = """
+    static final String OBSERVE_SCRIPT = TOUCH_FUNCTION + """
             -- WeightedStateCodec v1: schema byte, tag byte, i8 observations, i4 n,
             -- n times (u16 length, modified UTF-8 name, double log weight), big-endian
             local function parse(s)
@@ -150,13 +200,17 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
             else
               redis.call('PERSIST', KEYS[1])
             end
+            table.insert(states, 1, tostring(touch(ARGV[1])))
             return states
             """;
 
     private static final byte[] FLOOR = bytes(Double.toHexString(WeightedState.MIN_LOG_WEIGHT));
 
     private final String keyPrefix;
+    private final String lruPrefix;
     private final byte[] ttlMillis;
+    private final byte[] maxStatesPerApp;
+    private final LongAdder evictions = new LongAdder();
     private final StatefulRedisConnection<String, byte[]> connection;
     /** Shut down on close when this store created it ({@link #connect}); a caller's client is the caller's. */
     private final RedisClient ownedClient;
@@ -171,25 +225,23 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
      *
      * @param client the Lettuce client (not shut down by {@link #close()})
      * @param prefix key prefix, e.g. {@value #DEFAULT_KEY_PREFIX}; not blank
-     * @param ttl    how long a state lives after its last write; {@code null} = forever; at
-     *               least 1 ms
-     * @throws IllegalArgumentException if {@code prefix} is blank or {@code ttl} is below 1 ms
+     * @param bounds how many per-context states an app keeps, and for how long
+     * @throws IllegalArgumentException if {@code prefix} is blank
      * @throws io.lettuce.core.RedisException if Redis cannot be reached
      */
-    public RedisSelectionStateStore(RedisClient client, String prefix, Duration ttl) {
-        this(client, prefix, ttl, false);
+    public RedisSelectionStateStore(RedisClient client, String prefix, StateBounds bounds) {
+        this(client, prefix, bounds, false);
     }
 
-    private RedisSelectionStateStore(RedisClient client, String prefix, Duration ttl, boolean ownsClient) {
+    private RedisSelectionStateStore(RedisClient client, String prefix, StateBounds bounds, boolean ownsClient) {
         Objects.requireNonNull(client, "client");
         if (prefix == null || prefix.isBlank()) {
             throw new IllegalArgumentException("prefix must not be blank");
         }
-        if (ttl != null && ttl.toMillis() < 1) {
-            throw new IllegalArgumentException("ttl must be >= 1 ms or null (no expiry), got " + ttl);
-        }
         this.keyPrefix = prefix + ":sel:";
-        this.ttlMillis = bytes(ttl == null ? "0" : Long.toString(ttl.toMillis()));
+        this.lruPrefix = prefix + ":sel-lru:";
+        this.ttlMillis = bytes(bounds.ttl() == null ? "0" : Long.toString(bounds.ttl().toMillis()));
+        this.maxStatesPerApp = bytes(Long.toString(bounds.maxStatesPerApp()));
         this.connection = client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE));
         this.redis = connection.reactive();
         this.casSha = redis.digest(CAS_SCRIPT);
@@ -206,6 +258,22 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
      */
     public String key(String app, String context) {
         return keyPrefix + StateKeys.key(app, context);
+    }
+
+    /** KEYS: the state's key, and for a per-context state its app's sorted set of contexts. */
+    private String[] keys(String app, String context) {
+        String key = key(app, context);
+        return context == null || context.isEmpty() ? new String[] {key}
+                : new String[] {key, lruPrefix + StateKeys.encode(app)};
+    }
+
+    /** {@code args} followed by the touch arguments of {@link #TOUCH_FUNCTION}. */
+    private byte[][] withTouch(String app, String context, byte[][] args) {
+        byte[][] all = Arrays.copyOf(args, args.length + 3);
+        all[args.length] = maxStatesPerApp;
+        all[args.length + 1] = bytes(context == null || context.isEmpty() ? "" : StateKeys.encode(context));
+        all[args.length + 2] = bytes(keyPrefix + StateKeys.encode(app) + ":");
+        return all;
     }
 
     @Override
@@ -231,13 +299,18 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
         if (state == null) {
             throw new IllegalArgumentException("state must not be null");
         }
-        String[] keys = {key};
-        byte[][] argv = {bytes(Long.toString(expectedVersion)), state.clone(),
-            bytes(Long.toString(StateKeys.initialVersion())), ttlMillis};
+        String[] keys = keys(app, context);
+        byte[][] argv = withTouch(app, context, new byte[][] {bytes(Long.toString(expectedVersion)), state.clone(),
+            bytes(Long.toString(StateKeys.initialVersion())), ttlMillis});
         return Mono.defer(() -> redis.<Long>evalsha(casSha, ScriptOutputType.INTEGER, keys, argv).next())
                 .onErrorResume(RedisNoScriptException.class,
                         e -> redis.<Long>eval(CAS_SCRIPT, ScriptOutputType.INTEGER, keys, argv).next())
-                .map(written -> written == 1L);
+                .map(result -> {
+                    if (result > 1) {
+                        evictions.add(result - 1);
+                    }
+                    return result >= 1;
+                });
     }
 
     /**
@@ -265,7 +338,7 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
     private Flux<byte[]> observe(String key, String app, String context, WeightedPolicy policy,
             List<String> models, List<WeightedStep> steps) {
         int k = models.size();
-        String[] keys = {key};
+        String[] keys = keys(app, context);
         byte[][] args = new byte[6 + k + k * steps.size()][];
         args[0] = ttlMillis;
         args[1] = bytes(Long.toString(StateKeys.initialVersion()));
@@ -281,10 +354,17 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
                         steps.get(s).decrements().getOrDefault(models.get(i), 0.0)));
             }
         }
-        return Mono.defer(() -> redis.<List<byte[]>>evalsha(observeSha, ScriptOutputType.MULTI, keys, args).next())
+        byte[][] argv = withTouch(app, context, args);
+        return Mono.defer(() -> redis.<List<byte[]>>evalsha(observeSha, ScriptOutputType.MULTI, keys, argv).next())
                 .onErrorResume(RedisNoScriptException.class,
-                        e -> redis.<List<byte[]>>eval(OBSERVE_SCRIPT, ScriptOutputType.MULTI, keys, args).next())
-                .flatMapIterable(states -> states)
+                        e -> redis.<List<byte[]>>eval(OBSERVE_SCRIPT, ScriptOutputType.MULTI, keys, argv).next())
+                .flatMapIterable(answer -> {
+                    if (answer.isEmpty()) {
+                        return answer;
+                    }
+                    evictions.add(Long.parseLong(new String(answer.get(0), StandardCharsets.US_ASCII)));
+                    return answer.subList(1, answer.size());
+                })
                 // an empty answer: the stored state is about other models, and the optimistic update
                 // relinks it, one step at a time
                 .switchIfEmpty(Flux.fromIterable(steps)
@@ -293,6 +373,11 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
 
     private static boolean plainUtf8(String name) {
         return name.chars().noneMatch(c -> c == 0 || Character.isSurrogate((char) c));
+    }
+
+    @Override
+    public long evictions() {
+        return evictions.sum();
     }
 
     /** Closes this store's connection (not the client). */
@@ -309,9 +394,9 @@ public final class RedisSelectionStateStore implements SelectionStateStore {
      * disconnected, short timeouts), which {@link #close()} shuts down, or shuts down at once if
      * the store cannot start.
      */
-    public static RedisSelectionStateStore connect(RedisClient client, String prefix, Duration ttl) {
+    public static RedisSelectionStateStore connect(RedisClient client, String prefix, StateBounds bounds) {
         try {
-            return new RedisSelectionStateStore(client, prefix, ttl, true);
+            return new RedisSelectionStateStore(client, prefix, bounds, true);
         } catch (RuntimeException e) {
             client.shutdown();
             throw e;

@@ -88,6 +88,15 @@ public interface SelectionStateStore extends AutoCloseable {
                 policy.link(bytes == null ? policy.init(models) : policy.codec().decode(bytes), models))));
     }
 
+    /**
+     * How many per-context states this store (this gateway's instance of it) has evicted so far
+     * to keep an application within its {@link StateBounds#maxStatesPerApp}; expiry is not
+     * counted. The default: none.
+     */
+    default long evictions() {
+        return 0;
+    }
+
     /** Releases the store's resources; the default does nothing. */
     @Override
     default void close() {

@@ -200,6 +200,32 @@ class MetricsEndpointTest {
         throw new AssertionError("no " + name + " in " + category + ": " + report.get(category));
     }
 
+    /**
+     * {@code Servegate-Debug: true} names the scheduling gateway only to a caller with the metrics
+     * token; from anyone else (no token, a wrong one, a malformed header) it is ignored and the
+     * query answered as usual.
+     */
+    @Test
+    void theDebugHeaderAnswersOnlyATokenHolder() throws Exception {
+        for (String authorization : new String[] {null, "Bearer wrong-token", "Basic " + TOKEN, "Bearer " + TOKEN}) {
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + queryPort + "/clip/predict"))
+                    .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
+                    .header(ScheduledByHeader.DEBUG, "true")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"input\":[1,2]}"));
+            if (authorization != null) {
+                b.header("Authorization", authorization);
+            }
+            HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as("%s: %s", authorization, r.body()).isEqualTo(200);
+            assertThat(json.readTree(r.body()).get("default").booleanValue()).as(r.body()).isFalse();
+            if (("Bearer " + TOKEN).equals(authorization)) {
+                assertThat(r.headers().firstValue(ScheduledByHeader.SCHEDULED_BY)).hasValue("emu:1=solo");
+            } else {
+                assertThat(r.headers().firstValue(ScheduledByHeader.SCHEDULED_BY)).as(authorization).isEmpty();
+            }
+        }
+    }
+
     private HttpResponse<String> get(String path, String accept, String token) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + queryPort + path))
                 .timeout(Duration.ofSeconds(10));

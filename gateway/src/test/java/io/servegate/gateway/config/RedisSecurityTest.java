@@ -10,6 +10,7 @@ import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistryUnavailableException;
 import io.servegate.gateway.registry.SelectionConfig;
 import io.servegate.gateway.selection.RedisSelectionStateStore;
+import io.servegate.gateway.selection.StateBounds;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -165,7 +166,7 @@ class RedisSecurityTest {
     }
 
     private static RedisSelectionStateStore selection(String uri, ServegateProperties.Redis props) {
-        return RedisSelectionStateStore.connect(RedisClients.create(uri, props), "sec", null);
+        return RedisSelectionStateStore.connect(RedisClients.create(uri, props), "sec", StateBounds.DEFAULT);
     }
 
     private void openssl(String... args) throws IOException, InterruptedException {

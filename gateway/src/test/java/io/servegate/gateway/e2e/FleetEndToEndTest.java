@@ -46,6 +46,8 @@ class FleetEndToEndTest {
 
     private static final List<String> MODELS = List.of("fa", "fb", "fc", "fd");
     private static final String PREFIX = "sg-fleet";
+    /** The metrics token, which also lets a query ask for debug information. */
+    private static final String DEBUG_TOKEN = "fleet-debug-t0ken";
     /** An input whose first element is negative makes the container take this long. */
     private static final long SLOW_MILLIS = 3000;
     /** Apps' SLO: loose, so that a loaded 2-core machine answers the first (cold) queries in time. */
@@ -77,6 +79,7 @@ class FleetEndToEndTest {
                     "--servegate.registry.redis-uri=" + redis.uri(),
                     "--servegate.registry.key-prefix=" + PREFIX,
                     "--servegate.fleet.port=0",
+                    "--servegate.metrics.token=" + DEBUG_TOKEN,
                     "--servegate.fleet.advertise-host=127.0.0.1",
                     "--servegate.fleet.name=gw" + g,
                     "--servegate.fleet.heartbeat=100ms",
@@ -215,7 +218,10 @@ class FleetEndToEndTest {
         }
     }
 
-    /** Only a query that asks for debug information is told which gateway schedules it, from either gateway and API. */
+    /**
+     * Only a query that asks for debug information with the metrics token is told which gateway
+     * schedules it, from either gateway and API.
+     */
     @Test
     @Order(3)
     void theDebugHeaderNamesTheSchedulingGatewayOnlyWhenAskedFor() {
@@ -226,8 +232,8 @@ class FleetEndToEndTest {
             for (String[] call : List.of(new String[] {"/app-" + m + "/predict", "{\"input\":[3,4]}"},
                     new String[] {"/v2/models/" + m + "/infer", oipBody})) {
                 var asked = query.get(g).post().uri(call[0]).contentType(MediaType.APPLICATION_JSON)
-                        .header(ScheduledByHeader.DEBUG, "true").bodyValue(call[1]).retrieve().toEntity(String.class)
-                        .block(Duration.ofSeconds(10));
+                        .header(ScheduledByHeader.DEBUG, "true").header("Authorization", "Bearer " + DEBUG_TOKEN)
+                        .bodyValue(call[1]).retrieve().toEntity(String.class).block(Duration.ofSeconds(10));
                 assertThat(asked.getStatusCode().value()).as("%s via gateway %d: %s", call[0], g, asked.getBody())
                         .isEqualTo(200);
                 assertThat(asked.getHeaders().getFirst(ScheduledByHeader.SCHEDULED_BY)).as("%s via gateway %d",
@@ -235,6 +241,11 @@ class FleetEndToEndTest {
                 var plain = query.get(g).post().uri(call[0]).contentType(MediaType.APPLICATION_JSON)
                         .bodyValue(call[1]).retrieve().toEntity(String.class).block(Duration.ofSeconds(10));
                 assertThat(plain.getHeaders().containsHeader(ScheduledByHeader.SCHEDULED_BY)).isFalse();
+                var anonymous = query.get(g).post().uri(call[0]).contentType(MediaType.APPLICATION_JSON)
+                        .header(ScheduledByHeader.DEBUG, "true").bodyValue(call[1]).retrieve().toEntity(String.class)
+                        .block(Duration.ofSeconds(10));
+                assertThat(anonymous.getStatusCode().value()).isEqualTo(200);
+                assertThat(anonymous.getHeaders().containsHeader(ScheduledByHeader.SCHEDULED_BY)).isFalse();
             }
         }
     }

@@ -63,6 +63,7 @@ import tools.jackson.databind.ObjectMapper;
     "servegate.admin.port=0",
     "servegate.selection.store=redis",
     "servegate.selection.key-prefix=sg-sel-e2e",
+    "servegate.selection.max-states-per-app=1000",
     // generous: a state read slower than this would silently fall back to the last known state
     "servegate.selection.state-read-timeout=500ms"})
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -509,6 +510,20 @@ class SelectionEndToEndTest {
         expectError(query, "/ens/update", Map.of("input", images.get(0), "label", List.of(1)), 400, "label");
         expectError(query, "/ens/predict", Map.of("input", images.get(0), "uid", 1, "context", "x"), 400, "uid");
         expectError(query, "/ens/predict", Map.of("input", images.get(0), "version", "1"), 400, "version");
+        // a 1 MB uid or context is refused on both endpoints, and not quoted back
+        String megabyte = "u".repeat(1 << 20);
+        for (String field : List.of("uid", "context")) {
+            for (String endpoint : List.of("/ens/update", "/ens/predict")) {
+                String text = expectError(query, endpoint, Map.of(field, megabyte, "input", images.get(0),
+                        "label", data.label(0)), 400, "'" + field + "' is longer than the limit of 256 bytes");
+                assertThat(text.length()).isLessThan(300);
+            }
+        }
+        // the limit is in UTF-8 bytes: 129 two-byte characters are over it, 256 ASCII ones are not
+        expectError(query, "/ens/update", Map.of("uid", "é".repeat(129), "input", images.get(0), "label",
+                data.label(0)), 400, "256 bytes");
+        assertThat(post(query, "/ens/predict", Map.of("uid", "u".repeat(256), "input", images.get(0)))
+                .get("default").booleanValue()).isFalse();
         // nothing was observed
         assertThat(new Exp4Policy().codec().decode(state("ens", null).state()).observations()).isEqualTo(FEEDBACK);
 
@@ -518,6 +533,32 @@ class SelectionEndToEndTest {
         assertThat(store.get("reg/exp4", null).blockOptional(Duration.ofSeconds(5))).isEmpty();
         assertThat(post(query, "/reg/update", Map.of("input", images.get(0), "label", 3)).get("observations")
                 .longValue()).isEqualTo(1);
+    }
+
+    /**
+     * A flood of 1,500 distinct uids' feedback on one app, bounded at 1,000 states per app: Redis
+     * keeps the 1,000 most recent, each with the default 7-day TTL, and the app-wide state.
+     */
+    @Test
+    @Order(10)
+    void aFloodOfDistinctUidsLeavesAtMostTheBoundOfStatesInRedisEachExpiring() {
+        for (int i = 0; i < 1_500; i++) {
+            assertThat(post(query, "/ens/update", Map.of("uid", "flood-" + i, "input", images.get(0),
+                    "label", data.label(0))).get("observations").longValue()).isEqualTo(1);
+        }
+        RedisSelectionStateStore redisStore = (RedisSelectionStateStore) store;
+        RedisClient client = RedisClient.create(redis.uri());
+        try (StatefulRedisConnection<String, String> c = client.connect()) {
+            List<String> keys = c.sync().keys(PREFIX + ":sel:ens%2Fexp4:*");
+            assertThat(keys).hasSize(1_001).contains(redisStore.key("ens/exp4", null),
+                    redisStore.key("ens/exp4", "uid:flood-1499"));
+            for (String key : keys) {
+                assertThat(c.sync().pttl(key)).as(key).isBetween(Duration.ofDays(6).toMillis(), Duration.ofDays(7).toMillis());
+            }
+        } finally {
+            client.shutdown();
+        }
+        assertThat(store.evictions()).isGreaterThanOrEqualTo(500);
     }
 
     @Test
@@ -679,7 +720,7 @@ class SelectionEndToEndTest {
         return json.readTree(r.getResponseBody());
     }
 
-    private void expectError(WebTestClient client, String uri, Object body, int status, String causeFragment) {
+    private String expectError(WebTestClient client, String uri, Object body, int status, String causeFragment) {
         EntityExchangeResult<String> r = client.post().uri(uri).contentType(MediaType.APPLICATION_JSON)
                 .bodyValue(body).exchange().expectBody(String.class).returnResult();
         String text = r.getResponseBody();
@@ -687,5 +728,6 @@ class SelectionEndToEndTest {
         JsonNode node = json.readTree(text);
         assertThat(node.has("error")).as(text).isTrue();
         assertThat(node.get("cause").asString()).as(text).contains(causeFragment);
+        return text;
     }
 }

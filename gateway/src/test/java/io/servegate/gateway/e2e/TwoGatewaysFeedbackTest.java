@@ -10,6 +10,7 @@ import io.servegate.gateway.GatewayApplication;
 import io.servegate.gateway.api.AdminServer;
 import io.servegate.core.selection.Exp4Policy;
 import io.servegate.gateway.selection.RedisSelectionStateStore;
+import io.servegate.gateway.selection.StateBounds;
 import io.servegate.core.selection.Task;
 import io.servegate.core.selection.Versioned;
 import io.servegate.core.selection.WeightedState;
@@ -413,7 +414,7 @@ class TwoGatewaysFeedbackTest {
 
     private Versioned readState() {
         RedisClient client = RedisClient.create(redis.uri());
-        try (RedisSelectionStateStore store = new RedisSelectionStateStore(client, PREFIX, null)) {
+        try (RedisSelectionStateStore store = new RedisSelectionStateStore(client, PREFIX, StateBounds.DEFAULT)) {
             return store.get(STATE, null).block(Duration.ofSeconds(5));
         } finally {
             client.shutdown();

@@ -128,6 +128,22 @@ class DeployCommandTest {
         }
     }
 
+    /** An allowed command's option that writes a file ({@code --profile-out}) may not name one outside the output directories. */
+    @Test
+    void anOutputOptionOutsideTheOutputDirectoriesIsRefused() throws Exception {
+        Path target = tmp.resolve(".bashrc");
+        List<String> classifier = List.of("/usr/bin/python3", "containers/image-classifier/serve.py", "--profile",
+                "--profile-out", target.toString());
+        try (ConfigurableApplicationContext gateway = start("servegate.admin.token=" + TOKEN)) {
+            int port = gateway.getBean(AdminServer.class).port();
+            JsonNode refused = post(port, "deploy_model", deploy("profiled", classifier, Map.of()), TOKEN, 403);
+            assertThat(refused.get("cause").asString()).contains("argument --profile-out", target.toString(),
+                    "servegate.containers.process.output-directories");
+            post(port, "get_model", Map.of("model_name", "profiled", "model_version", "1"), TOKEN, 404);
+        }
+        assertThat(target).doesNotExist();
+    }
+
     private static ConfigurableApplicationContext start(String... properties) {
         List<String> all = new ArrayList<>(List.of("server.port=0", "servegate.admin.port=0",
                 "servegate.containers.probe-interval=200ms", "servegate.containers.stop-grace-period=5s"));

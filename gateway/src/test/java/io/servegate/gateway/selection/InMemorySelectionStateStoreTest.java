@@ -26,28 +26,46 @@ class InMemorySelectionStateStoreTest extends SelectionStateStoreContractTest {
     @Test
     void expiresAfterTheLastWrite() {
         AtomicLong now = new AtomicLong();
-        InMemorySelectionStateStore store = new InMemorySelectionStateStore(100, Duration.ofMinutes(1), now::get);
-        store.update("app", "c", old -> bytes("v1")).block(BLOCK);
-        now.addAndGet(TimeUnit.SECONDS.toNanos(45));
-        store.update("app", "c", old -> bytes("v2")).block(BLOCK);
-        now.addAndGet(TimeUnit.SECONDS.toNanos(45));
-        // 90 s after the first write, 45 s after the last
-        assertThat(store.get("app", "c").block(BLOCK).state()).isEqualTo(bytes("v2"));
-        now.addAndGet(TimeUnit.SECONDS.toNanos(16));
-        assertThat(store.get("app", "c").blockOptional(BLOCK)).isEmpty();
-        // an expired state is created afresh
-        assertThat(store.compareAndSet("app", "c", 0, bytes("v3")).block(BLOCK)).isTrue();
+        InMemorySelectionStateStore store = new InMemorySelectionStateStore(
+                new StateBounds(100, Duration.ofMinutes(1)), now::get);
+        for (String context : new String[] {"c", null}) {
+            store.update("app", context, old -> bytes("v1")).block(BLOCK);
+            now.addAndGet(TimeUnit.SECONDS.toNanos(45));
+            store.update("app", context, old -> bytes("v2")).block(BLOCK);
+            now.addAndGet(TimeUnit.SECONDS.toNanos(45));
+            // 90 s after the first write, 45 s after the last
+            assertThat(store.get("app", context).block(BLOCK).state()).isEqualTo(bytes("v2"));
+            now.addAndGet(TimeUnit.SECONDS.toNanos(16));
+            assertThat(store.get("app", context).blockOptional(BLOCK)).as("context %s", context).isEmpty();
+            // an expired state is created afresh
+            assertThat(store.compareAndSet("app", context, 0, bytes("v3")).block(BLOCK)).isTrue();
+        }
     }
 
+    /**
+     * A flood of 5,000 distinct contexts on one app with a bound of 1,000: the app keeps at most
+     * 1,000 (the evictions are counted), its app-wide state and another app's states stay, and
+     * what is left expires.
+     */
     @Test
-    void isBounded() {
-        InMemorySelectionStateStore store = new InMemorySelectionStateStore(10, null);
-        for (int i = 0; i < 100; i++) {
-            assertThat(store.compareAndSet("app", "c" + i, 0, bytes("x")).block(BLOCK)).isTrue();
+    void aFloodOfContextsStaysWithinThePerAppBoundAndExpires() {
+        AtomicLong now = new AtomicLong();
+        InMemorySelectionStateStore store = new InMemorySelectionStateStore(
+                new StateBounds(1_000, Duration.ofDays(7)), now::get);
+        assertThat(store.compareAndSet("app", null, 0, bytes("shared")).block(BLOCK)).isTrue();
+        assertThat(store.compareAndSet("other", "user-1", 0, bytes("kept")).block(BLOCK)).isTrue();
+        for (int i = 0; i < 5_000; i++) {
+            assertThat(store.compareAndSet("app", "flood-" + i, 0, bytes("x")).block(BLOCK)).isTrue();
+            assertThat(store.size("app")).isLessThanOrEqualTo(1_000);
         }
-        assertThat(store.size()).isLessThanOrEqualTo(10);
-        assertThatThrownBy(() -> new InMemorySelectionStateStore(0, null)).hasMessageContaining("maximumSize");
-        assertThatThrownBy(() -> new InMemorySelectionStateStore(1, Duration.ZERO)).hasMessageContaining("ttl");
+        assertThat(store.size("app")).isEqualTo(1_000);
+        assertThat(store.evictions()).isEqualTo(4_000);
+        assertThat(store.get("app", null).block(BLOCK).state()).isEqualTo(bytes("shared"));
+        assertThat(store.get("other", "user-1").block(BLOCK).state()).isEqualTo(bytes("kept"));
+        now.addAndGet(Duration.ofDays(7).toNanos() + 1);
+        assertThat(store.size()).isZero();
+        assertThatThrownBy(() -> new StateBounds(0, null)).hasMessageContaining("maxStatesPerApp");
+        assertThatThrownBy(() -> new StateBounds(1, Duration.ZERO)).hasMessageContaining("ttl");
     }
 
     @Test

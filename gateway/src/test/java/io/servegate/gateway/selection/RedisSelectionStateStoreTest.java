@@ -73,7 +73,11 @@ class RedisSelectionStateStoreTest extends SelectionStateStoreContractTest {
     }
 
     private RedisSelectionStateStore open(RedisClient c, String prefix, Duration ttl) {
-        RedisSelectionStateStore store = new RedisSelectionStateStore(c, prefix, ttl);
+        return openBounded(c, prefix, new StateBounds(100_000, ttl));
+    }
+
+    private RedisSelectionStateStore openBounded(RedisClient c, String prefix, StateBounds bounds) {
+        RedisSelectionStateStore store = new RedisSelectionStateStore(c, prefix, bounds);
         toClose.add(store);
         return store;
     }
@@ -139,8 +143,62 @@ class RedisSelectionStateStoreTest extends SelectionStateStoreContractTest {
         // and an expired key is gone
         RedisSelectionStateStore shortLived = open(client, prefix, Duration.ofMillis(1));
         assertThat(shortLived.compareAndSet("app", "gone", 0, bytes("x")).block(BLOCK)).isTrue();
-        assertThatThrownBy(() -> new RedisSelectionStateStore(client, prefix, Duration.ofNanos(10)))
+        assertThatThrownBy(() -> new StateBounds(1, Duration.ofNanos(10)))
                 .hasMessageContaining("ttl must be >= 1 ms");
+    }
+
+    /**
+     * A flood of 5,000 distinct contexts on one app with a bound of 1,000, from two gateways
+     * sharing Redis and through both scripts (compare-and-set and a policy's observe): Redis
+     * holds at most 1,000 of the app's per-context states at every point, each expiring, in a
+     * sorted set of as many members; the app-wide state and another app's states stay.
+     */
+    @Test
+    void aFloodOfContextsStaysWithinThePerAppBoundAcrossGatewaysAndExpires() {
+        String prefix = freshPrefix();
+        StateBounds bounds = new StateBounds(1_000, Duration.ofHours(1));
+        RedisSelectionStateStore first = openBounded(client, prefix, bounds);
+        RedisSelectionStateStore second = openBounded(otherClient, prefix, bounds);
+        Exp4Policy policy = new Exp4Policy();
+        List<String> models = List.of("a", "b");
+        WeightedStep step = policy.step(null, "x", Map.of("a", "x", "b", "y"), Map.of());
+        assertThat(first.compareAndSet("app", null, 0, bytes("shared")).block(BLOCK)).isTrue();
+        assertThat(first.compareAndSet("other", "user-1", 0, bytes("kept")).block(BLOCK)).isTrue();
+        for (int chunk = 0; chunk < 5; chunk++) {
+            reactor.core.publisher.Flux.range(chunk * 1_000, 1_000)
+                    .flatMap(i -> i % 2 == 0
+                            ? first.compareAndSet("app", "flood-" + i, 0, bytes("x"))
+                            : second.observe("app", "flood-" + i, policy, models, step), 16)
+                    .blockLast(BLOCK);
+            assertThat(raw.keys(prefix + ":sel:app:flood-*")).hasSizeLessThanOrEqualTo(1_000);
+        }
+        List<String> keys = raw.keys(prefix + ":sel:app:flood-*");
+        assertThat(keys).hasSize(1_000);
+        assertThat(raw.zcard(prefix + ":sel-lru:app")).isEqualTo(1_000);
+        assertThat(first.evictions() + second.evictions()).isEqualTo(4_000);
+        // the most recent contexts are the ones kept (a few may share a millisecond with older ones)
+        assertThat(keys).contains(prefix + ":sel:app:flood-4999");
+        for (String key : keys) {
+            assertThat(raw.pttl(key)).as(key).isBetween(1L, 3_600_000L);
+        }
+        assertThat(raw.pttl(prefix + ":sel-lru:app")).isBetween(1L, 3_600_000L);
+        assertThat(first.get("app", null).block(BLOCK).state()).isEqualTo(bytes("shared"));
+        assertThat(first.get("other", "user-1").block(BLOCK).state()).isEqualTo(bytes("kept"));
+        assertThat(raw.zcard(prefix + ":sel-lru:other")).isEqualTo(1);
+    }
+
+    /** Members whose states expired leave the sorted set at the next write, so they never count against the bound. */
+    @Test
+    void expiredContextsLeaveTheBoundAtTheNextWrite() throws Exception {
+        String prefix = freshPrefix();
+        RedisSelectionStateStore store = openBounded(client, prefix, new StateBounds(2, Duration.ofMillis(200)));
+        assertThat(store.compareAndSet("app", "old-1", 0, bytes("x")).block(BLOCK)).isTrue();
+        assertThat(store.compareAndSet("app", "old-2", 0, bytes("x")).block(BLOCK)).isTrue();
+        Thread.sleep(300);
+        assertThat(store.compareAndSet("app", "new-1", 0, bytes("x")).block(BLOCK)).isTrue();
+        assertThat(store.compareAndSet("app", "new-2", 0, bytes("x")).block(BLOCK)).isTrue();
+        assertThat(raw.zrange(prefix + ":sel-lru:app", 0, -1)).containsExactly("new-1", "new-2");
+        assertThat(store.evictions()).as("expired, not evicted").isZero();
     }
 
     @Test
