@@ -46,6 +46,7 @@ class FleetEndToEndTest {
 
     private static final List<String> MODELS = List.of("fa", "fb", "fc", "fd");
     private static final String PREFIX = "sg-fleet";
+    private static final String SECRET = "fleet-e2e-secret";
     /** An input whose first element is negative makes the container take this long. */
     private static final long SLOW_MILLIS = 3000;
     /** Apps' SLO: loose, so that a loaded 2-core machine answers the first (cold) queries in time. */
@@ -79,6 +80,7 @@ class FleetEndToEndTest {
                     "--servegate.fleet.port=0",
                     "--servegate.fleet.advertise-host=127.0.0.1",
                     "--servegate.fleet.name=gw" + g,
+                    "--servegate.fleet.secret=" + SECRET,
                     "--servegate.fleet.heartbeat=100ms",
                     "--servegate.fleet.lease=600ms",
                     // no rebalancing by load: the versions stay where they were first granted (two each),

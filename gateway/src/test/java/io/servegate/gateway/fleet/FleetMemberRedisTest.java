@@ -203,6 +203,46 @@ class FleetMemberRedisTest {
         assertThat(a.state().owners().get(v).pending()).isEmpty();
     }
 
+    /**
+     * A member schedules a forwarded query only if its own view of Redis says it owns the version:
+     * forged claims (named owner at the current epoch, at a later one, at 2^62) make it read Redis
+     * again and then refuse; a claim that names another member does not even do that; a real
+     * hand-off it has not read yet is accepted once the read shows it.
+     */
+    @Test
+    void aClaimIsNeverTakenOnTrustOnlyTheMembersOwnViewOfRedis() throws Exception {
+        FleetMember a = member("a");
+        FleetMember b = member("b");
+        beat(List.of(a, b), 6);
+        String v = a.owned().get(0);
+        String[] mv = v.split(":");
+        long epoch = a.state().owners().get(v).epoch();
+        for (Claim forged : List.of(new Claim(a.self(), b.self(), epoch), new Claim("x", b.self(), epoch + 1),
+                new Claim("x", b.self(), 1L << 62))) {
+            var accepted = b.accepts(mv[0], mv[1], forged);
+            assertThat(accepted).as("%s before b read Redis again", forged).isNotDone();
+            b.beat(); // b was not started: its refresh is its next beat
+            assertThat(accepted.get(1, TimeUnit.SECONDS)).as("%s", forged).isFalse();
+        }
+        assertThat(b.accepts(mv[0], mv[1], new Claim(b.self(), a.self(), epoch))).isCompletedWithValue(false);
+        assertThat(a.accepts(mv[0], mv[1], new Claim("x", "nobody", 0))).isCompletedWithValue(true);
+        assertThat(a.owned()).contains(v);
+
+        // a hands v to b; a releases it; b has not read that yet
+        b.beat();
+        assertThat(store().apply(b.self(), b.state().generation(), List.of(new OwnershipChange(v,
+                OwnershipChange.Kind.HANDOFF, b.self())))).isEqualTo(RedisFleetStore.ApplyResult.OK);
+        a.beat();
+        a.beat();
+        Route.Remote sent = (Route.Remote) a.route(mv[0], mv[1]);
+        assertThat(sent.member()).isEqualTo(b.self());
+        var accepted = b.accepts(mv[0], mv[1], new Claim(a.self(), sent.member(), sent.epoch()));
+        assertThat(accepted).isNotDone();
+        b.beat();
+        assertThat(accepted.get(1, TimeUnit.SECONDS)).isTrue();
+        assertThat(b.owned()).contains(v);
+    }
+
     @Test
     void concurrentJoinsLeavesAndPausesNeverGiveAVersionTwoSchedulers() throws Exception {
         List<FleetMember> all = new CopyOnWriteArrayList<>();
