@@ -93,8 +93,10 @@ final class ForwardProtocol {
                 request.getParametersOrDefault(EPOCH, InferParameter.getDefaultInstance()).getInt64Param());
     }
 
+    /** The hops the request says it took, at least 1 (a sender cannot buy itself more relays). */
     static int hops(ModelInferRequest request) {
-        return (int) request.getParametersOrDefault(HOPS, InferParameter.getDefaultInstance()).getInt64Param();
+        long hops = request.getParametersOrDefault(HOPS, InferParameter.getDefaultInstance()).getInt64Param();
+        return (int) Math.max(1, Math.min(hops, Integer.MAX_VALUE));
     }
 
     static ModelInferResponse answer(String output, String scheduledBy) {
