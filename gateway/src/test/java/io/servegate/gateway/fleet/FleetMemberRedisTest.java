@@ -243,6 +243,48 @@ class FleetMemberRedisTest {
         assertThat(b.owned()).contains(v);
     }
 
+    /**
+     * Forged claims that name a member make it read Redis again, but a flood of them costs Redis at
+     * most one extra heartbeat per 5 ms gap (requests before one begins share it), not one each.
+     */
+    @Test
+    void aFloodOfForgedClaimsCostsAtMostOneExtraHeartbeatPerGap() throws Exception {
+        OwnershipPlanner noBalancing = new OwnershipPlanner(100, 1.0);
+        java.util.concurrent.atomic.AtomicInteger beats = new java.util.concurrent.atomic.AtomicInteger();
+        FleetMember a = new FleetMember(store(), "a", "a:9", PERIOD, LEASE, noBalancing, () -> VERSIONS, Map::of,
+                System::nanoTime, new SimpleMeterRegistry(), state -> { }).start();
+        a.beat();
+        FleetMember b = new FleetMember(store(), "b", "b:9", PERIOD, LEASE, noBalancing, () -> VERSIONS, Map::of,
+                System::nanoTime, new SimpleMeterRegistry(), state -> beats.incrementAndGet()).start();
+        try {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (b.state() == null || b.state().ownedBy(a.self()).size() != VERSIONS.size()) {
+                assertThat(System.nanoTime()).as("b sees a own everything").isLessThan(until);
+                Thread.sleep(10);
+            }
+            String[] mv = VERSIONS.iterator().next().split(":");
+            List<java.util.concurrent.CompletableFuture<Boolean>> answers = new ArrayList<>();
+            int before = beats.get();
+            long start = System.nanoTime();
+            for (int i = 0; i < 2_000; i++) {
+                answers.add(b.accepts(mv[0], mv[1], new Claim("intruder", b.self(), (1L << 62) + i)));
+                java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+            }
+            for (var answer : answers) {
+                assertThat(answer.get(5, TimeUnit.SECONDS)).isFalse();
+            }
+            long elapsed = System.nanoTime() - start;
+            int extra = beats.get() - before;
+            // the refreshes' gaps, the regular heartbeats, and one each begun at either end
+            long bound = elapsed / TimeUnit.MILLISECONDS.toNanos(5) + elapsed / PERIOD.toNanos() + 3;
+            assertThat(extra).as("heartbeats in %d ms for 2,000 forged claims", elapsed / 1_000_000)
+                    .isPositive().isLessThanOrEqualTo((int) bound);
+        } finally {
+            a.close();
+            b.close();
+        }
+    }
+
     @Test
     void concurrentJoinsLeavesAndPausesNeverGiveAVersionTwoSchedulers() throws Exception {
         List<FleetMember> all = new CopyOnWriteArrayList<>();
