@@ -66,3 +66,8 @@ Servegate names, not in Kubernetes ones) turned into "-", at most 63 characters.
 {{- define "servegate.serviceAccountName" -}}
 {{- printf "%s-gateway" (include "servegate.fullname" .) }}
 {{- end }}
+
+{{/* The Secret holding the fleet's shared secret: the user's, or the one the chart makes. */}}
+{{- define "servegate.fleetSecretName" -}}
+{{- default (printf "%s-fleet" (include "servegate.fullname" .)) .Values.gateway.fleetSecret.existingSecret }}
+{{- end }}

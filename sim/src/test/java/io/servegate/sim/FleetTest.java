@@ -63,7 +63,8 @@ class FleetTest {
         FleetResult slow = Simulation.run(FleetScenario.of(models(2), 8, FleetScenario.Spread.ROUND_ROBIN, 45));
 
         assertThat(accountedFor(slow)).isEqualTo(slow.atGateways().arrived());
-        assertThat(slow.goodputRps()).isLessThan(0.8 * central.goodputRps());
+        // 90 of the SLO's 100 ms on the two hops: the owners' batches are of one or two queries
+        assertThat(slow.goodputRps()).isLessThan(0.95 * central.goodputRps());
     }
 
     @Test

@@ -13,9 +13,13 @@ import java.util.List;
  * time even alone, counting the load, are answered with the default at once
  * ({@link RejectReason#INFEASIBLE}).
  *
- * <p>A model is loaded onto a replica only when its earliest query can be answered in time there
- * and no replica that already holds it could answer that query in time: a second copy appears
- * when the first cannot keep up. The scheduler owns the state and carries the decisions out.
+ * <p>A model is loaded onto a replica when its earliest query can be answered in time there and no
+ * replica that already holds it could answer that query in time: a second copy appears when the
+ * first cannot keep up. Under overload that alone is not enough: the queries its holders cannot
+ * answer in time are dropped as infeasible first, so its earliest query is always one they can
+ * answer. A model that dropped queries while all its holders were busy, since its last load, is
+ * therefore also loaded onto a replica that has nothing else to do. The scheduler owns the state
+ * and carries the decisions out.
  */
 final class MultiModelPlanner<P> {
 
@@ -73,7 +77,7 @@ final class MultiModelPlanner<P> {
             }
         }
         if (best == null) {
-            return false;
+            return r.idle() && addCopy(r, now);
         }
         if (bestProbes) {
             r.probedAt = now;
@@ -106,13 +110,47 @@ final class MultiModelPlanner<P> {
             }
             RejectReason reason = earliest == Long.MAX_VALUE ? RejectReason.NO_REPLICA : RejectReason.INFEASIBLE;
             Query<P> head;
+            boolean dropped = false;
             while ((head = m.queue.peek()) != null && head.deadline() < earliest) {
                 s.reject(m.queue.poll(), reason);
+                dropped = true;
+            }
+            if (dropped && reason == RejectReason.INFEASIBLE && holdersBusy(m)) {
+                m.overloadedAt = now;
             }
             if (m.queue.isEmpty()) {
                 it.remove();
             }
         }
+    }
+
+    /**
+     * Loads onto idle {@code r} a copy of a waiting model that is overloaded on the replicas holding
+     * it (it dropped queries while they were all busy, since it was last loaded), so that {@code r}
+     * takes a share of its queue from the next round on. False when there is none, or none fits.
+     */
+    private boolean addCopy(SharedReplica r, long now) {
+        for (ServedModel<P> m : s.waiting) {
+            if (m.overloadedAt > m.loadedAt && !r.holds(m.id) && r.canMakeRoom(m)) {
+                s.makeReady(r, m, Math.max(now + r.overheadNanos() / 2, r.freeAt()), now);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether some available replica holds {@code m} and every one that does has something outstanding. */
+    private boolean holdersBusy(ServedModel<P> m) {
+        boolean held = false;
+        for (SharedReplica r : s.replicas.values()) {
+            if (r.available() && r.holds(m.id)) {
+                if (r.idle()) {
+                    return false;
+                }
+                held = true;
+            }
+        }
+        return held;
     }
 
     /** When a batch of one of {@code m} would answer at the earliest on {@code r}, loading it first if not held. */

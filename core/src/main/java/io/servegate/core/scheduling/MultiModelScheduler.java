@@ -303,6 +303,7 @@ public final class MultiModelScheduler<P> extends AbstractScheduler<P> {
             actions().unload(r.id(), victim.id);
         }
         r.hold(m);
+        m.loadedAt = now;
         Load load = new Load(r, m.id, now, start, start + m.loadNanos);
         r.sent(load, m.id, now, m.loadNanos, load.predictedFinish());
         loads++;

@@ -12,6 +12,10 @@ final class ServedModel<P> {
     final long loadNanos;
     final DeadlineQueue<P> queue = new DeadlineQueue<>();
     final ReplicaProfile profile;
+    /** When a query of it was last dropped as infeasible while every replica holding it was busy. */
+    long overloadedAt = Long.MIN_VALUE;
+    /** When a load of it was last sent. */
+    long loadedAt = Long.MIN_VALUE;
 
     ServedModel(String id, long sizeBytes, long loadNanos, ReplicaProfile profile) {
         this.id = id;

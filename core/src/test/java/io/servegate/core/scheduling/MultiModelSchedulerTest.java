@@ -175,6 +175,33 @@ class MultiModelSchedulerTest {
         assertThat(c.scheduler.heldModels("r2")).containsExactly("a");
     }
 
+    /**
+     * One model overloads the replica that holds it while three others sit idle. Its queries beyond
+     * that replica's capacity are dropped as infeasible (no replica could answer them in time, the
+     * others counting a load), so its earliest query is always one the holder can answer: that
+     * alone never calls for a copy. Queries it drops do: copies are loaded onto the idle replicas,
+     * and the model is answered in full.
+     */
+    @Test
+    void aModelThatDropsQueriesAsInfeasibleGetsCopiesOnIdleReplicas() {
+        var c = VirtualCluster.multiModel(3).overhead(MS / 2);
+        for (int i = 1; i <= 4; i++) {
+            c.replica("r" + i, 2 * UNIT);
+        }
+        // 5 ms + 0.5 ms·b: at most about 1,800/s on one replica within a 100 ms SLO
+        c.model("hot", UNIT, 10 * MS, 5 * MS, MS / 2);
+        c.poisson(2_500, 3_000 * MS, 100 * MS, 1);
+        c.drain();
+
+        assertThat(c.outcomes).allSatisfy(n -> assertThat(n).as("times a query left").isEqualTo(1));
+        assertThat(c.violations).isEmpty();
+
+        assertThat(c.loads.stream().map(Load::replica).distinct().count()).as("replicas holding a copy")
+                .isGreaterThanOrEqualTo(2);
+        assertThat(c.good()).as("answered in time of %d", c.deadlines.size())
+                .isGreaterThan((int) (0.95 * c.deadlines.size()));
+    }
+
     @Test
     void modelsSpreadOverTwoReplicasAndNothingIsLostWhenOneIsRemoved() {
         var c = VirtualCluster.multiModel(5).replica("r1", 3 * UNIT).replica("r2", 3 * UNIT);

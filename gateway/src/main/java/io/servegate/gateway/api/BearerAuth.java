@@ -101,8 +101,13 @@ public final class BearerAuth {
         return enabled() && problem(authorization) == null;
     }
 
-    /** @return null if the header carries the token (or none is configured), else why not */
-    String problem(String authorization) {
+    /**
+     * Checks an {@code Authorization} value (an HTTP header, or gRPC metadata of the same name).
+     *
+     * @return null if it carries the token (or none is configured), else why not: {@code missing},
+     *     {@code malformed} or {@code invalid}
+     */
+    public String problem(String authorization) {
         if (expectedDigest == null) {
             return null;
         }

@@ -3,11 +3,11 @@ package io.servegate.gateway.api;
 import io.servegate.oip.client.TensorType;
 
 /**
- * The checks every API applies to one input that arrived already decoded (from a binary tensor or
- * a raw body) rather than through {@link InputParser}'s JSON: its length against the limit and the
- * model's declared length, and finite numbers.
+ * The checks every API applies to one input that arrived already decoded (from a binary tensor,
+ * a raw body or another gateway's forward) rather than through {@link InputParser}'s JSON: its
+ * length against the limit and the model's declared length, and finite numbers.
  */
-final class RowChecks {
+public final class RowChecks {
 
     private RowChecks() {
     }
@@ -19,7 +19,7 @@ final class RowChecks {
      *                       containers declare one input has; -1 when unknown
      * @param maxInputLength the most elements (numbers, bytes, characters) one input may have
      */
-    static String problem(Object row, String where, TensorType<?> type, int expectedLength, int maxInputLength) {
+    public static String problem(Object row, String where, TensorType<?> type, int expectedLength, int maxInputLength) {
         int length = row instanceof String v ? v.length()
                 : row instanceof byte[] v ? v.length
                 : java.lang.reflect.Array.getLength(row);

@@ -1,10 +1,12 @@
 package io.servegate.gateway.config;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.gateway.api.BearerAuth;
 import io.servegate.gateway.dispatch.ReplicaPool;
 import io.servegate.gateway.fleet.ArrivalRates;
 import io.servegate.gateway.fleet.FleetDispatcher;
 import io.servegate.gateway.fleet.FleetNode;
+import io.servegate.gateway.fleet.FleetSecret;
 import io.servegate.gateway.fleet.ForwardClient;
 import io.servegate.gateway.fleet.Ownership;
 import io.servegate.gateway.fleet.RedisFleetStore;
@@ -28,20 +30,38 @@ public class FleetConfiguration {
         return new ArrivalRates(clock);
     }
 
+    /**
+     * The hop's shared secret; a gateway refuses to start without one unless told the hop's port is
+     * reachable by the gateways alone ({@code servegate.fleet.require-secret=false}).
+     */
+    @Bean
+    FleetSecret fleetSecret(ServegateProperties props) {
+        ServegateProperties.Fleet f = props.fleet();
+        String secret = BearerAuth.resolve(f.secret(), f.secretFile(), "servegate.fleet.secret");
+        if (secret.isEmpty() && f.requireSecret()) {
+            throw new IllegalStateException("servegate.fleet.secret (or secret-file) is not set: a gateway on a "
+                    + "Redis registry forwards queries to the others on servegate.fleet.port, and without a secret "
+                    + "anyone who reaches that port could query its models. Give every gateway of the fleet the "
+                    + "same secret, or set servegate.fleet.require-secret=false where only the gateways reach it.");
+        }
+        return FleetSecret.of(secret);
+    }
+
     @Bean(destroyMethod = "close")
-    ForwardClient forwardClient(ServegateProperties props) {
-        return new ForwardClient((int) props.limits().maxBodySize().toBytes());
+    ForwardClient forwardClient(ServegateProperties props, FleetSecret secret) {
+        return new ForwardClient((int) props.limits().maxBodySize().toBytes(), secret);
     }
 
     /** Closed before the replica pool and the registry it uses: leaving the fleet comes first. */
     @Bean(destroyMethod = "close")
     FleetNode fleetNode(ServegateProperties props, Registry registry, ReplicaPool pool, ForwardClient client,
-            ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters) {
+            FleetSecret secret, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters) {
         ServegateProperties.Fleet f = props.fleet();
         RedisFleetStore store = RedisFleetStore.connect(RedisClients.create(props.registry().redisUri(),
                 props.redis()), props.registry().keyPrefix());
         return FleetNode.start(new FleetNode.Settings(f.address(), f.port(), f.advertiseHost(), f.name(),
-                f.heartbeat(), f.lease(), f.tolerance(), f.minRate(), (int) props.limits().maxBodySize().toBytes()),
+                f.heartbeat(), f.lease(), f.tolerance(), f.minRate(), (int) props.limits().maxBodySize().toBytes(),
+                props.limits().maxInputLength(), secret),
                 store, registry, pool, client, arrivals, clock, meters);
     }
 

@@ -50,7 +50,7 @@ public record ServegateProperties(
     public record Fleet(
             /** Port of the internal forwarding hop between gateways; 0 = any free port (advertised as bound). */
             @DefaultValue("0") int port,
-            /** Interface the hop listens on; empty = all. */
+            /** Interface the hop listens on; empty = the advertised host's address, {@code 0.0.0.0} = all. */
             @DefaultValue("") String address,
             /** Host the other gateways reach this one at; empty = this machine's address. */
             @DefaultValue("") String advertiseHost,
@@ -63,7 +63,13 @@ public record ServegateProperties(
             /** How far (fraction of the mean) a gateway's load may be from the mean before versions move. */
             @DefaultValue("0.25") double tolerance,
             /** A version with fewer queries per second than this weighs this much when balancing. */
-            @DefaultValue("1.0") double minRate) {
+            @DefaultValue("1.0") double minRate,
+            /** Secret every gateway of the fleet presents on the hop and requires of the others. */
+            @DefaultValue("") String secret,
+            /** A file holding the secret (surrounding whitespace ignored), used when {@code secret} is empty. */
+            @DefaultValue("") String secretFile,
+            /** Refuse to start without a secret; false only where nothing but the gateways can reach the hop's port. */
+            @DefaultValue("true") boolean requireSecret) {
     }
 
     /** The admin API's own server. */

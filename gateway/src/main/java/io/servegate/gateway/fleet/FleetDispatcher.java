@@ -24,7 +24,9 @@ import java.util.function.LongSupplier;
  * the default stay with the gateway the query arrived at. A query for a version no live gateway
  * owns waits a few heartbeats for an owner within its deadline; one that still has none, or whose
  * forward fails, fails with {@link DispatchFailure#FORWARD_FAILED} and the reason; one whose owner
- * does not answer in time fails with {@link DispatchFailure#DEADLINE}.
+ * does not answer in time fails with {@link DispatchFailure#DEADLINE}. A receiver that does not own
+ * the version by its own view (this gateway's view was stale) makes this one read the fleet again
+ * and route the query once more.
  */
 public final class FleetDispatcher implements Dispatcher {
 
@@ -43,6 +45,7 @@ public final class FleetDispatcher implements Dispatcher {
     private final Timer forwardLatency;
     private final Counter forwardedAnswered;
     private final Counter forwardedFailed;
+    private final Counter forwardedRerouted;
     private final Counter unowned;
 
     public FleetDispatcher(Dispatcher local, Ownership ownership, ForwardClient client, Registry registry,
@@ -58,6 +61,7 @@ public final class FleetDispatcher implements Dispatcher {
                 .publishPercentileHistogram().register(meters);
         this.forwardedAnswered = forwarded(meters, "answered");
         this.forwardedFailed = forwarded(meters, "failed");
+        this.forwardedRerouted = forwarded(meters, "rerouted");
         this.unowned = Counter.builder("servegate.fleet.unowned")
                 .description("Queries for a version no live gateway owned, answered with the default").register(meters);
     }
@@ -70,19 +74,19 @@ public final class FleetDispatcher implements Dispatcher {
     @Override
     public CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos) {
         arrivals.arrived(model, version);
-        return route(model, version, input, deadlineNanos, 0);
+        return route(model, version, input, deadlineNanos, 0, false);
     }
 
     private CompletableFuture<String> route(String model, String version, Object input, long deadlineNanos,
-            int beatsWaited) {
+            int beatsWaited, boolean rerouted) {
         Route route = ownership.route(model, version);
         if (route instanceof Route.Remote r) {
-            return forward(r, model, version, input, deadlineNanos);
+            return forward(r, model, version, input, deadlineNanos, rerouted);
         }
         if (route instanceof Route.Unowned u) {
             if (beatsWaited < UNOWNED_BEATS && clock.getAsLong() - deadlineNanos < 0) {
                 return ownership.nextBeat().thenCompose(x -> route(model, version, input, deadlineNanos,
-                        beatsWaited + 1));
+                        beatsWaited + 1, rerouted));
             }
             unowned.increment();
             return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.FORWARD_FAILED, u.reason()));
@@ -91,7 +95,7 @@ public final class FleetDispatcher implements Dispatcher {
     }
 
     private CompletableFuture<String> forward(Route.Remote to, String model, String version, Object input,
-            long deadlineNanos) {
+            long deadlineNanos, boolean rerouted) {
         long start = clock.getAsLong();
         long left = deadlineNanos - start;
         if (left <= 0) {
@@ -111,8 +115,16 @@ public final class FleetDispatcher implements Dispatcher {
                         forwardedFailed.increment();
                         throw new CompletionException(failure(to, error));
                     }
+                    return response;
+                })
+                .thenCompose(response -> {
+                    if (ForwardProtocol.staleRoute(response) && !rerouted) {
+                        forwardedRerouted.increment();
+                        return ownership.refresh().thenCompose(x -> route(model, version, input, deadlineNanos, 0,
+                                true));
+                    }
                     forwardedAnswered.increment();
-                    return ForwardProtocol.output(response);
+                    return CompletableFuture.completedFuture(ForwardProtocol.output(response));
                 });
     }
 

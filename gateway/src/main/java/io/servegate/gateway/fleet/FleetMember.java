@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -55,6 +56,8 @@ public final class FleetMember implements Ownership, AutoCloseable {
      * Orphans are granted at once.
      */
     private static final int BALANCE_EVERY = 10;
+    /** Heartbeats asked for by {@link #refresh()} begin at least this far apart. */
+    private static final long REFRESH_GAP_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
     /** What the member knew after its last heartbeat. */
     private record View(String self, FleetState state, long leaseEndNanos, Set<String> released) {
@@ -82,6 +85,10 @@ public final class FleetMember implements Ownership, AutoCloseable {
     private volatile View view = View.NONE;
     private volatile CompletableFuture<Void> beaten = new CompletableFuture<>();
     private boolean joining = true;
+    private final Object refreshLock = new Object();
+    /** The refresh asked for and not yet begun; guarded by {@link #refreshLock}. */
+    private CompletableFuture<Void> refreshing;
+    private long lastRefreshNanos;
 
     /**
      * @param name     this gateway's name in the fleet; each (re)join adds a random suffix
@@ -111,6 +118,7 @@ public final class FleetMember implements Ownership, AutoCloseable {
         this.onState = onState;
         this.id = newId();
         this.lastBalanceNanos = clock.getAsLong() - period.toNanos() * BALANCE_EVERY;
+        this.lastRefreshNanos = clock.getAsLong() - REFRESH_GAP_NANOS;
         this.gained = Counter.builder("servegate.fleet.ownership.moves").tag("direction", "gained")
                 .description("Model versions this gateway started scheduling").register(meters);
         this.lost = Counter.builder("servegate.fleet.ownership.moves").tag("direction", "lost")
@@ -245,7 +253,7 @@ public final class FleetMember implements Ownership, AutoCloseable {
         if (!a.owner().equals(v.self)) {
             String to = v.state.addresses().get(a.owner());
             return to == null ? new Route.Unowned("owner " + a.owner() + " of " + key + " left the fleet")
-                    : new Route.Remote(a.owner(), to, a.epoch(), false);
+                    : new Route.Remote(a.owner(), to, a.epoch());
         }
         if (clock.getAsLong() - v.leaseEndNanos >= 0) {
             // Redis out of reach: a gateway that was alone keeps serving (no other member was there to
@@ -257,25 +265,59 @@ public final class FleetMember implements Ownership, AutoCloseable {
             // released, and the heartbeat that hands it on is in flight
             String to = v.state.addresses().get(a.pending());
             return to == null ? new Route.Unowned(key + " is being handed to " + a.pending() + ", which left")
-                    : new Route.Remote(a.pending(), to, a.epoch(), true);
+                    : new Route.Remote(a.pending(), to, a.epoch());
         }
         return new Route.Local(a.epoch());
     }
 
     @Override
-    public boolean accepts(String model, String version, Claim claim) {
+    public CompletableFuture<Boolean> accepts(String model, String version, Claim claim) {
         if (owns(model, version)) {
-            return true;
+            return CompletableFuture.completedFuture(true);
         }
         View v = view;
-        if (v.state == null || clock.getAsLong() - v.leaseEndNanos >= 0) {
-            return false;
+        Assignment a = v.state == null ? null : v.state.owners().get(Ownership.key(model, version));
+        boolean newer = v.state != null && claim.owner().equals(v.self) && (a == null || claim.epoch() >= a.epoch());
+        return newer ? refresh().thenApply(x -> owns(model, version)) : CompletableFuture.completedFuture(false);
+    }
+
+    /**
+     * Beats soon, off the caller's thread: at once, or {@link #REFRESH_GAP_NANOS} after the last
+     * refresh began, so that claims naming this gateway (true or forged) cost Redis at most one
+     * extra heartbeat per gap. Requests that arrive before it begins share it. A member that was
+     * not {@link #start() started} (its beats driven by hand) refreshes at its next beat.
+     */
+    @Override
+    public CompletableFuture<Void> refresh() {
+        ScheduledExecutorService t = timer;
+        if (t == null) {
+            return beaten;
         }
-        Assignment a = v.state.owners().get(Ownership.key(model, version));
-        boolean releasedToMe = claim.fromOwner() && a != null && a.owner().equals(claim.from())
-                && (a.pending().isEmpty() || a.pending().equals(v.self));
-        boolean grantedSince = claim.owner().equals(v.self) && claim.epoch() > (a == null ? 0 : a.epoch());
-        return releasedToMe || grantedSince;
+        synchronized (refreshLock) {
+            if (refreshing != null) {
+                return refreshing;
+            }
+            CompletableFuture<Void> next = new CompletableFuture<>();
+            long delay = Math.max(0, lastRefreshNanos + REFRESH_GAP_NANOS - clock.getAsLong());
+            try {
+                t.schedule(() -> {
+                    synchronized (refreshLock) {
+                        refreshing = null;
+                        lastRefreshNanos = clock.getAsLong();
+                    }
+                    try {
+                        beatLogged();
+                    } finally {
+                        next.complete(null);
+                    }
+                }, delay, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException closed) {
+                next.complete(null);
+                return next;
+            }
+            refreshing = next;
+            return next;
+        }
     }
 
     /** The versions this gateway schedules now, sorted. */

@@ -4,6 +4,7 @@ import io.grpc.Server;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.HandlerRegistry;
 import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.core.fleet.OwnershipPlanner;
@@ -40,9 +41,16 @@ public final class FleetNode implements AutoCloseable {
     private final FleetMember member;
     private final RedisFleetStore store;
 
-    /** What a node is made of and how it is set up. */
+    /**
+     * What a node is made of and how it is set up.
+     *
+     * @param bindAddress    interface of the forwarding port; empty = the advertised host's
+     * @param maxInputLength the public endpoints' limit on one input's elements, applied to forwarded rows too
+     * @param secret         what every call to the forwarding port must carry
+     */
     public record Settings(String bindAddress, int port, String advertiseHost, String name, Duration heartbeat,
-            Duration lease, double tolerance, double minRate, int maxMessageBytes) {
+            Duration lease, double tolerance, double minRate, int maxMessageBytes, int maxInputLength,
+            FleetSecret secret) {
     }
 
     private FleetNode(Server server, FleetMember member, RedisFleetStore store) {
@@ -59,8 +67,11 @@ public final class FleetNode implements AutoCloseable {
     public static FleetNode start(Settings settings, RedisFleetStore store, Registry registry, Dispatcher local,
             ForwardClient client, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters) {
         LateService services = new LateService();
-        NettyServerBuilder builder = settings.bindAddress().isEmpty() ? NettyServerBuilder.forPort(settings.port())
-                : NettyServerBuilder.forAddress(new InetSocketAddress(settings.bindAddress(), settings.port()));
+        String host = settings.advertiseHost().isEmpty() ? defaultHost(settings.bindAddress())
+                : settings.advertiseHost();
+        // only where the other members reach it, unless told otherwise (0.0.0.0 = every interface)
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(
+                settings.bindAddress().isEmpty() ? host : settings.bindAddress(), settings.port()));
         Server server;
         try {
             server = builder.directExecutor().maxInboundMessageSize(settings.maxMessageBytes())
@@ -70,18 +81,18 @@ public final class FleetNode implements AutoCloseable {
             throw new UncheckedIOException("cannot open the fleet's forwarding port " + settings.port()
                     + " (servegate.fleet.port): " + e.getMessage(), e);
         }
-        String host = settings.advertiseHost().isEmpty() ? defaultHost(settings.bindAddress())
-                : settings.advertiseHost();
         String address = host + ":" + server.getPort();
         String name = (settings.name().isEmpty() ? address : settings.name()).replaceAll("[^A-Za-z0-9._:-]", "_");
         FleetMember member = new FleetMember(store, name, address, settings.heartbeat(), settings.lease(),
                 new OwnershipPlanner(settings.tolerance(), settings.minRate()), () -> versions(registry),
                 arrivals::rates, clock, meters, state -> client.connect(state.addresses().entrySet().stream()
                         .filter(e -> !e.getValue().equals(address)).map(Map.Entry::getValue).toList()));
-        services.service = new ForwardService(registry, local, member, client, clock).bindService();
+        services.service = ServerInterceptors.intercept(new ForwardService(registry, local, member, client, clock,
+                settings.maxInputLength()).bindService(), settings.secret().checker(meters));
         registry.addListener(snapshot -> member.beatSoon());
         member.start();
-        LOG.info("fleet member {} forwarding on {}", member.self(), address);
+        LOG.info("fleet member {} forwarding on {}{}", member.self(), address, settings.secret().enabled() ? ""
+                : " without a fleet secret (servegate.fleet.require-secret=false)");
         return new FleetNode(server, member, store);
     }
 

@@ -15,16 +15,22 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Sends forwarded queries to the other gateways: one plaintext HTTP/2 channel per member address,
- * kept for the gateway's life. Completions run on the channel's event loop (nothing blocks there).
+ * kept for the gateway's life, each call carrying the fleet's secret. Completions run on the
+ * channel's event loop (nothing blocks there).
  */
 public final class ForwardClient implements AutoCloseable {
 
     private final ConcurrentMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
     private final int maxMessageBytes;
+    private final FleetSecret secret;
 
-    /** @param maxMessageBytes the largest answer accepted */
-    public ForwardClient(int maxMessageBytes) {
+    /**
+     * @param maxMessageBytes the largest answer accepted
+     * @param secret          presented on every call
+     */
+    public ForwardClient(int maxMessageBytes, FleetSecret secret) {
         this.maxMessageBytes = maxMessageBytes;
+        this.secret = secret;
     }
 
     /** Sends {@code request} to the gateway at {@code address} with {@code timeoutNanos} to answer in. */
@@ -63,7 +69,8 @@ public final class ForwardClient implements AutoCloseable {
     private ManagedChannel channel(String address) {
         ManagedChannel c = channels.get(address);
         return c != null ? c : channels.computeIfAbsent(address, a -> NettyChannelBuilder.forTarget(a)
-                .usePlaintext().directExecutor().maxInboundMessageSize(maxMessageBytes).build());
+                .usePlaintext().directExecutor().maxInboundMessageSize(maxMessageBytes).intercept(secret.sender())
+                .build());
     }
 
     @Override

@@ -14,9 +14,12 @@ import java.util.List;
 /**
  * The gateways' internal hop: {@code servegate.fleet.Forward/Predict}, one query for a model
  * version its owner schedules, in the Open Inference Protocol's own messages. The request carries
- * one input row (raw contents) and, as parameters, the forwarding member; the call's gRPC deadline
- * is what remains of the query's. The answer is always a response (transport failures aside):
- * the output, or the dispatch failure the owner's scheduler gave, and the member that scheduled it.
+ * one input row (raw contents) and, as parameters, the forwarding member and the owner and epoch
+ * it routed by; the call's gRPC deadline is what remains of the query's, and its metadata the
+ * fleet's secret ({@link FleetSecret}). The answer is always a response (transport failures,
+ * refused secrets and invalid input aside): the output, or the dispatch failure the owner's
+ * scheduler gave, and the member that scheduled it; a receiver that does not own the version says
+ * so ({@link #STALE_ROUTE}), and the sender reads the fleet again and routes once more.
  */
 final class ForwardProtocol {
 
@@ -32,8 +35,6 @@ final class ForwardProtocol {
 
     /** Request: the forwarding member. */
     static final String FROM = "servegate_from";
-    /** Request: the forwarding member is the owner that released the version to the receiver. */
-    static final String FROM_OWNER = "servegate_from_owner";
     /** Request: the member the sender believes owns the version, and the epoch of that belief. */
     static final String OWNER = "servegate_owner";
     static final String EPOCH = "servegate_epoch";
@@ -45,6 +46,8 @@ final class ForwardProtocol {
     static final String FAILURE = "servegate_failure";
     /** Response: what failed, for the default's explanation. */
     static final String DETAIL = "servegate_detail";
+    /** Response: the receiver does not own the version as its own view of the fleet says; the sender's view is stale. */
+    static final String STALE_ROUTE = "servegate_stale_route";
 
     private ForwardProtocol() {
     }
@@ -58,40 +61,42 @@ final class ForwardProtocol {
                         .setDatatype(tensor.datatype()).addAllShape(tensor.shape()))
                 .addRawInputContents(tensor.raw())
                 .putParameters(FROM, InferParameter.newBuilder().setStringParam(from).build())
-                .putParameters(FROM_OWNER, InferParameter.newBuilder().setBoolParam(to.fromOwner()).build())
                 .putParameters(OWNER, InferParameter.newBuilder().setStringParam(to.member()).build())
                 .putParameters(EPOCH, InferParameter.newBuilder().setInt64Param(to.epoch()).build())
                 .putParameters(HOPS, InferParameter.newBuilder().setInt64Param(hops).build())
                 .build();
     }
 
-    /** The one input row of a forwarded request. */
+    /**
+     * The one input row of a forwarded request, decoded (its checks against the limits are the
+     * receiver's, as for any public request).
+     *
+     * @throws IllegalArgumentException when the request does not hold exactly one row of {@code type}
+     */
     static Object input(ModelInferRequest request, TensorType<?> type) {
-        ModelInferRequest.InferInputTensor tensor = request.getInputs(0);
-        List<?> rows = type.decode(tensor.getDatatype(), tensor.getShapeList(), request.getRawInputContents(0));
-        if (rows.size() != 1) {
-            throw new IllegalArgumentException("a forwarded query has one input row, this one has " + rows.size());
+        if (request.getInputsCount() != 1 || request.getRawInputContentsCount() != 1) {
+            throw new IllegalArgumentException("a forwarded query has one input tensor in raw_input_contents");
         }
-        return rows.get(0);
-    }
-
-    static String from(ModelInferRequest request) {
-        return request.getParametersOrDefault(FROM, InferParameter.getDefaultInstance()).getStringParam();
-    }
-
-    static boolean fromOwner(ModelInferRequest request) {
-        return request.getParametersOrDefault(FROM_OWNER, InferParameter.getDefaultInstance()).getBoolParam();
+        ModelInferRequest.InferInputTensor tensor = request.getInputs(0);
+        // checked before decoding, which would otherwise make an object per claimed row first
+        if (tensor.getShapeCount() == 0 || tensor.getShape(0) != 1) {
+            throw new IllegalArgumentException("a forwarded query has one input row, its shape is "
+                    + tensor.getShapeList());
+        }
+        return type.decode(tensor.getDatatype(), tensor.getShapeList(), request.getRawInputContents(0)).get(0);
     }
 
     /** The owner and epoch the sender routed by. */
     static Claim claim(ModelInferRequest request) {
-        return new Claim(from(request), fromOwner(request),
+        return new Claim(request.getParametersOrDefault(FROM, InferParameter.getDefaultInstance()).getStringParam(),
                 request.getParametersOrDefault(OWNER, InferParameter.getDefaultInstance()).getStringParam(),
                 request.getParametersOrDefault(EPOCH, InferParameter.getDefaultInstance()).getInt64Param());
     }
 
+    /** The hops the request says it took, at least 1 (a sender cannot buy itself more relays). */
     static int hops(ModelInferRequest request) {
-        return (int) request.getParametersOrDefault(HOPS, InferParameter.getDefaultInstance()).getInt64Param();
+        long hops = request.getParametersOrDefault(HOPS, InferParameter.getDefaultInstance()).getInt64Param();
+        return (int) Math.max(1, Math.min(hops, Integer.MAX_VALUE));
     }
 
     static ModelInferResponse answer(String output, String scheduledBy) {
@@ -110,6 +115,17 @@ final class ForwardProtocol {
                 .putParameters(DETAIL, InferParameter.newBuilder().setStringParam(detail == null ? "" : detail).build())
                 .putParameters(SCHEDULED_BY, InferParameter.newBuilder().setStringParam(scheduledBy).build())
                 .build();
+    }
+
+    /** A refusal by a receiver that, by its own view of the fleet, does not schedule the version. */
+    static ModelInferResponse notOwner(String detail, String receiver) {
+        return failed(DispatchFailure.FORWARD_FAILED, detail, receiver).toBuilder()
+                .putParameters(STALE_ROUTE, InferParameter.newBuilder().setBoolParam(true).build()).build();
+    }
+
+    /** Whether the response is a {@link #notOwner} refusal: the sender should read the fleet again and re-route. */
+    static boolean staleRoute(ModelInferResponse response) {
+        return response.getParametersOrDefault(STALE_ROUTE, InferParameter.getDefaultInstance()).getBoolParam();
     }
 
     /** The output a response carries, or the {@link DispatchException} it reports. */

@@ -5,13 +5,16 @@ import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
+import io.servegate.gateway.api.RowChecks;
 import io.servegate.gateway.dispatch.DispatchException;
 import io.servegate.gateway.dispatch.DispatchFailure;
 import io.servegate.gateway.dispatch.Dispatcher;
 import io.servegate.gateway.registry.ModelVersion;
+import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;
@@ -22,32 +25,41 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * The receiving end of {@link ForwardProtocol}: a query another gateway forwarded is scheduled
- * here, by the call's remaining deadline, if this gateway owns its model version (or the sender
- * is the owner that released the version to this one). A query that reached a gateway that no
- * longer owns the version (its sender's view was a heartbeat old) is relayed once to the owner this
- * gateway knows; anything else is refused with {@link DispatchFailure#FORWARD_FAILED}, so a query
- * is never forwarded in circles.
+ * The receiving end of {@link ForwardProtocol}: a query another gateway forwarded is checked as
+ * the public endpoints check theirs ({@link RowChecks}: the same limits, the same
+ * {@code INVALID_ARGUMENT} descriptions as the OIP gRPC endpoint), then scheduled here, by the
+ * call's remaining deadline, if this gateway's own view of the fleet says it owns the version
+ * ({@link Ownership#accepts}). A query that reached a gateway that does not own the version is
+ * relayed once to the owner this gateway knows; anything else is refused as a {@linkplain
+ * ForwardProtocol#notOwner stale route}, so that the sender reads the fleet again, and a query is
+ * never forwarded in circles.
  */
 public final class ForwardService implements BindableService {
 
     /** A query is forwarded at most this many times: to the owner its sender knew, then to the one this knows. */
     private static final int MAX_HOPS = 2;
+    /** Errors quote what a request holds at most this long, as the public endpoints' do. */
+    private static final int MAX_SHOWN = 1024;
 
     private final Registry registry;
     private final Dispatcher local;
     private final Ownership ownership;
     private final ForwardClient relay;
     private final LongSupplier clock;
+    private final int maxInputLength;
 
-    /** @param local this gateway's own replica pool */
+    /**
+     * @param local          this gateway's own replica pool
+     * @param maxInputLength the public endpoints' limit on one input's elements ({@code servegate.limits.max-input-length})
+     */
     public ForwardService(Registry registry, Dispatcher local, Ownership ownership, ForwardClient relay,
-            LongSupplier clock) {
+            LongSupplier clock, int maxInputLength) {
         this.registry = registry;
         this.local = local;
         this.ownership = ownership;
         this.relay = relay;
         this.clock = clock;
+        this.maxInputLength = maxInputLength;
     }
 
     @Override
@@ -60,55 +72,76 @@ public final class ForwardService implements BindableService {
     private void predict(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
         Deadline deadline = Context.current().getDeadline();
         if (deadline == null) {
-            out.onError(Status.INVALID_ARGUMENT.withDescription("a forwarded query carries its deadline")
-                    .asRuntimeException());
+            out.onError(invalid("a forwarded query carries its deadline"));
             return;
         }
-        long left = deadline.timeRemaining(TimeUnit.NANOSECONDS);
+        long deadlineNanos = clock.getAsLong() + deadline.timeRemaining(TimeUnit.NANOSECONDS);
         String model = request.getModelName();
         String version = request.getModelVersion();
         ModelVersion m = registry.snapshot().model(model, version).orElse(null);
         if (m == null) {
             reply(out, ForwardProtocol.failed(DispatchFailure.NO_REPLICA, "gateway " + ownership.self()
-                    + " does not know model " + Ownership.key(model, version), ownership.self()));
+                    + " does not know model " + Names.brief(Ownership.key(model, version), MAX_SHOWN), ownership.self()));
             return;
         }
+        TensorType<?> type = TensorType.forName(m.inputType());
         Object input;
         try {
-            input = ForwardProtocol.input(request, TensorType.forName(m.inputType()));
+            input = ForwardProtocol.input(request, type);
         } catch (RuntimeException e) {
-            out.onError(Status.INVALID_ARGUMENT.withDescription("forwarded input: " + e.getMessage())
-                    .asRuntimeException());
+            out.onError(invalid("forwarded input: " + e.getMessage()));
+            return;
+        }
+        String problem = RowChecks.problem(input, "row 0", type, local.inputLength(model, version), maxInputLength);
+        if (problem != null) {
+            out.onError(invalid(problem));
             return;
         }
         int hops = ForwardProtocol.hops(request);
-        if (ownership.accepts(model, version, ForwardProtocol.claim(request))) {
-            // the batch this may send is shared with other queries: not in this call's Context,
-            // whose cancellation would cancel it
-            CompletableFuture<String> output;
-            Context previous = Context.ROOT.attach();
-            try {
-                output = local.submit(model, version, input, clock.getAsLong() + left);
-            } finally {
-                Context.ROOT.detach(previous);
+        ownership.accepts(model, version, ForwardProtocol.claim(request)).whenComplete((mine, error) -> {
+            if (Boolean.TRUE.equals(mine)) {
+                schedule(model, version, input, deadlineNanos, out);
+            } else {
+                relayOrRefuse(model, version, type, input, hops, deadlineNanos, out);
             }
-            output.whenComplete((value, error) -> reply(out, error == null
-                    ? ForwardProtocol.answer(value, ownership.self()) : failed(error)));
-            return;
+        });
+    }
+
+    private void schedule(String model, String version, Object input, long deadlineNanos,
+            StreamObserver<ModelInferResponse> out) {
+        // the batch this may send is shared with other queries: not in this call's Context,
+        // whose cancellation would cancel it
+        CompletableFuture<String> output;
+        Context previous = Context.ROOT.attach();
+        try {
+            output = local.submit(model, version, input, deadlineNanos);
+        } finally {
+            Context.ROOT.detach(previous);
         }
+        output.whenComplete((value, error) -> reply(out, error == null
+                ? ForwardProtocol.answer(value, ownership.self()) : failed(error)));
+    }
+
+    private void relayOrRefuse(String model, String version, TensorType<?> type, Object input, int hops,
+            long deadlineNanos, StreamObserver<ModelInferResponse> out) {
         Route route = ownership.route(model, version);
-        if (route instanceof Route.Remote next && hops < MAX_HOPS) {
+        long left = deadlineNanos - clock.getAsLong();
+        if (route instanceof Route.Remote next && hops < MAX_HOPS && left > 0) {
             // the sender's view is a heartbeat behind this one's (a hand-off just happened): pass it on once
-            relay.call(next.address(), ForwardProtocol.request(model, version, TensorType.forName(m.inputType()),
-                    input, ownership.self(), next, hops + 1), left)
+            relay.call(next.address(), ForwardProtocol.request(model, version, type, input, ownership.self(), next,
+                    hops + 1), left)
                     .whenComplete((response, error) -> reply(out, error == null ? response
                             : ForwardProtocol.failed(DispatchFailure.FORWARD_FAILED, "relay to gateway "
                                     + next.member() + " failed: " + Status.fromThrowable(error).getCode(),
                                     ownership.self())));
             return;
         }
-        reply(out, ForwardProtocol.failed(DispatchFailure.FORWARD_FAILED, "gateway " + ownership.self()
-                + " does not schedule " + Ownership.key(model, version) + ": " + describe(route), ownership.self()));
+        reply(out, ForwardProtocol.notOwner("gateway " + ownership.self() + " does not schedule "
+                + Ownership.key(model, version) + ": " + describe(route), ownership.self()));
+    }
+
+    private static StatusRuntimeException invalid(String description) {
+        return Status.INVALID_ARGUMENT.withDescription(Names.brief(description, MAX_SHOWN)).asRuntimeException();
     }
 
     private ModelInferResponse failed(Throwable error) {

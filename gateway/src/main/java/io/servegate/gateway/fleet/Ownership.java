@@ -21,8 +21,8 @@ public interface Ownership {
         }
 
         @Override
-        public boolean accepts(String model, String version, Claim claim) {
-            return true;
+        public CompletableFuture<Boolean> accepts(String model, String version, Claim claim) {
+            return CompletableFuture.completedFuture(true);
         }
     };
 
@@ -34,12 +34,12 @@ public interface Ownership {
 
     /**
      * Whether this gateway schedules a query for the version that another member forwarded with
-     * {@code claim}: it owns the version; or the sender is the owner as far as this gateway knows
-     * and says it released the version to this one (the release has not reached this gateway's view
-     * yet; the releaser schedules it no more); or the sender saw this gateway granted the version
-     * at a later epoch than this gateway's own view holds.
+     * {@code claim}: only if its own view of the fleet says it owns the version now. Nothing in the
+     * claim is taken on trust; a claim that names this gateway as the owner at an epoch its view
+     * has not passed (a grant or hand-off its heartbeats have not read yet, or a forgery) only makes
+     * it read the fleet again ({@link #refresh()}) before it answers.
      */
-    boolean accepts(String model, String version, Claim claim);
+    CompletableFuture<Boolean> accepts(String model, String version, Claim claim);
 
     /**
      * Completes after this gateway next reads the fleet (at once for a fleet of one): a query for a
@@ -47,6 +47,14 @@ public interface Ownership {
      */
     default CompletableFuture<Void> nextBeat() {
         return CompletableFuture.completedFuture(null);
+    }
+
+    /**
+     * Completes after this gateway has read the fleet again, soon (another member told it its view
+     * is stale); at once for a fleet of one.
+     */
+    default CompletableFuture<Void> refresh() {
+        return nextBeat();
     }
 
     /** Whether this gateway takes the version's decisions (scheduling, autoscaling) now. */

@@ -8,13 +8,10 @@ public sealed interface Route {
     }
 
     /**
-     * Another member owns the version (or is taking it over from this one): the query is forwarded
-     * to {@code address}.
-     *
-     * @param fromOwner this gateway is the owner that released the version to {@code member}, which
-     *     accepts the query before its own heartbeat has told it that it owns the version
+     * Another member owns the version (or is taking it over from this one) at {@code epoch}, as
+     * this gateway sees the fleet: the query is forwarded to {@code address}.
      */
-    record Remote(String member, String address, long epoch, boolean fromOwner) implements Route {
+    record Remote(String member, String address, long epoch) implements Route {
     }
 
     /** No live gateway owns the version as far as this one knows; the query gets its default. */

@@ -136,7 +136,7 @@ class RedisSecurityTest {
     @Test
     void theGatewayStartsWithTheRightPasswordAndRefusesAWrongOne() {
         List<String> common = List.of("server.port=0", "servegate.admin.port=0",
-                "servegate.registry.store=redis", "servegate.selection.store=redis",
+                "servegate.registry.store=redis", "servegate.selection.store=redis", "servegate.fleet.secret=test",
                 "servegate.registry.redis-uri=rediss://127.0.0.1:" + tlsPort,
                 "servegate.redis.ca-file=" + caFile);
         try (ConfigurableApplicationContext ctx = new SpringApplicationBuilder(GatewayApplication.class)

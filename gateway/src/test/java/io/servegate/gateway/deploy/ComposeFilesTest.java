@@ -99,6 +99,21 @@ class ComposeFilesTest {
                 .contains("\\\"$SERVEGATE_METRICS_TOKEN\\\" > " + tokenFile);
     }
 
+    /** The gateways share a Redis registry, so they form a fleet: each one starts only with the fleet's secret. */
+    @Test
+    void theFleetsGatewaysShareAFleetSecret() throws IOException {
+        Map<String, Map<String, Object>> services = services();
+        for (String name : List.of("gateway", "gateway-2", "gateway-3")) {
+            Map<String, String> env = env(services.get(name));
+            assertThat(env).as(name).containsEntry("SERVEGATE_REGISTRY_STORE", "redis");
+            assertThat(env.get("SERVEGATE_FLEET_SECRET")).as(name).isNotBlank()
+                    .isNotEqualTo(env.get("SERVEGATE_ADMIN_TOKEN")).isNotEqualTo(env.get("SERVEGATE_METRICS_TOKEN"))
+                    .isEqualTo(env(services.get("gateway")).get("SERVEGATE_FLEET_SECRET"));
+        }
+        assertThat(services.entrySet()).filteredOn(e -> !e.getKey().startsWith("gateway"))
+                .allSatisfy(e -> assertThat(env(e.getValue())).as(e.getKey()).doesNotContainKey("SERVEGATE_FLEET_SECRET"));
+    }
+
     @Test
     @SuppressWarnings("unchecked")
     void grafanaIsProvisionedWithPrometheusAndTheShippedDashboard() throws IOException {

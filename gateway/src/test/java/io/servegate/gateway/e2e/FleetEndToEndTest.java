@@ -48,6 +48,7 @@ class FleetEndToEndTest {
     private static final String PREFIX = "sg-fleet";
     /** The metrics token, which also lets a query ask for debug information. */
     private static final String DEBUG_TOKEN = "fleet-debug-t0ken";
+    private static final String SECRET = "fleet-e2e-secret";
     /** An input whose first element is negative makes the container take this long. */
     private static final long SLOW_MILLIS = 3000;
     /** Apps' SLO: loose, so that a loaded 2-core machine answers the first (cold) queries in time. */
@@ -82,6 +83,7 @@ class FleetEndToEndTest {
                     "--servegate.metrics.token=" + DEBUG_TOKEN,
                     "--servegate.fleet.advertise-host=127.0.0.1",
                     "--servegate.fleet.name=gw" + g,
+                    "--servegate.fleet.secret=" + SECRET,
                     "--servegate.fleet.heartbeat=100ms",
                     "--servegate.fleet.lease=600ms",
                     // no rebalancing by load: the versions stay where they were first granted (two each),

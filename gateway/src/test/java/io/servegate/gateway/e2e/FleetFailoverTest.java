@@ -42,6 +42,7 @@ class FleetFailoverTest {
                             "--servegate.registry.redis-uri=" + redis.uri(), "--servegate.oip.grpc-port=0",
                             "--servegate.fleet.advertise-host=127.0.0.1", "--servegate.fleet.name=gw" + g,
                             "--servegate.fleet.heartbeat=200ms", "--servegate.fleet.lease=1s",
+                            "--servegate.fleet.secret=failover",
                             "--logging.level.root=WARN"));
                 }
                 String admin = gateways.get(0).adminUrl() + "/admin/";

@@ -33,7 +33,7 @@ class RedisFaultsTest {
                 ContainerProcess m2 = ContainerProcess.start(ContainerProcess.EMULATED, "--name", "m2",
                         "--version", "1")) {
             String[] store = {"--servegate.registry.store=redis", "--servegate.registry.redis-uri=" + redis.uri(),
-                    "--servegate.selection.store=redis"};
+                    "--servegate.selection.store=redis", "--servegate.fleet.secret=redis-faults"};
             HttpLoad http = new HttpLoad();
             try (GatewayChild gw = GatewayChild.start("256m", store)) {
                 String admin = gw.adminUrl() + "/admin/";

@@ -129,6 +129,7 @@ class TwoGatewaysFeedbackTest {
                     "--servegate.registry.store=redis",
                     "--servegate.registry.redis-uri=" + redis.uri(),
                     "--servegate.registry.key-prefix=" + PREFIX,
+                    "--servegate.fleet.secret=two-gateways",
                     "--servegate.selection.store=redis",
                     "--servegate.selection.redis-uri=" + redis.uri(),
                     "--servegate.selection.key-prefix=" + PREFIX,

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
 class FleetDispatcherTest {
 
     private final InMemoryRegistry registry = new InMemoryRegistry();
-    private final ForwardClient client = new ForwardClient(1 << 20);
+    private final ForwardClient client = new ForwardClient(1 << 20, FleetSecret.of(""));
     private final AtomicLong ownerDeadline = new AtomicLong();
     private volatile CompletableFuture<String> ownerAnswer = new CompletableFuture<>();
     private Server owner;
@@ -47,12 +47,12 @@ class FleetDispatcherTest {
 
             @Override
             public Route route(String model, String version) {
-                return new Route.Remote("owner", address, 7, false);
+                return new Route.Remote("owner", address, 7);
             }
 
             @Override
-            public boolean accepts(String model, String version, Claim claim) {
-                return false;
+            public CompletableFuture<Boolean> accepts(String model, String version, Claim claim) {
+                return CompletableFuture.completedFuture(false);
             }
         };
     }
@@ -65,7 +65,8 @@ class FleetDispatcherTest {
             return ownerAnswer.thenApply(x -> x + ((float[]) input)[0]);
         };
         owner = NettyServerBuilder.forAddress(new java.net.InetSocketAddress("127.0.0.1", 0)).directExecutor()
-                .addService(new ForwardService(registry, ownerPool, Ownership.SOLO, client, System::nanoTime)).build()
+                .addService(new ForwardService(registry, ownerPool, Ownership.SOLO, client, System::nanoTime, 1 << 20))
+                .build()
                 .start();
     }
 
@@ -148,8 +149,8 @@ class FleetDispatcherTest {
                     }
 
                     @Override
-                    public boolean accepts(String model, String version, Claim claim) {
-                        return false;
+                    public CompletableFuture<Boolean> accepts(String model, String version, Claim claim) {
+                        return CompletableFuture.completedFuture(false);
                     }
                 }, client, registry, new ArrivalRates(System::nanoTime), System::nanoTime, new SimpleMeterRegistry());
         CompletableFuture<String> out = d.submit("m", "1", new float[] {1f}, System.nanoTime() + 1_000_000_000L);
@@ -162,7 +163,7 @@ class FleetDispatcherTest {
         return NettyServerBuilder.forAddress(new java.net.InetSocketAddress("127.0.0.1", 0)).directExecutor()
                 .addService(new ForwardService(registry, (m, v, i, d) -> {
                     throw new AssertionError("scheduled a version it does not own");
-                }, ownedBy(address), client, System::nanoTime)).build().start();
+                }, ownedBy(address), client, System::nanoTime, 1 << 20)).build().start();
     }
 
     @Test
@@ -192,6 +193,71 @@ class FleetDispatcherTest {
         } finally {
             first.shutdownNow();
             second.shutdownNow();
+        }
+    }
+
+    /**
+     * A member that does not own the version and knows no other owner refuses it as a stale route:
+     * the sender reads the fleet again and routes the query once more, here to the real owner.
+     */
+    @Test
+    void aStaleRouteMakesTheSenderReadTheFleetAgainAndRouteOnceMore() throws Exception {
+        ownerAnswer.complete("rerouted-");
+        Server stale = NettyServerBuilder.forAddress(new java.net.InetSocketAddress("127.0.0.1", 0)).directExecutor()
+                .addService(new ForwardService(registry, (m, v, i, d) -> {
+                    throw new AssertionError("scheduled a version it does not own");
+                }, new Ownership() {
+                    @Override
+                    public String self() {
+                        return "stale";
+                    }
+
+                    @Override
+                    public Route route(String model, String version) {
+                        return new Route.Unowned("no gateway owns m:1 as far as this one knows");
+                    }
+
+                    @Override
+                    public CompletableFuture<Boolean> accepts(String model, String version, Claim claim) {
+                        return CompletableFuture.completedFuture(false);
+                    }
+                }, client, System::nanoTime, 1 << 20)).build().start();
+        AtomicLong refreshes = new AtomicLong();
+        Ownership sender = new Ownership() {
+            @Override
+            public String self() {
+                return "sender";
+            }
+
+            @Override
+            public Route route(String model, String version) {
+                int port = refreshes.get() == 0 ? stale.getPort() : owner.getPort();
+                return new Route.Remote("owner", "127.0.0.1:" + port, 7);
+            }
+
+            @Override
+            public CompletableFuture<Boolean> accepts(String model, String version, Claim claim) {
+                return CompletableFuture.completedFuture(false);
+            }
+
+            @Override
+            public CompletableFuture<Void> refresh() {
+                refreshes.incrementAndGet();
+                return CompletableFuture.completedFuture(null);
+            }
+        };
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        try {
+            String out = new FleetDispatcher((m, v, i, d) -> CompletableFuture.failedFuture(new AssertionError()),
+                    sender, client, registry, new ArrivalRates(System::nanoTime), System::nanoTime, meters)
+                    .submit("m", "1", new float[] {5f}, System.nanoTime() + Duration.ofSeconds(2).toNanos())
+                    .get(5, TimeUnit.SECONDS);
+            assertThat(out).isEqualTo("rerouted-5.0");
+            assertThat(refreshes.get()).isEqualTo(1);
+            assertThat(meters.get("servegate.fleet.forwarded").tag("outcome", "rerouted").counter().count())
+                    .isEqualTo(1);
+        } finally {
+            stale.shutdownNow();
         }
     }
 }

@@ -203,6 +203,88 @@ class FleetMemberRedisTest {
         assertThat(a.state().owners().get(v).pending()).isEmpty();
     }
 
+    /**
+     * A member schedules a forwarded query only if its own view of Redis says it owns the version:
+     * forged claims (named owner at the current epoch, at a later one, at 2^62) make it read Redis
+     * again and then refuse; a claim that names another member does not even do that; a real
+     * hand-off it has not read yet is accepted once the read shows it.
+     */
+    @Test
+    void aClaimIsNeverTakenOnTrustOnlyTheMembersOwnViewOfRedis() throws Exception {
+        FleetMember a = member("a");
+        FleetMember b = member("b");
+        beat(List.of(a, b), 6);
+        String v = a.owned().get(0);
+        String[] mv = v.split(":");
+        long epoch = a.state().owners().get(v).epoch();
+        for (Claim forged : List.of(new Claim(a.self(), b.self(), epoch), new Claim("x", b.self(), epoch + 1),
+                new Claim("x", b.self(), 1L << 62))) {
+            var accepted = b.accepts(mv[0], mv[1], forged);
+            assertThat(accepted).as("%s before b read Redis again", forged).isNotDone();
+            b.beat(); // b was not started: its refresh is its next beat
+            assertThat(accepted.get(1, TimeUnit.SECONDS)).as("%s", forged).isFalse();
+        }
+        assertThat(b.accepts(mv[0], mv[1], new Claim(b.self(), a.self(), epoch))).isCompletedWithValue(false);
+        assertThat(a.accepts(mv[0], mv[1], new Claim("x", "nobody", 0))).isCompletedWithValue(true);
+        assertThat(a.owned()).contains(v);
+
+        // a hands v to b; a releases it; b has not read that yet
+        b.beat();
+        assertThat(store().apply(b.self(), b.state().generation(), List.of(new OwnershipChange(v,
+                OwnershipChange.Kind.HANDOFF, b.self())))).isEqualTo(RedisFleetStore.ApplyResult.OK);
+        a.beat();
+        a.beat();
+        Route.Remote sent = (Route.Remote) a.route(mv[0], mv[1]);
+        assertThat(sent.member()).isEqualTo(b.self());
+        var accepted = b.accepts(mv[0], mv[1], new Claim(a.self(), sent.member(), sent.epoch()));
+        assertThat(accepted).isNotDone();
+        b.beat();
+        assertThat(accepted.get(1, TimeUnit.SECONDS)).isTrue();
+        assertThat(b.owned()).contains(v);
+    }
+
+    /**
+     * Forged claims that name a member make it read Redis again, but a flood of them costs Redis at
+     * most one extra heartbeat per 5 ms gap (requests before one begins share it), not one each.
+     */
+    @Test
+    void aFloodOfForgedClaimsCostsAtMostOneExtraHeartbeatPerGap() throws Exception {
+        OwnershipPlanner noBalancing = new OwnershipPlanner(100, 1.0);
+        java.util.concurrent.atomic.AtomicInteger beats = new java.util.concurrent.atomic.AtomicInteger();
+        FleetMember a = new FleetMember(store(), "a", "a:9", PERIOD, LEASE, noBalancing, () -> VERSIONS, Map::of,
+                System::nanoTime, new SimpleMeterRegistry(), state -> { }).start();
+        a.beat();
+        FleetMember b = new FleetMember(store(), "b", "b:9", PERIOD, LEASE, noBalancing, () -> VERSIONS, Map::of,
+                System::nanoTime, new SimpleMeterRegistry(), state -> beats.incrementAndGet()).start();
+        try {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (b.state() == null || b.state().ownedBy(a.self()).size() != VERSIONS.size()) {
+                assertThat(System.nanoTime()).as("b sees a own everything").isLessThan(until);
+                Thread.sleep(10);
+            }
+            String[] mv = VERSIONS.iterator().next().split(":");
+            List<java.util.concurrent.CompletableFuture<Boolean>> answers = new ArrayList<>();
+            int before = beats.get();
+            long start = System.nanoTime();
+            for (int i = 0; i < 2_000; i++) {
+                answers.add(b.accepts(mv[0], mv[1], new Claim("intruder", b.self(), (1L << 62) + i)));
+                java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+            }
+            for (var answer : answers) {
+                assertThat(answer.get(5, TimeUnit.SECONDS)).isFalse();
+            }
+            long elapsed = System.nanoTime() - start;
+            int extra = beats.get() - before;
+            // the refreshes' gaps, the regular heartbeats, and one each begun at either end
+            long bound = elapsed / TimeUnit.MILLISECONDS.toNanos(5) + elapsed / PERIOD.toNanos() + 3;
+            assertThat(extra).as("heartbeats in %d ms for 2,000 forged claims", elapsed / 1_000_000)
+                    .isPositive().isLessThanOrEqualTo((int) bound);
+        } finally {
+            a.close();
+            b.close();
+        }
+    }
+
     @Test
     void concurrentJoinsLeavesAndPausesNeverGiveAVersionTwoSchedulers() throws Exception {
         List<FleetMember> all = new CopyOnWriteArrayList<>();

@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
@@ -189,11 +190,13 @@ public final class FleetCommand implements Callable<Integer> {
             Map<String, Object> single, Map<String, Object> report) throws Exception {
         List<GatewayProcess> fleet = new ArrayList<>();
         List<GatewayPredictWorkload> loads = new ArrayList<>();
+        String secret = UUID.randomUUID().toString(); // the hop's, for this run's fleet only
         try {
             for (int i = 0; i < gateways; i++) {
                 fleet.add(start(List.of("--servegate.registry.store=redis", "--servegate.registry.redis-uri="
                         + redis.uri(), "--servegate.selection.store=redis", "--servegate.fleet.advertise-host="
-                        + GatewayProcess.HOST, "--servegate.fleet.name=gw" + i), dir, "fleet-" + i));
+                        + GatewayProcess.HOST, "--servegate.fleet.name=gw" + i, "--servegate.fleet.secret=" + secret),
+                        dir, "fleet-" + i));
                 loads.add(workload(fleet.get(i)));
             }
             GatewayAdminClient admin = fleet.get(0).admin();

@@ -14,6 +14,8 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -138,7 +140,8 @@ class HelmChartTest {
                 "ConfigMap/rel-servegate-gateway", "Deployment/rel-servegate-gateway", "Service/rel-servegate-gateway",
                 "Service/rel-servegate-gateway-admin", "Deployment/rel-servegate-redis", "Service/rel-servegate-redis",
                 "ServiceAccount/rel-servegate-gateway", "Role/rel-servegate-gateway",
-                "RoleBinding/rel-servegate-gateway", "ConfigMap/rel-servegate-dashboard");
+                "RoleBinding/rel-servegate-gateway", "ConfigMap/rel-servegate-dashboard",
+                "NetworkPolicy/rel-servegate-gateway-fleet");
 
         Deployment gw = m.get(Deployment.class, "rel-servegate-gateway");
         assertThat(gw.getSpec().getReplicas()).isEqualTo(1);
@@ -223,6 +226,58 @@ class HelmChartTest {
 
         assertThat(render(t -> t.set("grafana.dashboard.enabled", false)).names())
                 .doesNotContain("ConfigMap/rel-servegate-dashboard");
+    }
+
+    /**
+     * A fleet's gateways share a secret from a Secret (a named one, or by default the one the chart
+     * makes once at install: a hook, which helm-java's template leaves out) and only they reach the
+     * fleet port: the NetworkPolicy admits the gateway pods there and leaves the public ports as
+     * open as before. Without Redis there is no fleet, and neither is rendered.
+     */
+    @Test
+    void theFleetPortTakesTheSecretFromASecretAndOnlyTheGateways() throws Exception {
+        Manifests m = render(t -> t.set("gateway.replicaCount", 3));
+        Deployment gw = m.get(Deployment.class, "rel-servegate-gateway");
+        assertThat(fleetSecretRef(gw)).isEqualTo("rel-servegate-fleet/secret");
+        String made = Files.readString(CHART.resolve("templates/fleet-secret.yaml"));
+        assertThat(made).contains("name: {{ include \"servegate.fleetSecretName\" . }}", "randAlphaNum 40",
+                "\"helm.sh/hook\": pre-install").doesNotContain("pre-upgrade");
+
+        NetworkPolicy policy = m.get(NetworkPolicy.class, "rel-servegate-gateway-fleet");
+        Map<String, String> gateways = gw.getSpec().getSelector().getMatchLabels();
+        assertThat(policy.getSpec().getPodSelector().getMatchLabels()).isEqualTo(gateways);
+        assertThat(policy.getSpec().getPolicyTypes()).containsExactly("Ingress");
+        List<NetworkPolicyIngressRule> rules = policy.getSpec().getIngress();
+        assertThat(rules).hasSize(2);
+        assertThat(rules.get(0).getFrom()).isEmpty();
+        assertThat(rules.get(0).getPorts()).extracting(p -> p.getPort().getStrVal())
+                .containsExactly("query", "admin", "grpc").doesNotContain("fleet");
+        assertThat(rules.get(1).getPorts()).extracting(p -> p.getPort().getStrVal()).containsExactly("fleet");
+        assertThat(rules.get(1).getFrom()).singleElement().satisfies(peer -> {
+            assertThat(peer.getPodSelector().getMatchLabels()).isEqualTo(gateways);
+            assertThat(peer.getNamespaceSelector()).isNull();
+            assertThat(peer.getIpBlock()).isNull();
+        });
+        // the named ports are the gateway container's
+        assertThat(gw.getSpec().getTemplate().getSpec().getContainers().get(0).getPorts())
+                .extracting(p -> p.getName()).contains("query", "admin", "grpc", "fleet");
+
+        Manifests named = render(t -> t.set("gateway.fleetSecret.existingSecret", "sg-fleet")
+                .set("gateway.fleetSecret.key", "hop").set("gateway.fleetNetworkPolicy", false));
+        assertThat(named.names()).doesNotContain("NetworkPolicy/rel-servegate-gateway-fleet");
+        assertThat(fleetSecretRef(named.get(Deployment.class, "rel-servegate-gateway"))).isEqualTo("sg-fleet/hop");
+
+        Manifests solo = render(t -> t.set("redis.enabled", false));
+        assertThat(solo.names()).noneMatch(n -> n.startsWith("Secret/") || n.startsWith("NetworkPolicy/"));
+        assertThat(solo.get(Deployment.class, "rel-servegate-gateway").getSpec().getTemplate().getSpec()
+                .getContainers().get(0).getEnv()).noneMatch(e -> e.getName().startsWith("SERVEGATE_FLEET_"));
+    }
+
+    private static String fleetSecretRef(Deployment gw) {
+        return gw.getSpec().getTemplate().getSpec().getContainers().get(0).getEnv().stream()
+                .filter(e -> e.getName().equals("SERVEGATE_FLEET_SECRET")).findFirst()
+                .map(e -> e.getValueFrom().getSecretKeyRef().getName() + "/" + e.getValueFrom().getSecretKeyRef().getKey())
+                .orElseThrow(() -> new AssertionError("no SERVEGATE_FLEET_SECRET"));
     }
 
     @Test
