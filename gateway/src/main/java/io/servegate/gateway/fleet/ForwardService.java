@@ -92,7 +92,7 @@ public final class ForwardService implements BindableService {
             out.onError(invalid("forwarded input: " + e.getMessage()));
             return;
         }
-        String problem = RowChecks.problem(input, "row 0", type, local.inputLength(model, version), maxInputLength);
+        String problem = RowChecks.problem(input, "row 0", type, local.declaredInput(model, version).rowLength(), maxInputLength);
         if (problem != null) {
             out.onError(invalid(problem));
             return;

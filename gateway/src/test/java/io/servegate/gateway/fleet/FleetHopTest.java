@@ -208,7 +208,7 @@ class FleetHopTest {
     }
 
     private int inputLength(int g) {
-        return gateways.get(g).getBean(io.servegate.gateway.dispatch.ReplicaPool.class).inputLength(MODEL, "1");
+        return gateways.get(g).getBean(io.servegate.gateway.dispatch.ReplicaPool.class).declaredInput(MODEL, "1").rowLength();
     }
 
     /** A forward of {@code row} as a member that routes by the owner it sees would send it to gateway {@code to}. */
