@@ -21,6 +21,7 @@ import io.servegate.gateway.api.QueryHandler;
 import io.servegate.gateway.api.ScheduledByHeader;
 import io.servegate.gateway.api.UnroutedRequests;
 import io.servegate.core.cache.PredictionCache;
+import io.servegate.gateway.connections.ConnectionBudget;
 import io.servegate.gateway.connections.HttpConnectionGuard;
 import io.servegate.gateway.containers.Backoff;
 import io.servegate.gateway.containers.ContainerManager;
@@ -277,7 +278,8 @@ public class GatewayConfiguration {
     @Bean
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
             PipelineService pipelines, JsonBodies bodies, ServegateProperties props, ContainerManager containers,
-            AutoscalingService autoscaling, MeterRegistry meters, ObjectProvider<Ownership> ownership) {
+            AutoscalingService autoscaling, MeterRegistry meters, ObjectProvider<Ownership> ownership,
+            ConnectionBudget connectionBudget) {
         String token = BearerAuth.resolve(props.admin().token(), props.admin().tokenFile(), "servegate.admin.token");
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
         ServegateProperties.ProcessManager process = props.containers().process();
@@ -338,7 +340,7 @@ public class GatewayConfiguration {
                 .exceptionHandler(new JsonErrorWebExceptionHandler(ServerCodecConfigurer.create().getWriters()))
                 .build();
         return new AdminServer(routes, strategies, props.admin().address(), props.admin().port(),
-                HttpConnectionGuard.of(props.connections(), "admin", meters));
+                HttpConnectionGuard.of(props.connections(), connectionBudget, "admin", meters));
     }
 
     /** Bodies over the limit fail with DataBufferLimitException, which {@link Errors} turns into 413. */
