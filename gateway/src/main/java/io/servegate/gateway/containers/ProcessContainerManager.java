@@ -32,7 +32,8 @@ import reactor.core.scheduler.Scheduler;
  * is unregistered at once (a live process is then stopped) and the restart policy decides
  * whether it is started again, after an exponential backoff that resets once it is ready.
  * Stopping means SIGTERM (an SDK container drains its in-flight batches), then SIGKILL after the
- * grace period. {@link #close()} stops every child and waits for them. Resource limits cannot be
+ * grace period, repeated until the process is gone, so a replica that is alive but unreachable is
+ * always replaced; a start that fails in any way is a failed exit, retried with the backoff. {@link #close()} stops every child and waits for them. Resource limits cannot be
  * enforced on plain processes and are refused.
  */
 public final class ProcessContainerManager implements ContainerManager {
@@ -244,12 +245,15 @@ public final class ProcessContainerManager implements ContainerManager {
         }
     }
 
-    /** Starts a replica's process, treating a failure to start as a failed exit. */
+    /**
+     * Starts a replica's process, treating a failure to start as a failed exit (so it is retried
+     * with backoff): out of descriptors, a start fails with an unchecked error as well.
+     */
     private void start(Replica r) {
         try {
             launch(r);
-        } catch (IOException e) {
-            LOG.warn("replica {} could not start: {}", r.id, e.getMessage());
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("replica {} could not start: {}", r.id, e.toString());
             r.generation++;
             exited(r, r.generation, -1);
         }
