@@ -127,7 +127,9 @@ public record ServegateProperties(
             /** Caps the budget of all ports together below the descriptor limit less the reserve; 0 = no further cap. */
             @DefaultValue("0") int maxTotalConnections,
             /** Open connections per port from one remote address (raise it behind a proxy that pools connections). */
-            @DefaultValue("1000") int maxConnectionsPerClient) {
+            @DefaultValue("1000") int maxConnectionsPerClient,
+            /** Request-body bytes each HTTP port holds at once; one more request with a body gets 503. 0 = a quarter of the heap. */
+            @DefaultValue("0B") DataSize maxBodyBytesInFlight) {
 
         public Connections {
             if (maxConnections < 1) {
