@@ -245,10 +245,7 @@ public final class ProcessContainerManager implements ContainerManager {
         }
     }
 
-    /**
-     * Starts a replica's process, treating a failure to start as a failed exit (so it is retried
-     * with backoff): out of descriptors, a start fails with an unchecked error as well.
-     */
+    /** Starts a replica's process; any failure (out of descriptors, an unchecked one too) is a failed exit. */
     private void start(Replica r) {
         try {
             launch(r);
