@@ -2,6 +2,8 @@ package io.servegate.gateway.config;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.api.BearerAuth;
+import io.servegate.gateway.connections.ConnectionBudget;
+import io.servegate.gateway.connections.GrpcConnectionGuard;
 import io.servegate.gateway.dispatch.ReplicaPool;
 import io.servegate.gateway.fleet.ArrivalRates;
 import io.servegate.gateway.fleet.FleetDispatcher;
@@ -12,6 +14,7 @@ import io.servegate.gateway.fleet.Ownership;
 import io.servegate.gateway.fleet.RedisFleetStore;
 import io.servegate.gateway.registry.Registry;
 import java.util.function.LongSupplier;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -52,17 +55,24 @@ public class FleetConfiguration {
         return new ForwardClient((int) props.limits().maxBodySize().toBytes(), secret);
     }
 
+    /** The fleet port's guards, those of the OIP gRPC port; closed after the node (which depends on it). */
+    @Bean(destroyMethod = "close")
+    GrpcConnectionGuard fleetConnections(ServegateProperties props, ConnectionBudget budget, MeterRegistry meters) {
+        return GrpcConnectionGuard.of(props.connections(), budget, "fleet", meters);
+    }
+
     /** Closed before the replica pool and the registry it uses: leaving the fleet comes first. */
     @Bean(destroyMethod = "close")
     FleetNode fleetNode(ServegateProperties props, Registry registry, ReplicaPool pool, ForwardClient client,
-            FleetSecret secret, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters) {
+            FleetSecret secret, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters,
+            @Qualifier("fleetConnections") GrpcConnectionGuard connections) {
         ServegateProperties.Fleet f = props.fleet();
         RedisFleetStore store = RedisFleetStore.connect(RedisClients.create(props.registry().redisUri(),
                 props.redis()), props.registry().keyPrefix());
         return FleetNode.start(new FleetNode.Settings(f.address(), f.port(), f.advertiseHost(), f.name(),
                 f.heartbeat(), f.lease(), f.tolerance(), f.minRate(), (int) props.limits().maxBodySize().toBytes(),
                 props.limits().maxInputLength(), secret),
-                store, registry, pool, client, arrivals, clock, meters);
+                store, registry, pool, client, arrivals, clock, meters, connections);
     }
 
     @Bean

@@ -7,6 +7,7 @@ import io.servegate.gateway.api.AdminServer;
 import io.servegate.gateway.api.AutoscalingHandler;
 import io.servegate.gateway.autoscaling.AutoscalingService;
 import io.servegate.gateway.api.BearerAuth;
+import io.servegate.gateway.api.BodyBytesInFlight;
 import io.servegate.gateway.api.DeploymentHandler;
 import io.servegate.gateway.api.EventLoopDeadlines;
 import io.servegate.gateway.api.Errors;
@@ -21,6 +22,7 @@ import io.servegate.gateway.api.QueryHandler;
 import io.servegate.gateway.api.ScheduledByHeader;
 import io.servegate.gateway.api.UnroutedRequests;
 import io.servegate.core.cache.PredictionCache;
+import io.servegate.gateway.connections.ConnectionBudget;
 import io.servegate.gateway.connections.HttpConnectionGuard;
 import io.servegate.gateway.containers.Backoff;
 import io.servegate.gateway.containers.ContainerManager;
@@ -246,7 +248,7 @@ public class GatewayConfiguration {
     RouterFunction<ServerResponse> queryRoutes(Registry registry, PredictionService predictions,
             SelectionService selection, PipelineService pipelines, JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
             ClipperMetrics clipperMetrics, ObjectProvider<Ownership> ownership,
-            ObjectProvider<io.prometheus.metrics.model.registry.PrometheusRegistry> prometheus) {
+            ObjectProvider<io.prometheus.metrics.model.registry.PrometheusRegistry> prometheus, MeterRegistry meters) {
         QueryHandler query = new QueryHandler(registry, predictions, selection, pipelines,
                 props.selection().feedbackTimeout(), bodies, inputs, props.limits().maxBatchInputs(),
                 clock);
@@ -269,7 +271,8 @@ public class GatewayConfiguration {
                                 BearerAuth.of(metricsToken(props), "servegate-metrics"))));
         return UnroutedRequests.after(served, "endpoint")
                 .filter(new EventLoopDeadlines())
-                .filter(Errors.filter());
+                .filter(Errors.filter())
+                .filter(bodyBytesInFlight(props, "query", meters));
     }
 
     @Bean
@@ -282,7 +285,8 @@ public class GatewayConfiguration {
     @Bean
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
             PipelineService pipelines, JsonBodies bodies, ServegateProperties props, ContainerManager containers,
-            AutoscalingService autoscaling, MeterRegistry meters, ObjectProvider<Ownership> ownership) {
+            AutoscalingService autoscaling, MeterRegistry meters, ObjectProvider<Ownership> ownership,
+            ConnectionBudget connectionBudget) {
         String token = adminToken(props);
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
         ServegateProperties.ProcessManager process = props.containers().process();
@@ -338,13 +342,21 @@ public class GatewayConfiguration {
                 .build();
         RouterFunction<ServerResponse> routes = UnroutedRequests.after(served, "admin endpoint")
                 .filter(Errors.filter())
-                .filter(BearerAuth.of(token, "servegate-admin").filter());
+                .filter(BearerAuth.of(token, "servegate-admin").filter())
+                .filter(bodyBytesInFlight(props, "admin", meters));
         HandlerStrategies strategies = HandlerStrategies.builder()
                 .codecs(c -> c.defaultCodecs().maxInMemorySize((int) props.limits().maxBodySize().toBytes()))
                 .exceptionHandler(new JsonErrorWebExceptionHandler(ServerCodecConfigurer.create().getWriters()))
                 .build();
         return new AdminServer(routes, strategies, props.admin().address(), props.admin().port(),
-                HttpConnectionGuard.of(props.connections(), "admin", meters));
+                HttpConnectionGuard.of(props.connections(), connectionBudget, "admin", meters));
+    }
+
+    /** The admission of request bodies on an HTTP port, outermost so a refused request reads nothing. */
+    private static BodyBytesInFlight bodyBytesInFlight(ServegateProperties props, String port, MeterRegistry meters) {
+        long maxBody = props.limits().maxBodySize().toBytes();
+        return new BodyBytesInFlight(port, BodyBytesInFlight.budget(
+                props.connections().maxBodyBytesInFlight().toBytes(), maxBody), maxBody, meters);
     }
 
     /** Bodies over the limit fail with DataBufferLimitException, which {@link Errors} turns into 413. */

@@ -3,14 +3,14 @@ package io.servegate.gateway.config;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.api.OipGrpcServer;
 import io.servegate.gateway.api.OipGrpcService;
+import io.servegate.gateway.connections.ConnectionBudget;
 import io.servegate.gateway.connections.GrpcConnectionGuard;
-import io.servegate.gateway.connections.PortConnections;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.Registry;
 import java.time.Duration;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import reactor.core.scheduler.Schedulers;
 
 /** The Open Inference Protocol over gRPC on {@code servegate.oip.grpc-port}, beside the REST binding. */
 @Configuration(proxyBeanMethods = false)
@@ -21,7 +21,7 @@ public class OipGrpcConfiguration {
 
     @Bean
     OipGrpcServer oipGrpcServer(Registry registry, PredictionService predictions,
-            ServegateProperties props, GrpcConnectionGuard connections) {
+            ServegateProperties props, @Qualifier("grpcConnections") GrpcConnectionGuard connections) {
         ServegateProperties.Oip oip = props.oip();
         OipGrpcService service = new OipGrpcService(registry, predictions, oip.timeout(),
                 props.limits().maxBatchInputs(), props.limits().maxInputLength());
@@ -31,9 +31,7 @@ public class OipGrpcConfiguration {
 
     /** Closed after the server has stopped (it depends on this): the event loops it made. */
     @Bean(destroyMethod = "close")
-    GrpcConnectionGuard grpcConnections(ServegateProperties props, MeterRegistry meters) {
-        ServegateProperties.Connections c = props.connections();
-        return new GrpcConnectionGuard(c.grpc(), new PortConnections("grpc", c.maxConnections(), c.logInterval(),
-                meters, Schedulers.parallel()));
+    GrpcConnectionGuard grpcConnections(ServegateProperties props, ConnectionBudget budget, MeterRegistry meters) {
+        return GrpcConnectionGuard.of(props.connections(), budget, "grpc", meters);
     }
 }

@@ -117,7 +117,9 @@ public record ServegateProperties(
 
     /**
      * How long a client may take, and how many connections each port holds: the query and admin
-     * HTTP ports and the OIP gRPC port. A connection closed for being slow, idle or over the cap is
+     * HTTP ports, the OIP gRPC port and the fleet port, each within its cap, each client (remote
+     * address) within its share of a port, and all together within the budget the process's
+     * descriptor limit leaves. A connection closed for being slow, idle or over the cap is
      * counted in {@code servegate.connections.dropped} and summarised in the log at most once per
      * {@code logInterval}.
      */
@@ -127,12 +129,25 @@ public record ServegateProperties(
             /** Dropped connections are logged as one summary line per port at most this often. */
             @DefaultValue("1m") Duration logInterval,
             @DefaultValue Http http,
-            @DefaultValue Grpc grpc) {
+            @DefaultValue Grpc grpc,
+            /** Descriptors kept out of the connection budget for replicas, Redis, files and logs (at most half the limit). */
+            @DefaultValue("1024") int reservedDescriptors,
+            /** Caps the budget of all ports together below the descriptor limit less the reserve; 0 = no further cap. */
+            @DefaultValue("0") int maxTotalConnections,
+            /** Open connections per port from one remote address (raise it behind a proxy that pools connections). */
+            @DefaultValue("1000") int maxConnectionsPerClient,
+            /** Request-body bytes each HTTP port holds at once; one more request with a body gets 503. 0 = a quarter of the heap. */
+            @DefaultValue("0B") DataSize maxBodyBytesInFlight) {
 
         public Connections {
             if (maxConnections < 1) {
                 throw new IllegalArgumentException("servegate.connections.max-connections must be at least 1, got "
                         + maxConnections);
+            }
+            if (reservedDescriptors < 0 || maxTotalConnections < 0 || maxConnectionsPerClient < 1) {
+                throw new IllegalArgumentException("servegate.connections: reserved-descriptors and "
+                        + "max-total-connections must be >= 0 and max-connections-per-client >= 1, got "
+                        + reservedDescriptors + ", " + maxTotalConnections + " and " + maxConnectionsPerClient);
             }
         }
     }

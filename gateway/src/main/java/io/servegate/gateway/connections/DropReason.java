@@ -14,6 +14,10 @@ public enum DropReason {
     HANDSHAKE_TIMEOUT("handshake-timeout", true),
     /** The port already held its most connections. */
     LIMIT("limit", true),
+    /** The client (remote address) already held its share of the port's connections. */
+    PER_CLIENT_LIMIT("per-client-limit", true),
+    /** All ports together already held the connection budget the descriptor limit allows. */
+    BUDGET("budget", true),
     /** The client closed the connection with its request half sent. */
     ABANDONED("abandoned", true);
 

@@ -4,6 +4,7 @@ import io.grpc.Attributes;
 import io.grpc.Grpc;
 import io.grpc.ServerTransportFilter;
 import io.grpc.netty.NettyServerBuilder;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -19,9 +20,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 /**
- * What the OIP gRPC port does against slow, idle and too many clients: grpc-java's own handshake,
- * idle, age and keep-alive limits and metadata bound, and a connection cap, which grpc-java lacks:
- * the server channel counts what it accepts and closes one over the cap before gRPC sees it. A
+ * What a gRPC port (OIP, fleet) does against slow, idle and too many clients: grpc-java's own handshake,
+ * idle, age and keep-alive limits and metadata bound, and a connection cap, client share and
+ * budget ({@link PortConnections}), which grpc-java lacks: the server channel counts what it
+ * accepts and closes one over them before gRPC sees it. A
  * connection that closes without ever becoming a gRPC transport, after the handshake timeout, was
  * closed by that timeout and is counted so. {@link #close()} stops the event loops it made.
  */
@@ -36,6 +38,12 @@ public final class GrpcConnectionGuard implements UnaryOperator<NettyServerBuild
     public GrpcConnectionGuard(ServegateProperties.Grpc settings, PortConnections port) {
         this.settings = settings;
         this.port = port;
+    }
+
+    /** The guard of the gRPC port named {@code port} in metrics and the log, as {@code connections} configures it. */
+    public static GrpcConnectionGuard of(ServegateProperties.Connections connections, ConnectionBudget budget,
+            String port, MeterRegistry meters) {
+        return new GrpcConnectionGuard(connections.grpc(), PortConnections.of(connections, budget, port, meters));
     }
 
     @Override
@@ -70,7 +78,7 @@ public final class GrpcConnectionGuard implements UnaryOperator<NettyServerBuild
                 int n = super.doReadMessages(accepted);
                 for (int i = accepted.size() - 1; i >= from; i--) {
                     Channel child = (Channel) accepted.get(i);
-                    if (port.tryOpen()) {
+                    if (port.tryOpen(child.remoteAddress())) {
                         watch(child);
                     } else {
                         accepted.remove(i);
@@ -87,7 +95,7 @@ public final class GrpcConnectionGuard implements UnaryOperator<NettyServerBuild
         SocketAddress remote = child.remoteAddress();
         long start = System.nanoTime();
         child.closeFuture().addListener(f -> {
-            port.closed();
+            port.closed(remote);
             if (!ready.remove(remote) && System.nanoTime() - start >= nanos(settings.handshakeTimeout())) {
                 port.dropped(DropReason.HANDSHAKE_TIMEOUT);
             }

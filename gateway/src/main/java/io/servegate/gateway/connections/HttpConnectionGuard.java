@@ -2,14 +2,15 @@ package io.servegate.gateway.connections;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.config.ServegateProperties;
+import java.net.SocketAddress;
 import java.util.function.UnaryOperator;
-import reactor.core.scheduler.Schedulers;
 import reactor.netty.NettyPipeline;
 import reactor.netty.http.server.HttpServer;
 
 /**
  * What an HTTP port (Reactor Netty) does against slow, idle and too many clients: each accepted
- * connection is counted against the port's cap (one over it is closed at once) and, when it
+ * connection is counted against the port's cap, its client's share and the budget of all ports
+ * (one over any of them is closed at once) and, when it
  * speaks HTTP/1.1, gets its {@link HttpRequestDeadlines}.
  */
 public final class HttpConnectionGuard implements UnaryOperator<HttpServer> {
@@ -23,20 +24,20 @@ public final class HttpConnectionGuard implements UnaryOperator<HttpServer> {
     }
 
     /** The guard of the HTTP port named {@code port} in metrics and the log, as {@code connections} configures it. */
-    public static HttpConnectionGuard of(ServegateProperties.Connections connections, String port,
-            MeterRegistry meters) {
-        return new HttpConnectionGuard(connections.http(), new PortConnections(port, connections.maxConnections(),
-                connections.logInterval(), meters, Schedulers.parallel()));
+    public static HttpConnectionGuard of(ServegateProperties.Connections connections, ConnectionBudget budget,
+            String port, MeterRegistry meters) {
+        return new HttpConnectionGuard(connections.http(), PortConnections.of(connections, budget, port, meters));
     }
 
     @Override
     public HttpServer apply(HttpServer server) {
         return server.doOnChannelInit((observer, channel, remote) -> {
-            if (!port.tryOpen()) {
+            SocketAddress client = channel.remoteAddress(); // the observer's remote is null on a server
+            if (!port.tryOpen(client)) {
                 channel.close();
                 return;
             }
-            channel.closeFuture().addListener(f -> port.closed());
+            channel.closeFuture().addListener(f -> port.closed(client));
             if (channel.pipeline().get(NettyPipeline.HttpCodec) == null) {
                 return; // HTTP/2 (TLS h2): Reactor Netty's own settings govern it, not these HTTP/1.1 deadlines
             }

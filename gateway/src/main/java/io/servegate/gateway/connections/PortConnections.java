@@ -3,10 +3,15 @@ package io.servegate.gateway.connections;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.gateway.config.ServegateProperties;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.StringJoiner;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -14,10 +19,12 @@ import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 /**
- * The connections of one port: how many are open against its cap, and which were dropped. Every
- * drop is counted in {@code servegate.connections.dropped} (tags {@code port}, {@code reason});
+ * The connections of one port: how many are open against its cap, against each client's share
+ * of it (connections from one remote address) and against the {@link ConnectionBudget} all ports
+ * share, and which were dropped. Every drop is counted in {@code servegate.connections.dropped} (tags {@code port}, {@code reason});
  * the log gets one summary line per interval at most, however many connections a flood drops,
  * written at the end of the interval that its first drop began.
  */
@@ -27,22 +34,31 @@ public final class PortConnections {
 
     private final String port;
     private final int max;
+    private final int perClient;
+    private final ConnectionBudget budget;
     private final Duration logInterval;
     private final Scheduler scheduler;
     private final AtomicInteger open = new AtomicInteger();
+    /** Open connections per remote address; an address leaves the map with its last connection. */
+    private final Map<InetAddress, Integer> byClient = new ConcurrentHashMap<>();
     private final Map<DropReason, Counter> counters = new EnumMap<>(DropReason.class);
     private final Map<DropReason, LongAdder> unlogged = new EnumMap<>(DropReason.class);
     private final AtomicBoolean summaryDue = new AtomicBoolean();
 
     /**
-     * @param port        the port's name in metrics and the log: {@code query}, {@code admin}, {@code grpc}
+     * @param port        the port's name in metrics and the log: {@code query}, {@code admin}, {@code grpc}, {@code fleet}
      * @param max         most open connections
+     * @param perClient   most open connections from one remote address
+     * @param budget      the connections all ports share
      * @param logInterval how often a summary may be logged
      * @param scheduler   times the summaries
      */
-    public PortConnections(String port, int max, Duration logInterval, MeterRegistry meters, Scheduler scheduler) {
+    public PortConnections(String port, int max, int perClient, ConnectionBudget budget, Duration logInterval,
+            MeterRegistry meters, Scheduler scheduler) {
         this.port = port;
         this.max = max;
+        this.perClient = perClient;
+        this.budget = budget;
         this.logInterval = logInterval;
         this.scheduler = scheduler;
         for (DropReason reason : DropReason.values()) {
@@ -55,19 +71,66 @@ public final class PortConnections {
                 .tag("port", port).register(meters);
     }
 
-    /** Counts a new connection in; false (counted as dropped) when the port is full and it must be closed. */
-    public boolean tryOpen() {
+    /** The connections of the port named {@code port}, as {@code connections} configures them. */
+    public static PortConnections of(ServegateProperties.Connections connections, ConnectionBudget budget,
+            String port, MeterRegistry meters) {
+        return new PortConnections(port, connections.maxConnections(), connections.maxConnectionsPerClient(), budget,
+                connections.logInterval(), meters, Schedulers.parallel());
+    }
+
+    /**
+     * Counts a new connection from {@code remote} in; false (counted as dropped) when the port is
+     * full, the client holds its share already or the budget is spent, and it must be closed.
+     */
+    public boolean tryOpen(SocketAddress remote) {
         if (open.incrementAndGet() > max) {
             open.decrementAndGet();
             dropped(DropReason.LIMIT);
             return false;
         }
+        InetAddress client = client(remote);
+        if (client != null && !takeShare(client)) {
+            open.decrementAndGet();
+            dropped(DropReason.PER_CLIENT_LIMIT);
+            return false;
+        }
+        if (!budget.tryTake()) {
+            giveShare(client);
+            open.decrementAndGet();
+            dropped(DropReason.BUDGET);
+            return false;
+        }
         return true;
     }
 
-    /** Counts a connection {@link #tryOpen} let in out again. */
-    public void closed() {
+    /** Counts a connection from {@code remote} that {@link #tryOpen} let in out again. */
+    public void closed(SocketAddress remote) {
+        budget.giveBack();
+        giveShare(client(remote));
         open.decrementAndGet();
+    }
+
+    private boolean takeShare(InetAddress client) {
+        boolean[] taken = {false};
+        byClient.compute(client, (k, n) -> {
+            int held = n == null ? 0 : n;
+            if (held >= perClient) {
+                return n;
+            }
+            taken[0] = true;
+            return held + 1;
+        });
+        return taken[0];
+    }
+
+    private void giveShare(InetAddress client) {
+        if (client != null) {
+            byClient.computeIfPresent(client, (k, n) -> n == 1 ? null : n - 1);
+        }
+    }
+
+    private static InetAddress client(SocketAddress remote) {
+        return remote instanceof InetSocketAddress inet ? inet.getAddress() : null;
     }
 
     /** Counts a dropped connection, and logs a summary once the interval it begins is over. */

@@ -25,7 +25,7 @@ import reactor.core.scheduler.Scheduler;
 /**
  * The operating-system side of the {@code process} manager's replicas: starting a command on a
  * loopback port with the container environment, copying its output to the log, and stopping it
- * (SIGTERM to it and its descendants, SIGKILL after the grace period).
+ * (SIGTERM to it and its descendants, SIGKILL after the grace period, repeated until it is gone).
  *
  * <p>A replica must not outlive the gateway, however the gateway ends (a {@code kill -9} runs no
  * shutdown hook). On Linux each command therefore runs under util-linux's
@@ -39,6 +39,9 @@ final class ChildProcesses {
     private static final Logger LOG = LoggerFactory.getLogger(ChildProcesses.class);
     /** Child output, kept apart so operators can route or silence it. */
     private static final Logger CHILD_LOG = LoggerFactory.getLogger("io.servegate.container");
+
+    /** Pause between SIGKILLs to a process that is still there. */
+    private static final Backoff KILL_RETRY = new Backoff(Duration.ofMillis(100), Duration.ofSeconds(5));
 
     private final Scheduler scheduler;
     private final Duration stopGracePeriod;
@@ -127,21 +130,53 @@ final class ChildProcesses {
         }
     }
 
-    /** SIGTERM now (to the process and its descendants), SIGKILL after the grace period. */
+    /**
+     * SIGTERM now (to the process and its descendants), SIGKILL after the grace period, and again
+     * with backoff until the process is gone: a signal that could not be sent (listing the
+     * descendants needs descriptors, which a flood may have taken) is retried, never given up, so
+     * a replica that failed its checks always exits and is restarted.
+     */
     void terminate(Process p) {
-        p.descendants().forEach(ProcessHandle::destroy);
-        p.destroy();
-        scheduler.schedule(() -> {
-            if (p.isAlive()) {
-                LOG.warn("pid {} still running {} after SIGTERM; killing it", p.pid(), stopGracePeriod);
-                kill(p);
-            }
-        }, stopGracePeriod.toNanos(), TimeUnit.NANOSECONDS);
+        signal(p, false);
+        scheduler.schedule(() -> killUntilGone(p, 0), stopGracePeriod.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    private void killUntilGone(Process p, int attempt) {
+        if (!p.isAlive()) {
+            return;
+        }
+        if (attempt == 0) {
+            LOG.warn("pid {} still running {} after SIGTERM; killing it", p.pid(), stopGracePeriod);
+        }
+        signal(p, true);
+        scheduler.schedule(() -> killUntilGone(p, attempt + 1), KILL_RETRY.delay(attempt).toNanos(),
+                TimeUnit.NANOSECONDS);
     }
 
     static void kill(Process p) {
-        p.descendants().forEach(ProcessHandle::destroyForcibly);
-        p.destroyForcibly();
+        signal(p, true);
+    }
+
+    /** Signals the descendants (best effort: they may not be listable) and the process; false if that failed. */
+    private static boolean signal(Process p, boolean force) {
+        boolean sent = true;
+        try {
+            p.descendants().forEach(force ? ProcessHandle::destroyForcibly : ProcessHandle::destroy);
+        } catch (RuntimeException e) {
+            sent = false;
+            LOG.warn("cannot list the descendants of pid {} to signal them: {}", p.pid(), e.toString());
+        }
+        try {
+            if (force) {
+                p.destroyForcibly();
+            } else {
+                p.destroy();
+            }
+        } catch (RuntimeException e) {
+            sent = false;
+            LOG.warn("cannot signal pid {}: {}", p.pid(), e.toString());
+        }
+        return sent;
     }
 
     /** A port free now; should another process take it first, the replica fails to bind and is restarted. */

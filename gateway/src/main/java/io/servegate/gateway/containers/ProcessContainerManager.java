@@ -32,9 +32,11 @@ import reactor.core.scheduler.Scheduler;
  * checks in a row, is not ready within the readiness timeout, or (at once) serves another model,
  * version or input type than registered, it is unregistered (a live process is stopped), the
  * check's answer kept as its {@code detail}, and the restart policy decides whether it is started
- * again, after an exponential backoff that resets once it is ready. Stopping means SIGTERM, then
- * SIGKILL after the grace period. {@link #close()} stops every child and waits for them.
- * Resource limits cannot be enforced on plain processes and are refused.
+ * again, after an exponential backoff that resets once it is ready. Stopping means SIGTERM (an SDK
+ * container drains its in-flight batches), then SIGKILL after the grace period, repeated until the
+ * process is gone, so a replica that is alive but unreachable is always replaced; a start that
+ * fails in any way is a failed exit, retried with the backoff. {@link #close()} stops every child
+ * and waits for them. Resource limits cannot be enforced on plain processes and are refused.
  */
 public final class ProcessContainerManager implements ContainerManager {
 
@@ -245,12 +247,12 @@ public final class ProcessContainerManager implements ContainerManager {
         }
     }
 
-    /** Starts a replica's process, treating a failure to start as a failed exit. */
+    /** Starts a replica's process; any failure (out of descriptors, an unchecked one too) is a failed exit. */
     private void start(Replica r) {
         try {
             launch(r);
-        } catch (IOException e) {
-            LOG.warn("replica {} could not start: {}", r.id, e.getMessage());
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("replica {} could not start: {}", r.id, e.toString());
             r.generation++;
             exited(r, r.generation, -1);
         }

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,10 +63,12 @@ public final class FleetNode implements AutoCloseable {
     /**
      * Opens the forwarding port, then joins the fleet in {@code store}.
      *
-     * @param local this gateway's replica pool, which schedules the versions it owns
+     * @param local       this gateway's replica pool, which schedules the versions it owns
+     * @param connections the port's guards against slow, idle and too many clients
      */
     public static FleetNode start(Settings settings, RedisFleetStore store, Registry registry, Dispatcher local,
-            ForwardClient client, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters) {
+            ForwardClient client, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters,
+            UnaryOperator<NettyServerBuilder> connections) {
         LateService services = new LateService();
         String host = settings.advertiseHost().isEmpty() ? defaultHost(settings.bindAddress())
                 : settings.advertiseHost();
@@ -74,7 +77,7 @@ public final class FleetNode implements AutoCloseable {
                 settings.bindAddress().isEmpty() ? host : settings.bindAddress(), settings.port()));
         Server server;
         try {
-            server = builder.directExecutor().maxInboundMessageSize(settings.maxMessageBytes())
+            server = connections.apply(builder).directExecutor().maxInboundMessageSize(settings.maxMessageBytes())
                     .fallbackHandlerRegistry(services).build().start();
         } catch (IOException e) {
             store.close();

@@ -221,6 +221,39 @@ class ProcessContainerManagerTest {
         assertThat(addresses()).isEmpty();
     }
 
+    /**
+     * A replica whose process is alive but whose health path is dead (SIGSTOP: every check times
+     * out, and SIGTERM does not stop it) is unregistered, killed once SIGTERM failed to stop it,
+     * and replaced by a new process that serves again, well within 30 s, without anyone's help.
+     */
+    @Test
+    void aLiveReplicaTheGatewayCannotReachIsKilledAndReplaced() throws Exception {
+        ReadinessProbe probe = new ReadinessProbe(Duration.ofMillis(500), Duration.ofMillis(100), scheduler);
+        manager = new ProcessContainerManager(registry, probe, new ProcessContainerManager.Settings(WAIT,
+                Duration.ofMillis(200), 2, RestartPolicy.ON_FAILURE,
+                new Backoff(Duration.ofMillis(200), Duration.ofSeconds(2)), Duration.ofSeconds(1),
+                NO_MODEL_DIRECTORIES), scheduler);
+        manager.deploy(spec(emulated(), 1)).block();
+        await(() -> readyCount() == 1, "ready");
+        ProcessHandle frozen = manager.process("emu-1-p0").orElseThrow();
+
+        assertThat(new ProcessBuilder("kill", "-STOP", Long.toString(frozen.pid())).start().waitFor()).isZero();
+        long cut = System.nanoTime();
+        await(() -> !addresses().containsKey("emu-1-p0"), "the unreachable replica unregistered");
+        assertThat(frozen.isAlive()).as("its process still there after the failed checks").isTrue();
+
+        await(() -> replica("emu-1-p0").state() == ReplicaStatus.State.READY
+                && addresses().containsKey("emu-1-p0"), "a new process ready and registered");
+        assertThat(Duration.ofNanos(System.nanoTime() - cut)).as("back to full service").isLessThan(
+                Duration.ofSeconds(30));
+        assertThat(frozen.isAlive()).as("the stopped process was killed").isFalse();
+        assertThat(replica("emu-1-p0").restarts()).isEqualTo(1);
+        try (ContainerClient c = ContainerClient.connect(addresses().get("emu-1-p0"))) {
+            assertThat(c.serverReady(Duration.ofSeconds(5)).get()).isTrue();
+        }
+        assertThat(manager.process("emu-1-p0").orElseThrow().pid()).isNotEqualTo(frozen.pid());
+    }
+
     private Deployment deployment() {
         List<Deployment> all = manager.list().block();
         assertThat(all).hasSize(1);

@@ -1,0 +1,78 @@
+package io.servegate.gateway.api;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.concurrent.atomic.AtomicLong;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.web.reactive.function.server.HandlerFilterFunction;
+import org.springframework.web.reactive.function.server.HandlerFunction;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.publisher.Mono;
+
+/**
+ * Admission by request-body bytes on an HTTP port: every request with a body reserves what it may
+ * hold in memory (its {@code Content-Length}, or the largest body allowed when it is chunked)
+ * before its body is read, and gives it back once answered. A request that would take the port's
+ * bytes in flight over the budget gets 503 at once, before any of its body is read, so that
+ * concurrent large bodies are refused by admission rather than by an OutOfMemoryError that would
+ * take every other client's query with it. Counted in {@code servegate.connections.body.refused}.
+ */
+public final class BodyBytesInFlight implements HandlerFilterFunction<ServerResponse, ServerResponse> {
+
+    private final long budget;
+    private final long maxBody;
+    private final AtomicLong inFlight = new AtomicLong();
+    private final Counter refused;
+
+    /**
+     * @param port    the port's name in metrics
+     * @param budget  most body bytes the port's requests may hold at once
+     * @param maxBody the largest body a request may have
+     */
+    public BodyBytesInFlight(String port, long budget, long maxBody, MeterRegistry meters) {
+        this.budget = budget;
+        this.maxBody = maxBody;
+        this.refused = Counter.builder("servegate.connections.body.refused")
+                .description("requests refused (503) because the port's body bytes in flight were at the budget")
+                .tag("port", port).register(meters);
+        Gauge.builder("servegate.connections.body.bytes", inFlight, AtomicLong::get)
+                .description("request-body bytes admitted and not yet answered").tag("port", port).register(meters);
+    }
+
+    /** The budget of a port: {@code configured}, or where 0 a quarter of the heap; at least one largest body. */
+    public static long budget(long configured, long maxBody) {
+        return Math.max(maxBody, configured > 0 ? configured : Runtime.getRuntime().maxMemory() / 4);
+    }
+
+    @Override
+    public Mono<ServerResponse> filter(ServerRequest request, HandlerFunction<ServerResponse> next) {
+        long bytes = reservation(request.headers().asHttpHeaders());
+        if (bytes == 0) {
+            return next.handle(request);
+        }
+        if (inFlight.addAndGet(bytes) > budget) {
+            inFlight.addAndGet(-bytes);
+            refused.increment();
+            return Errors.json(HttpStatus.SERVICE_UNAVAILABLE, "overloaded",
+                    "too many request bytes in flight on this port; retry shortly");
+        }
+        return Mono.defer(() -> next.handle(request)).doFinally(s -> inFlight.addAndGet(-bytes));
+    }
+
+    /** What a request's body may hold: none without a body; beyond the largest body, the codec refuses it at that size. */
+    private long reservation(HttpHeaders headers) {
+        long length = headers.getContentLength();
+        if (length >= 0) {
+            return Math.min(length, maxBody);
+        }
+        return headers.getFirst(HttpHeaders.TRANSFER_ENCODING) != null ? maxBody : 0;
+    }
+
+    /** Body bytes admitted and not yet answered. */
+    public long inFlight() {
+        return inFlight.get();
+    }
+}

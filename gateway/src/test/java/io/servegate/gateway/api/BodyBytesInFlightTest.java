@@ -1,0 +1,96 @@
+package io.servegate.gateway.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+/**
+ * Large bodies are admitted by the bytes they hold, per port: while two unfinished 400 KB bodies
+ * hold 800 KB of a 1 MB budget, a third large body is refused with 503 before any of it is read,
+ * a small request is still served, and once the two are gone a large body is admitted again.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
+    "servegate.admin.port=0",
+    "servegate.limits.max-body-size=512KB",
+    "servegate.connections.max-body-bytes-in-flight=1MB",
+    "servegate.connections.http.read-timeout=60s",
+    "servegate.connections.http.request-timeout=60s"})
+class BodyBytesInFlightTest {
+
+    private static final int LARGE = 400 * 1024;
+
+    @LocalServerPort
+    int queryPort;
+
+    @Autowired
+    MeterRegistry meters;
+
+    @Test
+    void largeBodiesBeyondTheBudgetAreRefusedAtOnceAndSmallOnesServed() throws Exception {
+        List<Socket> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < 2; i++) {
+                Socket s = new Socket(InetAddress.getLoopbackAddress(), queryPort);
+                held.add(s);
+                s.getOutputStream().write(head("/nope/predict", LARGE));
+                s.getOutputStream().write("{\"input\": [".getBytes(StandardCharsets.US_ASCII)); // and no more
+            }
+            awaitInFlight(2.0 * LARGE);
+
+            String refused = post(LARGE, false);
+            assertThat(refused).as("a third large body").startsWith("HTTP/1.1 503").contains("\"overloaded\"");
+            assertThat(post(20, true)).as("a small body").startsWith("HTTP/1.1 404");
+            assertThat(meters.get("servegate.connections.body.refused").tags("port", "query").counter().count())
+                    .isEqualTo(1);
+        } finally {
+            for (Socket s : held) {
+                s.close();
+            }
+        }
+        awaitInFlight(0);
+        assertThat(post(LARGE, true)).as("a large body once the others are gone").startsWith("HTTP/1.1 404");
+    }
+
+    private static byte[] head(String path, int length) {
+        return ("POST " + path + " HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: "
+                + length + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** Posts a body of {@code length} bytes to an unknown app (404 once read), sending the body only if {@code send}. */
+    private String post(int length, boolean send) throws IOException {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), queryPort)) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(head("/nope/predict", length));
+            if (send) {
+                byte[] body = new byte[length];
+                byte[] json = "{\"input\": [1]}".getBytes(StandardCharsets.US_ASCII);
+                java.util.Arrays.fill(body, (byte) ' ');
+                System.arraycopy(json, 0, body, 0, json.length);
+                s.getOutputStream().write(body);
+            }
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+        }
+    }
+
+    private void awaitInFlight(double bytes) throws InterruptedException {
+        long until = System.nanoTime() + 10_000_000_000L;
+        while (gauge() != bytes && System.nanoTime() < until) {
+            Thread.sleep(20);
+        }
+        assertThat(gauge()).as("body bytes in flight").isEqualTo(bytes);
+    }
+
+    private double gauge() {
+        return meters.get("servegate.connections.body.bytes").tags("port", "query").gauge().value();
+    }
+}
