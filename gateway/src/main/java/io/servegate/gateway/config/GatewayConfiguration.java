@@ -262,9 +262,9 @@ public class GatewayConfiguration {
                 .POST("/{app}/update", query::update)
                 .build()
                 .filter(new ScheduledByHeader(registry, ownership.getIfAvailable(() -> Ownership.SOLO)));
-        return UnroutedRequests.after(served, "endpoint")
+        return UnroutedRequests.after(served, "endpoint", Errors.Shape::forPath)
                 .filter(new EventLoopDeadlines())
-                .filter(Errors.filter());
+                .filter(Errors.filter(Errors.Shape::forPath));
     }
 
     @Bean
@@ -330,12 +330,14 @@ public class GatewayConfiguration {
                 .GET("/admin/get_fleet", new io.servegate.gateway.api.FleetHandler(
                         ownership.getIfAvailable(() -> Ownership.SOLO), registry)::getFleet)
                 .build();
-        RouterFunction<ServerResponse> routes = UnroutedRequests.after(served, "admin endpoint")
+        RouterFunction<ServerResponse> routes = UnroutedRequests.after(served, "admin endpoint",
+                path -> Errors.Shape.CLIPPER)
                 .filter(Errors.filter())
                 .filter(BearerAuth.of(token, "servegate-admin").filter());
         HandlerStrategies strategies = HandlerStrategies.builder()
                 .codecs(c -> c.defaultCodecs().maxInMemorySize((int) props.limits().maxBodySize().toBytes()))
-                .exceptionHandler(new JsonErrorWebExceptionHandler(ServerCodecConfigurer.create().getWriters()))
+                .exceptionHandler(new JsonErrorWebExceptionHandler(ServerCodecConfigurer.create().getWriters(),
+                        path -> Errors.Shape.CLIPPER))
                 .build();
         return new AdminServer(routes, strategies, props.admin().address(), props.admin().port(),
                 HttpConnectionGuard.of(props.connections(), "admin", meters));
@@ -371,7 +373,7 @@ public class GatewayConfiguration {
     @Bean
     @Order(-2)
     JsonErrorWebExceptionHandler jsonErrors(ServerCodecConfigurer codecs) {
-        return new JsonErrorWebExceptionHandler(codecs.getWriters());
+        return new JsonErrorWebExceptionHandler(codecs.getWriters(), Errors.Shape::forPath);
     }
 
     @Bean
