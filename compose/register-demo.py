@@ -1,6 +1,6 @@
 """Registers the compose demo through the gateway's admin API (one-shot; Python stdlib only, so it
 runs on the public python image and on the locally made base alike). The admin token comes from
-SERVEGATE_ADMIN_TOKEN.
+SERVEGATE_ADMIN_TOKEN; SERVEGATE_QUERY_PORT is the host port the gateway's query API is published on.
 
 App `fashion` (floats, Exp4 ensemble) linking the Java ONNX CNN `fmnist-cnn` and the Python
 scikit-learn model `fmnist-sklearn`, each with its container's address. Re-running it is harmless:
@@ -17,6 +17,7 @@ ADMIN = os.environ.get("ADMIN_URL", "http://gateway:1338")
 ONNX = os.environ.get("ONNX_ADDRESS", "onnx:8001")
 SKLEARN = os.environ.get("SKLEARN_ADDRESS", "sklearn:8001")
 TOKEN = os.environ.get("SERVEGATE_ADMIN_TOKEN", "")
+QUERY_PORT = os.environ.get("SERVEGATE_QUERY_PORT", "1337")
 AUTH = {"Authorization": "Bearer " + TOKEN} if TOKEN else {}
 
 
@@ -49,4 +50,4 @@ for name, image, address in (("fmnist-cnn", "servegate/onnx", ONNX),
 post("add_app", {"name": "fashion", "input_type": "floats", "default_output": "-1",
                  "latency_slo_micros": 1000000, "selection_policy": "exp4"})
 post("add_model_links", {"app_name": "fashion", "model_names": ["fmnist-cnn", "fmnist-sklearn"]})
-print("demo registered: POST http://localhost:1337/fashion/predict {\"input\": [784 floats in 0..1]}")
+print(f"demo registered: POST http://localhost:{QUERY_PORT}/fashion/predict {{\"input\": [784 floats in 0..1]}}")

@@ -5,6 +5,7 @@ import io.servegate.gateway.registry.RegistryException;
 import io.servegate.gateway.registry.RegistryUnavailableException;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.io.buffer.DataBufferLimitException;
@@ -19,22 +20,50 @@ import reactor.core.publisher.Mono;
 import reactor.netty.channel.AbortedException;
 import tools.jackson.databind.exc.JsonNodeException;
 
-/** Maps every failure to {@code {"error", "cause"}} with the right status; nothing leaks a stack trace. */
+/**
+ * Maps every failure to a JSON body with the right status; nothing leaks a stack trace. The
+ * Clipper and admin APIs answer {@code {"error": <kind>, "cause": <reason>}}; the Open Inference
+ * Protocol's endpoints ({@code /v2}...) answer the protocol's {@code {"error": <reason>}}, which is
+ * all its clients show.
+ */
 public final class Errors {
 
     private static final Logger LOG = LoggerFactory.getLogger(Errors.class);
+
+    /** How an error body looks. */
+    public enum Shape {
+        /** {@code {"error": <kind>, "cause": <reason>}}. */
+        CLIPPER,
+        /** {@code {"error": <reason>}}, the Open Inference Protocol's. */
+        OIP;
+
+        /** On the query port: OIP for the protocol's REST paths ({@code /v2} and below), CLIPPER for every other. */
+        public static Shape forPath(String path) {
+            return path.equals("/v2") || path.startsWith("/v2/") ? OIP : CLIPPER;
+        }
+    }
 
     private Errors() {
     }
 
     /** A router filter applying {@link #toResponse} to whatever a handler fails with. */
     public static HandlerFilterFunction<ServerResponse, ServerResponse> filter() {
+        return filter(path -> Shape.CLIPPER);
+    }
+
+    /** The same, shaping each error by its request's path, e.g. with {@link Shape#forPath}. */
+    public static HandlerFilterFunction<ServerResponse, ServerResponse> filter(Function<String, Shape> shapes) {
         // deferred: a handler that throws before returning its Mono (e.g. on a malformed
         // Content-Type) must get the same JSON answer as one whose Mono fails
-        return (request, next) -> Mono.defer(() -> next.handle(request)).onErrorResume(Errors::toResponse);
+        return (request, next) -> Mono.defer(() -> next.handle(request))
+                .onErrorResume(t -> toResponse(t, shapes.apply(request.path())));
     }
 
     public static Mono<ServerResponse> toResponse(Throwable t) {
+        return toResponse(t, Shape.CLIPPER);
+    }
+
+    public static Mono<ServerResponse> toResponse(Throwable t, Shape shape) {
         HttpStatusCode status;
         String error;
         String cause = t.getMessage();
@@ -67,11 +96,8 @@ public final class Errors {
             error = "registry unavailable";
         } else if (t instanceof io.servegate.gateway.query.OverloadRejectedException) {
             // the queues drain within about one SLO: a second is a polite, coarse back-off
-            Map<String, Object> body = new LinkedHashMap<>();
-            body.put("error", "overloaded");
-            body.put("cause", cause);
             return ServerResponse.status(HttpStatus.SERVICE_UNAVAILABLE).header(HttpHeaders.RETRY_AFTER, "1")
-                    .contentType(MediaType.APPLICATION_JSON).bodyValue(body);
+                    .contentType(MediaType.APPLICATION_JSON).bodyValue(body("overloaded", cause, shape));
         } else if (t instanceof DataBufferLimitException) {
             status = HttpStatus.PAYLOAD_TOO_LARGE;
             error = "request body too large";
@@ -105,13 +131,28 @@ public final class Errors {
             error = "internal error";
             cause = t.getClass().getSimpleName();
         }
-        return json(status, error, cause);
+        return ServerResponse.status(status).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(body(error, cause, shape));
     }
 
     public static Mono<ServerResponse> json(HttpStatusCode status, String error, String cause) {
+        return json(status, error, cause, Shape.CLIPPER);
+    }
+
+    public static Mono<ServerResponse> json(HttpStatusCode status, String error, String cause, Shape shape) {
+        return ServerResponse.status(status).contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(body(error, cause, shape));
+    }
+
+    /** The body of an error of kind {@code error} for {@code cause}, in {@code shape}. */
+    static Map<String, Object> body(String error, String cause, Shape shape) {
         Map<String, Object> body = new LinkedHashMap<>();
-        body.put("error", error);
-        body.put("cause", cause == null ? error : cause);
-        return ServerResponse.status(status).contentType(MediaType.APPLICATION_JSON).bodyValue(body);
+        if (shape == Shape.OIP) {
+            body.put("error", cause == null ? error : cause);
+        } else {
+            body.put("error", error);
+            body.put("cause", cause == null ? error : cause);
+        }
+        return body;
     }
 }

@@ -19,6 +19,9 @@ final class MalformedJson {
     /** What the parser appends about where a construct started, or its configuration. */
     private static final Pattern PARSER_DETAIL = Pattern.compile("\\s*(\\(start marker at|at \\[Source|\\(bound as).*$");
 
+    /** How every description starts. */
+    static final String PREFIX = "malformed JSON";
+
     private MalformedJson() {
     }
 
@@ -27,7 +30,7 @@ final class MalformedJson {
         TokenStreamLocation at = e.getLocation();
         String where = at == null || at.getLineNr() < 1 ? "" : " at line " + at.getLineNr() + ", column "
                 + at.getColumnNr();
-        return "malformed JSON" + where + ": " + what(e);
+        return PREFIX + where + ": " + what(e);
     }
 
     private static String what(JacksonException e) {

@@ -98,9 +98,9 @@ public final class OipRestHandler {
         if (ready) {
             return json(HttpStatus.OK, Map.of("name", name, "ready", true));
         }
-        // every 4xx carries {error, cause}, this one too
-        return json(HttpStatus.BAD_REQUEST, Map.of("name", name, "ready", false, "error", "not ready",
-                "cause", "model '" + name + "' has no ready replica"));
+        // every 4xx carries the protocol's {error}, this one too
+        return json(HttpStatus.BAD_REQUEST, Map.of("name", name, "ready", false,
+                "error", "model '" + Names.brief(name, 128) + "' has no ready replica"));
     }
 
     /**
@@ -137,7 +137,7 @@ public final class OipRestHandler {
                                 "shape", List.of(outputs.size()), "data", outputs)));
                         return json(HttpStatus.OK, out);
                     })
-                    .onErrorResume(PredictionException.class, e -> Errors.json(
+                    .onErrorMap(PredictionException.class, e -> new ApiException(
                             e.reason() == DefaultReason.DEADLINE || e.reason() == DefaultReason.INFEASIBLE
                                     ? HttpStatus.GATEWAY_TIMEOUT
                                     : HttpStatus.SERVICE_UNAVAILABLE, "inference failed", e.getMessage()));
@@ -153,7 +153,7 @@ public final class OipRestHandler {
         }
         JsonNode t = tensors.get(0);
         String tensorName = JsonBodies.optionalString(t, "name", "input");
-        String datatype = JsonBodies.requiredString(t, "datatype");
+        String datatypeName = JsonBodies.requiredString(t, "datatype");
         JsonNode parameters = t.get("parameters");
         if (parameters != null && !parameters.isNull() && !parameters.isObject()) {
             throw ApiException.badRequest("input '" + tensorName + "': 'parameters' must be an object");
@@ -162,20 +162,23 @@ public final class OipRestHandler {
         if (body.binary()) {
             body.requireAllTaken();
         }
-        boolean uint8 = datatype.equals(TensorType.UINT8) && type == TensorType.BYTES;
-        if (!datatype.equals(type.datatype()) && !uint8) {
-            throw ApiException.badRequest("input datatype " + datatype + " does not match the model's input type '"
-                    + type.clipperName() + "' (" + type.datatype() + (type == TensorType.BYTES ? " or UINT8" : "")
-                    + ")");
+        OipDatatype datatype = OipDatatype.named(datatypeName);
+        if (datatype == null) {
+            throw ApiException.badRequest("unknown datatype '" + Names.brief(datatypeName, 32) + "'; the protocol's are "
+                    + OipDatatype.NAMES);
         }
-        long[] shape = shape(t.get("shape"), uint8);
-        String shapeProblem = declared.known() ? declared.shapeProblem(datatype, Arrays.stream(shape).boxed().toList())
-                : null;
+        if (!datatype.feeds(type)) {
+            throw ApiException.badRequest("input datatype " + datatype + " does not match the model's input type '"
+                    + type.clipperName() + "', which takes " + OipDatatype.takenBy(type));
+        }
+        long[] shape = shape(t.get("shape"), datatype != OipDatatype.BYTES);
+        String shapeProblem = declared.known()
+                ? declared.shapeProblem(datatypeName, Arrays.stream(shape).boxed().toList()) : null;
         if (shapeProblem != null) {
             throw ApiException.badRequest(shapeProblem);
         }
         int n = (int) shape[0];
-        int width = shape.length == 2 ? (int) shape[1] : 1;
+        int width = width(shape);
         if (n > maxBatchInputs) {
             throw ApiException.badRequest("the tensor has " + n + " rows; the limit is " + maxBatchInputs);
         }
@@ -183,29 +186,32 @@ public final class OipRestHandler {
             throw ApiException.badRequest("shape " + t.get("shape") + " does not match the model's input length "
                     + expectedLength);
         }
-        if (!type.numeric() && !uint8 && width != 1) {
+        if (datatype == OipDatatype.BYTES && width != 1) {
             throw ApiException.badRequest("BYTES tensors must have shape [N] or [N, 1]");
         }
+        // the datatype that carries the model's type decodes as containers decode it; others convert
+        boolean ownDatatype = datatype.name().equals(type.datatype())
+                || type == TensorType.BYTES && datatype == OipDatatype.UINT8 && raw != null;
         if (raw != null) {
             if (t.has("data")) {
                 throw ApiException.badRequest("input '" + tensorName + "' has both 'data' and '"
                         + OipInferBody.BINARY_DATA_SIZE + "'; send its values one way");
             }
-            return binaryRows(type, datatype, shape, raw, expectedLength);
-        }
-        if (uint8) {
-            throw ApiException.badRequest("UINT8 input '" + tensorName + "' must be sent as binary data ('"
-                    + OipInferBody.BINARY_DATA_SIZE + "' and the " + OipInferBody.HEADER_LENGTH + " header)");
+            return checked(type, expectedLength, ownDatatype ? binaryRows(type, datatype.name(), shape, width, raw)
+                    : OipTensorRows.fromBinary(type, datatype, n, width, raw));
         }
         List<JsonNode> flat = new ArrayList<>();
         JsonNode data = t.get("data");
         if (data == null || !data.isArray()) {
             throw ApiException.badRequest("'data' must be an array");
         }
-        flatten(data, flat, 0);
+        flatten(data, flat, 0, shape.length);
         if ((long) n * width != flat.size()) {
             throw ApiException.badRequest("'data' holds " + flat.size() + " elements but shape needs "
                     + (long) n * width);
+        }
+        if (!ownDatatype) {
+            return checked(type, expectedLength, OipTensorRows.fromJson(type, datatype, n, width, flat));
         }
         JsonNodeFactory nodes = JsonNodeFactory.instance;
         List<Object> rows = new ArrayList<>(n);
@@ -226,10 +232,22 @@ public final class OipRestHandler {
         return rows;
     }
 
-    /** {@code [N]} or {@code [N, d]} of positive integers; a UINT8 tensor may have more dimensions. */
+    /** The elements of one row: the product of the dimensions after the first (1 for {@code [N]}). */
+    private static int width(long[] shape) {
+        long width = 1;
+        for (int i = 1; i < shape.length; i++) {
+            width *= shape[i];
+            if (width > Integer.MAX_VALUE) {
+                throw ApiException.badRequest("'shape' describes rows of more than " + Integer.MAX_VALUE + " elements");
+            }
+        }
+        return (int) width;
+    }
+
+    /** {@code [N]} or {@code [N, d]} of positive integers; any rank but for BYTES tensors. */
     private static long[] shape(JsonNode shapeNode, boolean anyRank) {
         if (shapeNode == null || !shapeNode.isArray() || shapeNode.isEmpty() || shapeNode.size() > 2 && !anyRank) {
-            throw ApiException.badRequest(anyRank ? "'shape' must be [N, d1, ...]" : "'shape' must be [N] or [N, d]");
+            throw ApiException.badRequest(anyRank ? "'shape' must be [N, d1, ...]" : "'shape' must be [N] or [N, 1]");
         }
         long[] shape = new long[shapeNode.size()];
         for (int i = 0; i < shape.length; i++) {
@@ -242,31 +260,38 @@ public final class OipRestHandler {
         return shape;
     }
 
-    /** The rows of a raw tensor, decoded as the container side decodes one, each checked as a JSON row is. */
-    private List<?> binaryRows(TensorType<?> type, String datatype, long[] shape, ByteString raw, int expectedLength) {
+    /** The rows of a raw tensor of the model's own datatype, decoded as the container side decodes one. */
+    private static List<?> binaryRows(TensorType<?> type, String datatype, long[] shape, int width, ByteString raw) {
         List<Long> dims = new ArrayList<>(shape.length);
-        for (long d : shape) {
-            dims.add(d);
+        if (type.numeric()) {
+            dims.addAll(List.of(shape[0], (long) width)); // numeric decoders take [N, d]
+        } else {
+            for (long d : shape) {
+                dims.add(d);
+            }
         }
-        List<?> rows;
         try {
-            rows = type.decode(datatype, dims, raw);
+            return type.decode(datatype, dims, raw);
         } catch (TensorFormatException e) {
             throw ApiException.badRequest("binary data of input: " + e.getMessage());
         }
+    }
+
+    /** Each row checked as a JSON row is ({@link RowChecks}). */
+    private List<?> checked(TensorType<?> type, int expectedLength, List<?> rows) {
         for (int r = 0; r < rows.size(); r++) {
             inputs.requireValid(type, rows.get(r), "row " + r, expectedLength);
         }
         return rows;
     }
 
-    private static void flatten(JsonNode node, List<JsonNode> out, int depth) {
-        if (depth > 2) {
+    private static void flatten(JsonNode node, List<JsonNode> out, int depth, int rank) {
+        if (depth >= rank) {
             throw ApiException.badRequest("'data' is nested deeper than the tensor's shape");
         }
         for (JsonNode e : node) {
             if (e.isArray()) {
-                flatten(e, out, depth + 1);
+                flatten(e, out, depth + 1, rank);
             } else {
                 out.add(e);
             }

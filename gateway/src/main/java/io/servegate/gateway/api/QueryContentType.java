@@ -44,4 +44,39 @@ enum QueryContentType {
                 "a query body is JSON (Content-Type: application/json), or for apps of input type 'bytes' one raw "
                         + "input (Content-Type: application/octet-stream); the request's Content-Type is neither");
     }
+
+    /**
+     * The answer to a body that is not JSON, sent to an app of input type {@code bytes}: when the
+     * request did not say it is JSON (no type, a form as {@code curl --data-binary} sends by
+     * default, text), it most likely is raw bytes sent without their type, so the answer (415)
+     * says how to send them; when it did say JSON, {@code malformed} stands. The type is named by
+     * its kind, never quoted back.
+     */
+    static ApiException notJsonForBytesApp(ServerRequest request, ApiException malformed) {
+        String header = request.headers().firstHeader(HttpHeaders.CONTENT_TYPE);
+        String sent;
+        if (header == null || header.isBlank()) {
+            sent = "with no Content-Type";
+        } else {
+            MediaType type;
+            try {
+                type = MediaType.parseMediaType(header);
+            } catch (InvalidMediaTypeException e) {
+                type = null;
+            }
+            if (type != null && !type.isWildcardType() && (type.isCompatibleWith(MediaType.APPLICATION_JSON)
+                    || type.getSubtype().endsWith("+json"))) {
+                return malformed;
+            }
+            sent = type == null ? "with a Content-Type that is not a media type"
+                    : type.isCompatibleWith(MediaType.APPLICATION_FORM_URLENCODED)
+                            ? "as a form (application/x-www-form-urlencoded, what curl -d and --data-binary send "
+                                    + "when no type is given)"
+                            : type.isCompatibleWith(MediaType.TEXT_PLAIN) ? "as text/plain" : "as any type (*/*)";
+        }
+        return new ApiException(HttpStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported media type", "the body is not "
+                + "JSON and came " + sent + "; this app takes input type 'bytes': send the raw bytes with "
+                + "Content-Type: application/octet-stream (curl -H 'Content-Type: application/octet-stream' "
+                + "--data-binary @file), or JSON {\"input\": \"<base64>\"}");
+    }
 }

@@ -77,7 +77,8 @@ public final class QueryHandler {
         }
         return bodies.bytes(request).flatMap(json -> {
             RegistrySnapshot snapshot = registry.snapshot();
-            if (inputType(snapshot, appName) == TensorType.BYTES) {
+            boolean bytesApp = inputType(snapshot, appName) == TensorType.BYTES;
+            if (bytesApp) {
                 // {"input": "<base64>"} decoded from the body's bytes, without a tree
                 OneFieldBody<byte[]> fast = bodies.base64Field(json, "input");
                 if (fast != null && !fast.others().has("input_batch")) {
@@ -86,7 +87,13 @@ public final class QueryHandler {
                     return answerOne(query.predictOne(), fast.value());
                 }
             }
-            JsonNode body = bodies.parseObject(json);
+            JsonNode body;
+            try {
+                body = bodies.parseObject(json);
+            } catch (ApiException malformed) {
+                throw bytesApp && malformed.getMessage().startsWith(MalformedJson.PREFIX)
+                        ? QueryContentType.notJsonForBytesApp(request, malformed) : malformed;
+            }
             Query query = query(snapshot, appName, body, arrival);
             return answer(body, query.type(), query.length(), query.predictOne());
         });

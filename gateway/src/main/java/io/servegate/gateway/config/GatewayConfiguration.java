@@ -269,9 +269,9 @@ public class GatewayConfiguration {
                 .filter(new ScheduledByHeader(registry, ownership.getIfAvailable(() -> Ownership.SOLO),
                         List.of(BearerAuth.of(adminToken(props), "servegate-admin"),
                                 BearerAuth.of(metricsToken(props), "servegate-metrics"))));
-        return UnroutedRequests.after(served, "endpoint")
+        return UnroutedRequests.after(served, "endpoint", Errors.Shape::forPath)
                 .filter(new EventLoopDeadlines())
-                .filter(Errors.filter())
+                .filter(Errors.filter(Errors.Shape::forPath))
                 .filter(bodyBytesInFlight(props, "query", meters));
     }
 
@@ -340,13 +340,15 @@ public class GatewayConfiguration {
                 .GET("/admin/get_fleet", new io.servegate.gateway.api.FleetHandler(
                         ownership.getIfAvailable(() -> Ownership.SOLO), registry)::getFleet)
                 .build();
-        RouterFunction<ServerResponse> routes = UnroutedRequests.after(served, "admin endpoint")
+        RouterFunction<ServerResponse> routes = UnroutedRequests.after(served, "admin endpoint",
+                path -> Errors.Shape.CLIPPER)
                 .filter(Errors.filter())
                 .filter(BearerAuth.of(token, "servegate-admin").filter())
                 .filter(bodyBytesInFlight(props, "admin", meters));
         HandlerStrategies strategies = HandlerStrategies.builder()
                 .codecs(c -> c.defaultCodecs().maxInMemorySize((int) props.limits().maxBodySize().toBytes()))
-                .exceptionHandler(new JsonErrorWebExceptionHandler(ServerCodecConfigurer.create().getWriters()))
+                .exceptionHandler(new JsonErrorWebExceptionHandler(ServerCodecConfigurer.create().getWriters(),
+                        path -> Errors.Shape.CLIPPER))
                 .build();
         return new AdminServer(routes, strategies, props.admin().address(), props.admin().port(),
                 HttpConnectionGuard.of(props.connections(), connectionBudget, "admin", meters));
@@ -396,7 +398,7 @@ public class GatewayConfiguration {
     @Bean
     @Order(-2)
     JsonErrorWebExceptionHandler jsonErrors(ServerCodecConfigurer codecs) {
-        return new JsonErrorWebExceptionHandler(codecs.getWriters());
+        return new JsonErrorWebExceptionHandler(codecs.getWriters(), Errors.Shape::forPath);
     }
 
     @Bean

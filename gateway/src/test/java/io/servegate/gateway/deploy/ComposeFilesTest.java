@@ -69,6 +69,44 @@ class ComposeFilesTest {
         });
     }
 
+    /**
+     * register-demo tells the user the host port the query API is published on: compose passes it
+     * the same SERVEGATE_QUERY_PORT the gateway's port mapping uses, and the script, run against a
+     * stand-in admin API, prints it.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void registerDemoPrintsThePublishedQueryPort() throws Exception {
+        Map<String, Map<String, Object>> services = services();
+        String published = ((List<String>) services.get("gateway").get("ports")).stream()
+                .filter(p -> p.endsWith(":1337")).findFirst().orElseThrow().replace(":1337", "");
+        assertThat(env(services.get("register-demo")).get("SERVEGATE_QUERY_PORT")).isEqualTo(published)
+                .contains("SERVEGATE_QUERY_PORT");
+
+        com.sun.net.httpserver.HttpServer admin = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        admin.createContext("/", exchange -> {
+            exchange.getRequestBody().readAllBytes();
+            exchange.sendResponseHeaders(200, 2);
+            exchange.getResponseBody().write("{}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            exchange.close();
+        });
+        admin.start();
+        try {
+            String python = Files.isExecutable(Path.of("/usr/bin/python3")) ? "/usr/bin/python3" : "python3";
+            ProcessBuilder run = new ProcessBuilder(python, ROOT.resolve("compose/register-demo.py").toString())
+                    .redirectErrorStream(true);
+            run.environment().put("ADMIN_URL", "http://127.0.0.1:" + admin.getAddress().getPort());
+            run.environment().put("SERVEGATE_QUERY_PORT", "14337");
+            Process p = run.start();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(p.waitFor()).as(out).isZero();
+            assertThat(out).contains("http://localhost:14337/fashion/predict").doesNotContain(":1337/");
+        } finally {
+            admin.stop(0);
+        }
+    }
+
     @Test
     @SuppressWarnings("unchecked")
     void prometheusScrapesEveryGatewayWithTheMetricsToken() throws IOException {

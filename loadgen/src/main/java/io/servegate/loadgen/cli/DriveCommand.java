@@ -34,7 +34,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "drive", mixinStandardHelpOptions = true,
         description = "Drives a running gateway's app with open-loop load and prints goodput (in time, defaults, "
-                + "errors) and latency percentiles; --json writes them as a report.")
+                + "errors) and latency percentiles; --out writes them as a JSON report.")
 public final class DriveCommand implements Callable<Integer> {
 
     @Spec
@@ -52,8 +52,11 @@ public final class DriveCommand implements Callable<Integer> {
     @Option(names = "--duration-s", defaultValue = "10", description = "Measured seconds (default ${DEFAULT-VALUE}).")
     double durationS;
 
-    @Option(names = "--warmup-s", defaultValue = "0",
-            description = "Unmeasured seconds of the same load first (default ${DEFAULT-VALUE}).")
+    // a gateway's first seconds (JIT, connection set-up, the scheduler learning the batch costs)
+    // answer late: measured from the first query, they read as the gateway's steady state
+    @Option(names = "--warmup-s", defaultValue = "5",
+            description = "Unmeasured seconds of the same load first (default ${DEFAULT-VALUE}; 0 measures from the "
+                    + "first query, cold).")
     double warmupS;
 
     @Option(names = "--input-shape", split = ",",
@@ -72,7 +75,7 @@ public final class DriveCommand implements Callable<Integer> {
             description = "Per-query timeout, and how long to wait for answers after the last query (default ${DEFAULT-VALUE}).")
     long timeoutMs;
 
-    @Option(names = "--json", description = "Also write the results to this JSON file.")
+    @Option(names = "--out", description = "Also write the results to this JSON file.")
     Path json;
 
     @Mixin

@@ -87,7 +87,8 @@ public final class ProfileCommand implements Callable<Integer> {
     @Option(names = "--samples", defaultValue = "20", description = "Measured batches per size (default ${DEFAULT-VALUE}).")
     int samples;
 
-    @Option(names = "--warmup", defaultValue = "5", description = "Unrecorded batches per size first (default ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup-batches", defaultValue = "5",
+            description = "Unrecorded batches per size first (default ${DEFAULT-VALUE}).")
     int warmup;
 
     @Option(names = "--input-length", defaultValue = "784", description = "Floats per input vector (default ${DEFAULT-VALUE}).")
@@ -107,7 +108,7 @@ public final class ProfileCommand implements Callable<Integer> {
                     "give exactly one of --target, --start-emulated and --gateway");
         }
         if (maxBatch < 1 || samples < 1 || warmup < 0) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "need --max-batch >= 1, --samples >= 1, --warmup >= 0");
+            throw new CommandLine.ParameterException(spec.commandLine(), "need --max-batch >= 1, --samples >= 1, --warmup-batches >= 0");
         }
         if (gateway != null) {
             return throughGateway();

@@ -119,7 +119,7 @@ public final class SchedulingCommand implements Callable<Integer> {
     @Mixin
     SloOption slo;
 
-    @Option(names = "--gamma-cv2", defaultValue = "4",
+    @Option(names = "--cv2", defaultValue = "4",
             description = "CV² of the gaps of the r1-gamma case (default ${DEFAULT-VALUE}).")
     double gammaCv2;
 

@@ -16,8 +16,8 @@ public final class TimerJitterCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--duration-ms", defaultValue = "10000", description = "How long to measure (default ${DEFAULT-VALUE}).")
-    long durationMs;
+    @Option(names = "--duration-s", defaultValue = "10", description = "Seconds to measure (default ${DEFAULT-VALUE}).")
+    double durationS;
 
     @Option(names = "--period-us", defaultValue = "1000",
             description = "Timers are due 1 to 2 periods apart (default ${DEFAULT-VALUE}).")
@@ -25,11 +25,11 @@ public final class TimerJitterCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (durationMs < 1 || periodMicros < 1) {
+        if (!(durationS >= 0.001) || periodMicros < 1) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                    "--duration-ms and --period-us must be positive");
+                    "--duration-s must be at least 0.001 and --period-us positive");
         }
-        TimerJitter.Result r = TimerJitter.measure(Duration.ofMillis(durationMs), Duration.ofNanos(periodMicros * 1000),
+        TimerJitter.Result r = TimerJitter.measure(Duration.ofNanos((long) (durationS * 1e9)), Duration.ofNanos(periodMicros * 1000),
                 System.nanoTime());
         spec.commandLine().getOut().println(TimerJitter.toJson(r));
         spec.commandLine().getOut().flush();

@@ -86,6 +86,7 @@ public final class OpenLoop {
         Histogram lag = new Histogram(3);
         AtomicLong outstanding = new AtomicLong();
         AtomicLong measuredOutstanding = new AtomicLong();
+        boolean[] closed = {false}; // guarded by itself: set once the results are taken
         long scheduled = 0;
         long sentInWindow = 0;
 
@@ -125,13 +126,18 @@ public final class OpenLoop {
             answer.whenComplete((result, failure) -> {
                 long latency = System.nanoTime() - sendTime;
                 if (measured) {
-                    if (failure == null) {
-                        recorder.record(latency);
-                        observer.accept(result, latency);
-                    } else {
-                        recorder.recordError(unwrap(failure));
+                    // an answer after the drain is unanswered: the recorder and the observer both miss it
+                    synchronized (closed) {
+                        if (!closed[0]) {
+                            if (failure == null) {
+                                recorder.record(latency);
+                                observer.accept(result, latency);
+                            } else {
+                                recorder.recordError(unwrap(failure));
+                            }
+                            measuredOutstanding.decrementAndGet();
+                        }
                     }
-                    measuredOutstanding.decrementAndGet();
                 }
                 outstanding.decrementAndGet();
             });
@@ -141,8 +147,13 @@ public final class OpenLoop {
         while (outstanding.get() > 0 && System.nanoTime() < drainUntil) {
             Thread.sleep(5);
         }
-        long unanswered = measuredOutstanding.get();
-        LatencyRecorder.Snapshot s = recorder.snapshot();
+        long unanswered;
+        LatencyRecorder.Snapshot s;
+        synchronized (closed) {
+            closed[0] = true;
+            unanswered = measuredOutstanding.get();
+            s = recorder.snapshot();
+        }
         double seconds = duration.toNanos() / 1e9;
         long ok = s.histogram().getTotalCount();
         boolean anyLag = lag.getTotalCount() > 0;

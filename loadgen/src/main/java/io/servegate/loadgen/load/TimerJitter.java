@@ -107,7 +107,7 @@ public final class TimerJitter {
         public static Child start(Duration duration) throws IOException {
             List<String> cmd = new ArrayList<>(List.of(GatewayProcess.currentJava(), "-Xmx64m", "-cp",
                     System.getProperty("java.class.path"), LoadGen.class.getName(), "timer-jitter",
-                    "--duration-ms", Long.toString(duration.toMillis())));
+                    "--duration-s", Double.toString(duration.toMillis() / 1000.0)));
             return new Child(new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start());
         }
 

@@ -72,7 +72,7 @@ class DriveCommandTest {
         Path json = dir.resolve("drive.json");
         StringWriter out = new StringWriter();
         int status = drive(out, "--rate", "100", "--duration-s", "2", "--input-shape", "2,4", "--slo-ms", "500",
-                "--json", json.toString());
+                "--out", json.toString());
         assertThat(status).as(out.toString()).isZero();
         assertThat(out.toString()).contains("goodput", "predictions within 500.0 ms", "latency ms: p50");
 
@@ -89,12 +89,13 @@ class DriveCommandTest {
         assertThat(answers.path("goodput").asLong()).isBetween(0L, answers.path("predictions").asLong());
         assertThat(r.path("goodputPerSec").asDouble()).isEqualTo(answers.path("goodput").asLong() / 2.0);
         assertThat(r.path("settings").path("input").asText()).isEqualTo("8 random floats");
+        assertThat(r.path("settings").path("warmupS").asDouble()).as("warms up by default").isEqualTo(5.0);
     }
 
     @Test
     void queriesTheAppCannotTakeAreErrors() {
         StringWriter out = new StringWriter();
-        int status = drive(out, "--rate", "50", "--duration-s", "1", "--input-bytes", "16");
+        int status = drive(out, "--rate", "50", "--duration-s", "1", "--warmup-s", "0", "--input-bytes", "16");
         assertThat(status).as("no query answered").isEqualTo(1);
         assertThat(out.toString()).contains("0 predictions within", "first error:", "400");
     }

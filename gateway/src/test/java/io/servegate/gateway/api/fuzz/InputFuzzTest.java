@@ -42,7 +42,7 @@ import tools.jackson.databind.ObjectMapper;
  * Generated bad (and odd but valid) input against a real gateway over loopback HTTP: both REST
  * APIs, with a floats and a bytes model served by emulated containers in their own processes so
  * that valid-looking inputs reach parsing, batching, selection and the container RPC. Every answer
- * must be 200 or a 4xx with a JSON {@code {"error", "cause"}} body: never a 5xx, never a stack
+ * must be 200 or a 4xx with a JSON {@code {"error", "cause"}} body ({@code {"error"}} under /v2): never a 5xx, never a stack
  * trace, never a hang (each request has a timeout), and the gateway must be healthy afterwards.
  * Seeds are fixed ({@code -Dfuzz.seed=N} to vary); a failure names the case to reproduce.
  */
@@ -477,7 +477,7 @@ class InputFuzzTest {
             cases.incrementAndGet();
             all.add(sendAsync(c).handle((r, e) -> {
                 inFlight.release();
-                String problem = e != null ? "no answer: " + e : problem(r.statusCode(), r.body());
+                String problem = e != null ? "no answer: " + e : problem(c.path(), r.statusCode(), r.body());
                 if (problem != null) {
                     failures.add(c.name() + " " + c.method() + " " + escape(c.path()) + " ["
                             + escape(new String(c.body(), StandardCharsets.UTF_8)) + "]: " + problem);
@@ -494,13 +494,13 @@ class InputFuzzTest {
     private String check(Case c) {
         try {
             HttpResponse<String> r = send(c);
-            return problem(r.statusCode(), r.body());
+            return problem(c.path(), r.statusCode(), r.body());
         } catch (Exception e) {
             return "no answer: " + e;
         }
     }
 
-    private String problem(int status, String body) {
+    private String problem(String path, int status, String body) {
         synchronized (statuses) {
             statuses.merge(status, 1, Integer::sum);
         }
@@ -513,8 +513,11 @@ class InputFuzzTest {
         if (status >= 400) {
             try {
                 JsonNode n = json.readTree(body);
-                if (!n.isObject() || !n.path("error").isString() || !n.path("cause").isString()) {
-                    return "status " + status + " without {error, cause}: " + escape(body);
+                // under /v2 the protocol's {error}; elsewhere {error, cause}
+                boolean oip = path.startsWith("/v2");
+                if (!n.isObject() || !n.path("error").isString() || n.path("cause").isString() == oip) {
+                    return "status " + status + " without " + (oip ? "{error}" : "{error, cause}") + ": "
+                            + escape(body);
                 }
             } catch (RuntimeException e) {
                 return "status " + status + " with a non-JSON body: " + escape(body);
@@ -554,7 +557,9 @@ class InputFuzzTest {
             if ((status == 400 || status == 414 || status == 431) && length == 0) {
                 return null; // Netty refused the request line or headers before any handler ran
             }
-            return problem(status, body);
+            // the request line's target decides the error body's shape, as the gateway's router sees it
+            String[] line = new String(request, StandardCharsets.ISO_8859_1).split("\r\n", 2)[0].split(" ");
+            return problem(line.length > 1 ? line[1] : "", status, body);
         } catch (IOException e) {
             return "no answer: " + e;
         }
