@@ -135,6 +135,7 @@ public final class OipRestHandler {
                     .onErrorResume(PredictionException.class, e -> Errors.json(
                             e.reason() == DefaultReason.DEADLINE || e.reason() == DefaultReason.INFEASIBLE
                                     ? HttpStatus.GATEWAY_TIMEOUT
+                                    : e.reason() == DefaultReason.INPUT_REJECTED ? HttpStatus.BAD_REQUEST
                                     : HttpStatus.SERVICE_UNAVAILABLE, "inference failed", e.getMessage()));
         });
     }
