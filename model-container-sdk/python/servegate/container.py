@@ -12,7 +12,7 @@ import time
 import grpc
 from google.protobuf.message import DecodeError
 
-from servegate import wire
+from servegate import rows, wire
 from servegate.oip import health_pb, pb
 from servegate.services import PLATFORM, Abort, HealthService, OipService, bounded
 from servegate.tensor import STRINGS, BytesBatch, TensorFormatError, tensor_type
@@ -66,7 +66,7 @@ class ModelContainer:
     def __init__(self, predict_batch, name, version="1", input_type="floats", output_type=STRINGS,
                  host="0.0.0.0", port=8001, input_length=-1, max_batch_size=0, max_message_bytes=None,
                  concurrency=1, max_queued_batches=1024, drain_seconds=30.0, warmup_batch_sizes=None,
-                 warmup_runs=2, warmup_input=None):
+                 warmup_runs=2, warmup_input=None, isolate_rows=True):
         if not callable(predict_batch):
             raise TypeError("predict_batch must be callable")
         if not name or not str(name).strip():
@@ -84,6 +84,7 @@ class ModelContainer:
         if not 0 <= int(port) <= 65535:
             raise ValueError("port must be in 0..65535, got %s" % port)
         self.predict_batch = predict_batch
+        self.isolate_rows = bool(isolate_rows)
         self.name = str(name)
         self.version = str(version)
         self.input_type = tensor_type(input_type)
@@ -147,7 +148,7 @@ class ModelContainer:
             raise
         LOG.info("model '%s' listening on port %d; ready after its warm-up", self.name, self._port)
         try:
-            self.warmup_report = self._pool.submit(self.warmup.run, self.predict, self.name).result()
+            self.warmup_report = self._pool.submit(self.warmup.run, self._predict_whole, self.name).result()
         except BaseException as e:
             self.close()
             raise RuntimeError("warm-up of model '%s' failed: %s" % (self.name, getattr(e, "message", e))) from e
@@ -303,32 +304,51 @@ class ModelContainer:
                                % (bounded(tensor.name), self.name, wrong, self.input_length))
         return batch
 
-    def predict(self, batch):
-        """Runs on a predictor thread: (shape, raw output, service nanoseconds), or raises Abort(INTERNAL)."""
+    def _predict_whole(self, batch):
+        """The warm-up's: a failure of any row fails it, so a model that raises fails the start."""
+        return self.predict(batch, isolate_rows=False)
+
+    def predict(self, batch, isolate_rows=None):
+        """Runs on a predictor thread: (shape, raw output, service nanoseconds, per-row errors or None),
+        or raises Abort (INTERNAL; INVALID_ARGUMENT for an InvalidInput the rows were not isolated for)."""
         start = time.monotonic_ns()
+        errors = None
         try:
-            outputs = self.predict_batch(batch)
+            if self.isolate_rows if isolate_rows is None else isolate_rows:
+                outputs, errors = rows.predict(self.predict_batch, batch, self._check_count,
+                                               self.output_type.datatype != "BYTES")
+            else:
+                outputs = self.predict_batch(batch)
+        except Abort:
+            raise
+        except rows.InvalidInput as e:
+            raise Abort(grpc.StatusCode.INVALID_ARGUMENT, "model '%s' rejected the batch: %s" % (self.name, e))
         except Exception as e:
             LOG.warning("predictor of '%s' failed on a batch of %d", self.name, len(batch), exc_info=True)
             raise Abort(grpc.StatusCode.INTERNAL, "predictor of model '%s' failed: %r" % (self.name, e))
         service_ns = time.monotonic_ns() - start
+        if errors is None:
+            self._check_count(outputs, len(batch))
+        try:
+            shape, raw = self.output_type.encode(outputs)
+        except (TensorFormatError, ValueError, TypeError) as e:
+            raise Abort(grpc.StatusCode.INTERNAL, "outputs of model '%s' cannot be encoded as %s: %s"
+                        % (self.name, self.output_type.datatype, e))
+        return shape, raw, service_ns, errors
+
+    def _check_count(self, outputs, n):
+        """Raises Abort(INTERNAL) unless ``outputs`` holds exactly ``n`` outputs."""
         count = None
         if outputs is not None:
             try:
                 count = len(outputs)
             except TypeError:
                 pass
-        if count != len(batch):
+        if count != n:
             got = "None" if outputs is None else ("%d outputs" % count if count is not None else type(outputs).__name__)
             raise Abort(grpc.StatusCode.INTERNAL,
                         "predictor of model '%s' returned %s for a batch of %d; it must return exactly one output "
-                        "per input" % (self.name, got, len(batch)))
-        try:
-            shape, raw = self.output_type.encode(outputs)
-        except (TensorFormatError, ValueError, TypeError) as e:
-            raise Abort(grpc.StatusCode.INTERNAL, "outputs of model '%s' cannot be encoded as %s: %s"
-                        % (self.name, self.output_type.datatype, e))
-        return shape, raw, service_ns
+                        "per input" % (self.name, got, n))
 
     async def infer(self, data):
         """One ModelInfer call: the serialized request in, the serialized response out."""
@@ -342,14 +362,20 @@ class ModelContainer:
                         % self.name)
         self._pending += 1
         try:
-            shape, raw, service_ns = await asyncio.get_running_loop().run_in_executor(self._pool, self.predict, batch)
+            shape, raw, service_ns, errors = await asyncio.get_running_loop().run_in_executor(
+                self._pool, self.predict, batch)
         finally:
             self._pending -= 1
         response = pb.ModelInferResponse(model_name=self.name, model_version=self.version, id=request.id)
         response.parameters[SERVICE_TIME_NS].int64_param = service_ns
         response.parameters[BATCH_SIZE].int64_param = len(batch)
         response.outputs.add(name=OUTPUT_NAME, datatype=self.output_type.datatype, shape=shape)
-        return wire.append_bytes_field(response.SerializeToString(), wire.RAW_OUTPUT_CONTENTS_FIELD, [raw])
+        raws = [raw]
+        if errors is not None:
+            error_shape, error_raw = STRINGS.encode(errors)
+            response.outputs.add(name=rows.ROW_ERRORS, datatype=STRINGS.datatype, shape=error_shape)
+            raws.append(error_raw)
+        return wire.append_bytes_field(response.SerializeToString(), wire.RAW_OUTPUT_CONTENTS_FIELD, raws)
 
 
 def _bracket(host):

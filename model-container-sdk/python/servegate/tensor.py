@@ -129,8 +129,8 @@ class BytesBatch(collections.abc.Sequence):
         return len(self._starts)
 
     def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
+        if isinstance(i, slice):  # a sub-batch, still over the received buffer (row isolation splits batches)
+            return BytesBatch(self._buffer, self._starts[i], self._lengths[i])
         start = self._starts[i]
         return self._buffer[start:start + self._lengths[i]].tobytes()
 

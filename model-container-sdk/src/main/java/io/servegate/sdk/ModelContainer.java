@@ -93,7 +93,7 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
         } else {
             this.models = new ResidentModels<>(b.repository, b.memoryBudgetBytes, Set.of(), b.name);
         }
-        this.service = new OipInferenceService<>(b.inputType, b.outputType, models, predictPool);
+        this.service = new OipInferenceService<>(b.inputType, b.outputType, models, predictPool, b.isolateRows);
         if (!b.inputDims.isEmpty()) {
             service.declareInputDims(b.inputDims);
         }
@@ -230,6 +230,7 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
         private int concurrency = 1;
         private int maxQueuedBatches = 1024;
         private Duration drainTimeout = Duration.ofSeconds(30);
+        private boolean isolateRows = true;
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
         private Builder(TensorType<X> inputType, TensorType<Y> outputType, Predictor<X, Y> predictor,
@@ -337,6 +338,18 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
 
         public Builder<X, Y> drainTimeout(Duration drainTimeout) {
             this.drainTimeout = Objects.requireNonNull(drainTimeout, "drainTimeout");
+            return this;
+        }
+
+        /**
+         * Whether a batch the predictor raises on is split to find the rows it raises on, which are
+         * then reported as per-row errors ({@code servegate_row_errors}, see
+         * {@link io.servegate.oip.client.RowErrors}) while the other rows keep their outputs
+         * (default). Off, such a batch fails as a whole: INVALID_ARGUMENT for an
+         * {@link InvalidInputException}, INTERNAL otherwise.
+         */
+        public Builder<X, Y> isolateRows(boolean isolateRows) {
+            this.isolateRows = isolateRows;
             return this;
         }
 

@@ -26,6 +26,7 @@ import io.servegate.oip.ServerReadyRequest;
 import io.servegate.oip.ServerReadyResponse;
 import io.servegate.oip.client.EncodedTensor;
 import io.servegate.oip.client.RepositoryParameters;
+import io.servegate.oip.client.RowErrors;
 import io.servegate.oip.client.ServiceTime;
 import io.servegate.oip.client.TensorFormatException;
 import io.servegate.oip.client.TensorType;
@@ -53,6 +54,8 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
     private final TensorType<Y> outputType;
     private final ResidentModels<X, Y> models;
     private final Executor predictPool;
+    /** Whether a batch the predictor raises on is split to find its failed rows ({@link RowIsolation}). */
+    private final boolean isolateRows;
     private volatile boolean ready;
     /** String parameters every ModelMetadata answer carries (the warm-up's report, the maximum batch size). */
     private volatile Map<String, InferParameter> metadataParameters = Map.of();
@@ -60,11 +63,12 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
     private volatile List<Long> inputDims = List.of();
 
     OipInferenceService(TensorType<X> inputType, TensorType<Y> outputType, ResidentModels<X, Y> models,
-            Executor predictPool) {
+            Executor predictPool, boolean isolateRows) {
         this.inputType = inputType;
         this.outputType = outputType;
         this.models = models;
         this.predictPool = predictPool;
+        this.isolateRows = isolateRows;
     }
 
     /**
@@ -253,8 +257,24 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
         ModelKey key = lease.key();
         long start = System.nanoTime();
         List<Y> outputs;
+        List<String> rowErrors = List.of();
         try {
-            outputs = lease.model().predictor().predictBatch(batch);
+            if (isolateRows) {
+                RowIsolation.Outcome<Y> outcome = RowIsolation.predict(lease.model().predictor(), batch,
+                        outputType);
+                outputs = outcome.outputs();
+                rowErrors = outcome.errors();
+            } else {
+                outputs = lease.model().predictor().predictBatch(batch);
+            }
+        } catch (RowIsolation.WrongCountException e) {
+            out.onError(Status.INTERNAL.withDescription("predictor of model '" + key.name() + "' " + e.getMessage())
+                    .asRuntimeException());
+            return;
+        } catch (InvalidInputException e) {
+            out.onError(Status.INVALID_ARGUMENT.withDescription("model '" + key.name() + "' rejected the batch: "
+                    + e.getMessage()).asRuntimeException());
+            return;
         } catch (Exception | LinkageError e) {
             LOG.warn("predictor of {} failed on a batch of {}", key, batch.size(), e);
             out.onError(Status.INTERNAL.withDescription("predictor of model '" + key.name() + "' failed: " + e)
@@ -285,13 +305,15 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
         if (lease.loadNanos() > 0) {
             response.putParameters(ServiceTime.LOAD_TIME_NS, int64(lease.loadNanos()));
         }
-        reply(out, response
-                .addOutputs(ModelInferResponse.InferOutputTensor.newBuilder()
+        response.addOutputs(ModelInferResponse.InferOutputTensor.newBuilder()
                         .setName(OUTPUT_NAME)
                         .setDatatype(encoded.datatype())
                         .addAllShape(encoded.shape()))
-                .addRawOutputContents(encoded.raw())
-                .build());
+                .addRawOutputContents(encoded.raw());
+        if (!rowErrors.isEmpty()) {
+            RowErrors.appendRaw(response, rowErrors);
+        }
+        reply(out, response.build());
     }
 
     private List<X> decode(ModelInferRequest request, ModelKey key, int inputLength) {

@@ -261,6 +261,7 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
             case OVERLOADED -> Status.RESOURCE_EXHAUSTED;
             case NO_REPLICA, CIRCUIT_OPEN, NO_MODEL, FORWARD_FAILED -> Status.UNAVAILABLE;
             case CONTAINER_ERROR -> Status.INTERNAL;
+            case INPUT_REJECTED -> Status.INVALID_ARGUMENT;
             case LOW_CONFIDENCE -> Status.FAILED_PRECONDITION;
         };
         return described(status, e.getMessage());

@@ -140,6 +140,7 @@ public final class OipRestHandler {
                     .onErrorMap(PredictionException.class, e -> new ApiException(
                             e.reason() == DefaultReason.DEADLINE || e.reason() == DefaultReason.INFEASIBLE
                                     ? HttpStatus.GATEWAY_TIMEOUT
+                                    : e.reason() == DefaultReason.INPUT_REJECTED ? HttpStatus.BAD_REQUEST
                                     : HttpStatus.SERVICE_UNAVAILABLE, "inference failed", e.getMessage()));
         });
     }

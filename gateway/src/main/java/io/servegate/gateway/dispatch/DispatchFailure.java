@@ -17,6 +17,8 @@ public enum DispatchFailure {
     CIRCUIT_OPEN,
     /** The container failed the call. */
     CONTAINER_ERROR,
+    /** The container rejected the query's input (a per-row error, or INVALID_ARGUMENT for it alone): the client's error. */
+    INPUT_REJECTED,
     /** The gateway that schedules the model version (in a fleet) could not be reached, or none owns it. */
     FORWARD_FAILED;
 

@@ -22,6 +22,8 @@ final class ReplicaMeters implements AutoCloseable {
     private final DistributionSummary batchSizes;
     private final Tags tags;
     private final Map<Status.Code, Counter> failures = new ConcurrentHashMap<>();
+    private final Counter rowsRejected;
+    private final Counter splits;
 
     ReplicaMeters(ReplicaWorker worker, Tags modelTags, SchedulerDriver<ModelScheduler<PendingPrediction>> driver,
             MeterRegistry meters) {
@@ -43,6 +45,14 @@ final class ReplicaMeters implements AutoCloseable {
         own.add(FunctionCounter.builder("servegate.replica.busy", driver, d -> d.read(s -> s.busyNanos(replica)) / 1e9)
                 .tags(tags).baseUnit("seconds").description("Container time spent on completed batches")
                 .register(meters));
+        rowsRejected = Counter.builder("servegate.rows.rejected").tags(tags)
+                .description("Queries whose input the container rejected, each answered alone with an error")
+                .register(meters);
+        own.add(rowsRejected);
+        splits = Counter.builder("servegate.batch.splits").tags(tags)
+                .description("Failed calls whose queries were split in halves and sent again to find the bad rows")
+                .register(meters);
+        own.add(splits);
     }
 
     /** A batch of {@code size} went to the replica. */
@@ -55,6 +65,16 @@ final class ReplicaMeters implements AutoCloseable {
         failures.computeIfAbsent(code, c -> Counter.builder("servegate.batch.failures").tags(tags.and("code", c.name()))
                 .description("Batches a replica failed, by gRPC status; each is an error for its circuit breaker")
                 .register(meters)).increment();
+    }
+
+    /** A query's row was rejected by the container (a per-row error, or INVALID_ARGUMENT for it alone). */
+    void rowRejected() {
+        rowsRejected.increment();
+    }
+
+    /** A failed call's queries were split in halves and sent again. */
+    void split() {
+        splits.increment();
     }
 
     @Override

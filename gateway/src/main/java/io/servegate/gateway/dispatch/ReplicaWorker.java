@@ -6,11 +6,9 @@ import io.servegate.core.scheduling.Batch;
 import io.servegate.core.scheduling.Load;
 import io.servegate.core.scheduling.Query;
 import io.servegate.oip.client.ContainerClient;
-import io.servegate.oip.client.TensorType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,8 +17,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -42,6 +38,7 @@ import org.slf4j.LoggerFactory;
  * breaker; a call times out, and counts as an error, only once it has outlived its latest
  * deadline by the minimum batch timeout. A replica that answers a batch while its breaker is open
  * closes it: it is reachable and working, only slow, and the scheduler's profile says how slow.
+ * A row the container rejects is the client's error, not the replica's ({@link IsolatingCall}).
  *
  * <p>Order matters on a replica that loads models: a load or unload starts once everything sent
  * before it has returned, and a batch once the loads and unloads sent before it have (batches
@@ -293,86 +290,52 @@ final class ReplicaWorker implements AutoCloseable {
                     : new DispatchException(DispatchFailure.CIRCUIT_OPEN, "replica " + id));
             return DONE;
         }
-        long now = clock.getAsLong();
-        long latestDeadline = now;
-        for (Query<PendingPrediction> q : batch.queries()) {
-            latestDeadline = Math.max(latestDeadline, q.deadline());
-        }
-        // late by far, not merely late: the minimum batch timeout past the latest deadline
-        Duration timeout = Duration.ofNanos(minBatchTimeout.toNanos() + (latestDeadline - now));
         if (meters != null) {
             meters.sent(batch.size());
         }
         inFlight.addAndGet(batch.size());
         // One OIP tensor holds vectors of one length: a container that declares no fixed length
         // gets one call per length, so one odd query cannot fail the batch of everyone else.
-        Collection<List<Query<PendingPrediction>>> groups = byLength(batch.queries());
-        AtomicInteger pending = new AtomicInteger(groups.size());
-        AtomicReference<Throwable> replicaFailure = new AtomicReference<>();
-        List<Query<PendingPrediction>> retry = Collections.synchronizedList(new ArrayList<>());
-        AtomicLong serviceTime = new AtomicLong();
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        @SuppressWarnings("unchecked")
-        TensorType<Object> type = (TensorType<Object>) model.inputType();
-        for (List<Query<PendingPrediction>> group : groups) {
-            List<Object> inputs = new ArrayList<>(group.size());
-            group.forEach(q -> inputs.add(q.payload().input));
-            client.inferAsText(model.name(), model.version(), type, inputs, timeout).whenComplete((result, error) -> {
-                if (error == null) {
-                    serviceTime.accumulateAndGet(result.serviceTimeNanos(), Math::max);
-                    List<String> outputs = result.outputs();
-                    for (int i = 0; i < outputs.size(); i++) {
-                        group.get(i).payload().result.complete(outputs.get(i));
-                    }
-                } else {
-                    Status status = Status.fromThrowable(unwrap(error));
-                    if (status.getCode() != Status.Code.INVALID_ARGUMENT) {
-                        replicaFailure.compareAndSet(null, error); // a bad input is the query's fault, not the replica's
-                    }
-                    if (status.getCode() == Status.Code.UNAVAILABLE) {
-                        retry.addAll(group); // the container is gone or unreachable: another may answer
-                    } else {
-                        DispatchException failure = containerError(status);
-                        group.forEach(q -> q.payload().result.completeExceptionally(failure));
-                    }
-                }
-                if (pending.decrementAndGet() == 0) {
-                    try {
-                        finish(batch, replicaFailure.get(), serviceTime.get(), retry);
-                    } finally {
-                        done.complete(null); // what follows on this replica must not wait on a failed report
-                    }
-                }
-            });
+        IsolatingCall call = new IsolatingCall(id, client, model, minBatchTimeout, clock, meters);
+        CompletableFuture<IsolatingCall.Outcome> outcome = CompletableFuture.completedFuture(null);
+        for (List<Query<PendingPrediction>> group : byLength(batch.queries())) {
+            outcome = outcome.thenCombine(call.send(group), (a, b) -> a == null ? b : a.merge(b));
         }
-        return done;
+        return outcome.handle((o, error) -> {
+            finish(batch, error == null ? o : new IsolatingCall.Outcome(error, false, List.of(), 0, false));
+            return null; // what follows on this replica must not wait on a failed report
+        });
     }
 
     /** Every call of a batch has returned: feed the breaker, then tell the scheduler. */
-    private void finish(Batch<PendingPrediction> batch, Throwable failure, long serviceNanos,
-            List<Query<PendingPrediction>> retry) {
+    private void finish(Batch<PendingPrediction> batch, IsolatingCall.Outcome outcome) {
         inFlight.addAndGet(-batch.size());
         long took = clock.getAsLong() - batch.sentAt();
-        if (failure == null) {
+        if (!outcome.replicaFailed()) {
             breaker.onSuccess(took, TimeUnit.NANOSECONDS);
             if (breaker.getState() == CircuitBreaker.State.OPEN) {
                 breaker.transitionToClosedState(); // it answers: slow is for the scheduler to judge
             }
-            driver.completed(batch, serviceNanos);
+            if (outcome.isolated()) {
+                // its time includes the isolation's calls: no latency sample, but the replica is free
+                driver.returnedUnmeasured(batch);
+            } else {
+                driver.completed(batch, outcome.serviceNanos());
+            }
             return;
         }
-        Status status = Status.fromThrowable(unwrap(failure));
+        Status status = Status.fromThrowable(unwrap(outcome.failure()));
         lastFailure = describe(status);
         if (meters != null) {
             meters.failed(status.getCode());
         }
-        breaker.onError(took, TimeUnit.NANOSECONDS, failure);
-        if (!retry.isEmpty()) {
+        breaker.onError(took, TimeUnit.NANOSECONDS, outcome.failure());
+        if (!outcome.retry().isEmpty()) {
             transportFailure(); // unreachable: take no more batches until ServerReady answers again
         } else {
             report();
         }
-        driver.failed(batch, List.copyOf(retry), containerError(status));
+        driver.failed(batch, List.copyOf(outcome.retry()), containerError(status));
     }
 
     private DispatchException containerError(Status status) {

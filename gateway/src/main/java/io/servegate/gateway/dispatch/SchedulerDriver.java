@@ -181,6 +181,14 @@ final class SchedulerDriver<S extends Scheduler<PendingPrediction>>
     }
 
     /**
+     * A batch returned whose time is no latency sample (the container isolated rejected rows,
+     * or the batch was split): its queries are answered, its replica is free, nothing is learned.
+     */
+    void returnedUnmeasured(Batch<PendingPrediction> batch) {
+        event(now -> scheduler.batchFailed(batch, List.of(), now));
+    }
+
+    /**
      * A batch failed, or part of it: the queries of {@code retry} go back to the queue if they may,
      * the others of them fail with {@code error}.
      */

@@ -22,6 +22,7 @@ final class AppMeters {
     private final Counter late;
     private final Map<DefaultReason, Counter> defaultsByReason = new ConcurrentHashMap<>(new EnumMap<>(DefaultReason.class));
     private volatile Counter rejected;
+    private volatile Counter inputRejected;
 
     AppMeters(String app, MeterRegistry registry) {
         this.app = app;
@@ -56,6 +57,17 @@ final class AppMeters {
             c = Counter.builder("servegate.rejected").tag("app", app)
                     .description("Queries rejected with 503 because their model's queue was full").register(registry);
             rejected = c;
+        }
+        c.increment();
+    }
+
+    void inputRejected() {
+        Counter c = inputRejected;
+        if (c == null) {
+            c = Counter.builder("servegate.input.rejected").tag("app", app)
+                    .description("Queries answered 400 because the model container rejected their input")
+                    .register(registry);
+            inputRejected = c;
         }
         c.increment();
     }

@@ -11,6 +11,8 @@ public enum DefaultReason {
     OVERLOADED("the model's queue is full or the gateway is overloaded"),
     CIRCUIT_OPEN("the replica's circuit breaker is open after repeated failures"),
     CONTAINER_ERROR("the model container failed the batch"),
+    /** Not answered with the default where an API can say so: the client's input is at fault (400). */
+    INPUT_REJECTED("the model container rejected the input"),
     LOW_CONFIDENCE("the models' confidence is below the application's threshold"),
     NO_ANSWER("none of the selected models answered within the latency SLO"),
     FORWARD_FAILED("the gateway that schedules the model could not be reached");
@@ -39,6 +41,7 @@ public enum DefaultReason {
             case NO_REPLICA -> NO_REPLICA;
             case CIRCUIT_OPEN -> CIRCUIT_OPEN;
             case CONTAINER_ERROR -> CONTAINER_ERROR;
+            case INPUT_REJECTED -> INPUT_REJECTED;
             case FORWARD_FAILED -> FORWARD_FAILED;
         };
     }

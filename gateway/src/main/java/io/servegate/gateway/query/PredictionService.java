@@ -94,6 +94,7 @@ public final class PredictionService {
         return answer
                 .onErrorResume(PredictionException.class, e -> overloadRejected(app, e)
                         ? Mono.error(new OverloadRejectedException(app.name(), e.getMessage()))
+                        : inputRejected(app, e) ? Mono.error(new InputRejectedException(e.getMessage()))
                         : Mono.just(defaultFor(app, e)))
                 .doOnNext(p -> record(app, model, version, p, arrivalNanos));
     }
@@ -211,6 +212,15 @@ public final class PredictionService {
             return false;
         }
         meters(app).rejected();
+        return true;
+    }
+
+    /** A query whose input the container rejected gets a 400, not the default; it is counted as such. */
+    private boolean inputRejected(Application app, PredictionException e) {
+        if (e.reason() != DefaultReason.INPUT_REJECTED) {
+            return false;
+        }
+        meters(app).inputRejected();
         return true;
     }
 

@@ -40,6 +40,8 @@ class ContainerFaultsTest {
     static final int CLIENTS = 4;
     /** The slow container's app: 10× its service time misses it. */
     static final long SLOW_SLO_MICROS = 250_000;
+    /** The poisoned-rows apps: room for a split batch's extra calls on a shared, loaded machine. */
+    static final long POISON_SLO_MICROS = 1_000_000;
 
     @LocalServerPort
     int queryPort;
@@ -172,6 +174,89 @@ class ContainerFaultsTest {
         }
     }
 
+    @Test
+    void rowsTheContainerReportsAsFailedGet400AndTheRestOfTheirBatchIsPredicted() throws Exception {
+        poisonedRows("rowerrors", true);
+    }
+
+    @Test
+    void batchesAContainerFailsWholeAreSplitUntilOnlyThePoisonedQueriesFail() throws Exception {
+        double splits = poisonedRows("wholebatch", false);
+        assertThat(splits).as("failed batches split by the gateway").isPositive();
+    }
+
+    /**
+     * 8 clients, one query in five holding the value 7 that the container raises on (the gateway
+     * cannot know which): the good queries are predicted, the poisoned ones get 400 with the
+     * container's message, the circuit stays closed. Returns the gateway's batch splits.
+     */
+    private double poisonedRows(String model, boolean rowErrors) throws Exception {
+        try (ContainerProcess c = ContainerProcess.start(ContainerProcess.EMULATED, "--name", model,
+                "--version", "1", "--fault", "raise-on-value=7", "--row-errors", Boolean.toString(rowErrors))) {
+            register(model, c, POISON_SLO_MICROS);
+            List<Outcome> out = underLoad(model, 8, Duration.ofSeconds(8), ContainerFaultsTest::poisonable, () -> { });
+            List<Outcome> poisoned = out.stream().filter(o -> poisoned(o.request())).toList();
+            List<Outcome> good = out.stream().filter(o -> !poisoned(o.request())).toList();
+            long predicted = correct(good);
+            long rejected = HttpLoad.count(poisoned, o -> o.status() == 400
+                    && o.body().path("cause").asString().contains("the model rejects inputs holding 7"));
+            double rows = meters.find("servegate.rows.rejected").tag("replica", model + "-1").counter().count();
+            double splits = meters.find("servegate.batch.splits").tag("replica", model + "-1").counter().count();
+            Map<Integer, Long> statuses = out.stream().collect(java.util.stream.Collectors.groupingBy(Outcome::status,
+                    java.util.TreeMap::new, java.util.stream.Collectors.counting()));
+            System.out.printf("FAULTS poisoned rows (%s): %d queries, %d good of which %d predicted correctly "
+                    + "(%.2f %%), %d poisoned of which %d got 400; statuses %s; rows rejected %.0f, batch splits %.0f, "
+                    + "mean batch %.2f; %s%n", rowErrors ? "per-row errors" : "whole batch fails", out.size(),
+                    good.size(), predicted, 100.0 * predicted / good.size(), poisoned.size(), rejected, statuses,
+                    rows, splits, meters.find("servegate.batch.size").tag("replica", model + "-1").summary().mean(),
+                    HttpLoad.latencies(out));
+            assertThat(poisoned.size()).as("poisoned queries sent").isGreaterThan(out.size() / 6);
+            // isolation, whatever the machine's load: another client's row never changes a good
+            // query's answer, and a poisoned query is never predicted; at worst a query whose
+            // batch took too long gets the default at its deadline
+            assertThat(good).as("good queries: predicted, or the default at their deadline")
+                    .allMatch(o -> o.predicted() || o.isDefault() && o.explanation().contains("SLO"));
+            assertThat(correct(good)).as("predictions with their own label").isEqualTo(HttpLoad.count(good,
+                    Outcome::predicted));
+            assertThat(poisoned).as("poisoned queries: 400 with the container's message, or the deadline default")
+                    .allMatch(o -> o.status() == 400
+                            && o.body().path("cause").asString().contains("the model rejects inputs holding 7")
+                            || o.isDefault() && o.explanation().contains("SLO"));
+            assertThat(rows).as("rejected rows counted").isGreaterThanOrEqualTo(rejected);
+            Outcome oip = http.post("http://127.0.0.1:" + queryPort + "/v2/models/" + model + "/infer",
+                    Map.of("inputs", List.of(Map.of("name", "input", "datatype", "FP32", "shape", List.of(1, 3),
+                            "data", List.of(7, 1, 2)))));
+            assertThat(oip.status()).as("OIP REST: a rejected input " + oip.body()).isEqualTo(400);
+            assertThat(oip.body().path("cause").asString()).contains("the model rejects inputs holding 7");
+            assertThat(transitions(model + "-1", "CLOSED", "OPEN")).as("the circuit stays closed").isZero();
+            // in time: judged only where the gateway's own timers are not starved by the machine
+            double[] ms = good.stream().mapToDouble(Outcome::latencyMillis).sorted().toArray();
+            org.junit.jupiter.api.Assumptions.assumeTrue(ms[ms.length / 2] < POISON_SLO_MICROS / 4_000.0,
+                    "median latency " + ms[ms.length / 2] + " ms: the machine is too loaded to judge deadlines");
+            assertThat((double) predicted).as("good queries predicted in time").isGreaterThanOrEqualTo(0.99 * good.size());
+            assertThat((double) rejected).as("poisoned queries answered 400").isGreaterThanOrEqualTo(0.95 * poisoned.size());
+            return splits;
+        }
+    }
+
+    /** Three values in 100..999, or for one query in five, one of them 7. */
+    static float[] poisonable(int client, int i) {
+        float[] v = {100 + (client * 31 + i * 17) % 900, 100 + (client * 13 + i * 29) % 900, 100 + (i * 7 + client) % 900};
+        if (i % 5 == client % 5) {
+            v[i % 3] = 7;
+        }
+        return v;
+    }
+
+    private static boolean poisoned(Object request) {
+        for (float f : (float[]) ((Map<?, ?>) request).get("input")) {
+            if (f == 7) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private void register(String model, ContainerProcess c) throws Exception {
         register(model, c, SLO_MICROS);
     }
@@ -216,10 +301,15 @@ class ContainerFaultsTest {
 
     /** Closed-loop load on {@code model}'s app while {@code timeline} runs on this thread. */
     private List<Outcome> underLoad(String model, Duration length, Timeline timeline) throws Exception {
+        return underLoad(model, CLIENTS, length, ContainerFaultsTest::input, timeline);
+    }
+
+    private List<Outcome> underLoad(String model, int clients, Duration length,
+            java.util.function.BiFunction<Integer, Integer, float[]> input, Timeline timeline) throws Exception {
         String url = "http://127.0.0.1:" + queryPort + "/" + model + "app/predict";
         CompletableFuture<List<Outcome>> load = CompletableFuture.supplyAsync(() -> {
             try {
-                return http.closedLoop(url, CLIENTS, length, (client, i) -> Map.of("input", input(client, i)));
+                return http.closedLoop(url, clients, length, (client, i) -> Map.of("input", input.apply(client, i)));
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }

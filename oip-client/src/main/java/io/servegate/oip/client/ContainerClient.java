@@ -131,8 +131,13 @@ public final class ContainerClient implements AutoCloseable {
                         throw new TensorFormatException("model '" + model + "' answered " + outputs.size()
                                 + " outputs for a batch of " + inputs.size());
                     }
+                    List<String> rowErrors = RowErrors.of(response);
+                    if (!rowErrors.isEmpty() && rowErrors.size() != inputs.size()) {
+                        throw new TensorFormatException("model '" + model + "' answered " + rowErrors.size()
+                                + " row errors for a batch of " + inputs.size());
+                    }
                     return new InferResult<>(outputs, serviceTime(response), response.getModelName(),
-                            response.getModelVersion());
+                            response.getModelVersion(), rowErrors);
                 });
     }
 
@@ -219,20 +224,25 @@ public final class ContainerClient implements AutoCloseable {
     }
 
     private static <Y> List<Y> decodeFirstOutput(ModelInferResponse response, TensorType<Y> type) {
-        if (response.getOutputsCount() == 0) {
-            throw new TensorFormatException("the response has no output tensor");
-        }
-        ModelInferResponse.InferOutputTensor out = response.getOutputs(0);
-        return response.getRawOutputContentsCount() > 0
-                ? type.decode(out.getDatatype(), out.getShapeList(), response.getRawOutputContents(0))
+        int index = firstOutput(response);
+        ModelInferResponse.InferOutputTensor out = response.getOutputs(index);
+        return response.getRawOutputContentsCount() > index
+                ? type.decode(out.getDatatype(), out.getShapeList(), response.getRawOutputContents(index))
                 : type.decode(out.getDatatype(), out.getShapeList(), out.getContents());
     }
 
-    private static List<String> renderFirstOutput(ModelInferResponse response) {
-        if (response.getOutputsCount() == 0) {
+    /** The index of the model's first output: the first that is not {@link RowErrors#OUTPUT}. */
+    private static int firstOutput(ModelInferResponse response) {
+        int rowErrors = RowErrors.index(response);
+        int index = rowErrors == 0 ? 1 : 0;
+        if (index >= response.getOutputsCount()) {
             throw new TensorFormatException("the response has no output tensor");
         }
-        String datatype = response.getOutputs(0).getDatatype();
+        return index;
+    }
+
+    private static List<String> renderFirstOutput(ModelInferResponse response) {
+        String datatype = response.getOutputs(firstOutput(response)).getDatatype();
         TensorType<?> type = switch (datatype) {
             case "BYTES" -> TensorType.STRINGS;
             case "INT32" -> TensorType.INTS;

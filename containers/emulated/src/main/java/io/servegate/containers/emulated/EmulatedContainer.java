@@ -3,7 +3,9 @@ package io.servegate.containers.emulated;
 import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ContainerOptions;
 import io.servegate.sdk.ModelContainer;
+import io.servegate.sdk.Predictor;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -22,6 +24,8 @@ import picocli.CommandLine.Spec;
                 + "meets), then gets deterministic labels; with --models N, N such models loaded on demand within "
                 + "--memory-budget-bytes.")
 public final class EmulatedContainer implements Callable<Integer> {
+
+    private static final String RAISE_ON_VALUE = "raise-on-value=";
 
     @Spec
     CommandSpec spec;
@@ -69,8 +73,16 @@ public final class EmulatedContainer implements Callable<Integer> {
 
     @Option(names = "--fault", defaultValue = "none",
             description = "Fault injected on the wire while the fault window is open: none, garbage (undecodable "
-                    + "output tensor) or wrong-count (one output too few). Default ${DEFAULT-VALUE}.")
+                    + "output tensor) or wrong-count (one output too few); or raise-on-value=V: the model raises on "
+                    + "every batch with a row holding V, whatever the window (see --row-errors). "
+                    + "Default ${DEFAULT-VALUE}.")
     String fault;
+
+    @Option(names = "--row-errors", defaultValue = "true", arity = "1",
+            description = "Whether a batch the model raises on is split and its failed rows reported as per-row "
+                    + "errors (servegate_row_errors); false fails the whole batch INVALID_ARGUMENT, as an OIP server "
+                    + "without per-row errors does (default ${DEFAULT-VALUE}).")
+    boolean rowErrors;
 
     @Option(names = "--fault-after-ms", defaultValue = "0",
             description = "The fault window opens this long after start (default ${DEFAULT-VALUE}).")
@@ -162,11 +174,16 @@ public final class EmulatedContainer implements Callable<Integer> {
             Pathologies pathologies = new Pathologies(bytesPerMs,
                     new Stalls(start, Math.round(stallEveryMs * 1e6), Math.round(stallMs * 1e6)),
                     Math.round(coldBatchMs * 1e6), jitterSigma, seed);
+            String poison = fault.startsWith(RAISE_ON_VALUE) ? fault.substring(RAISE_ON_VALUE.length()) : null;
+            Supplier<Predictor<X, String>> model = () -> {
+                EmulatedPredictor<X> emulated = new EmulatedPredictor<>(betaMs, alphaMs, classes, slowdown,
+                        pathologies);
+                return poison == null ? emulated : new PoisonedPredictor<>(emulated, poison);
+            };
             if (models < 0) {
                 throw new IllegalArgumentException("--models must be 0 or more, got " + models);
             } else if (models == 0) {
-                builder = options.applyTo(ModelContainer.builder(type, TensorType.STRINGS,
-                        new EmulatedPredictor<>(betaMs, alphaMs, classes, slowdown, pathologies)));
+                builder = options.applyTo(ModelContainer.builder(type, TensorType.STRINGS, model.get()));
                 if (inputShape != null) {
                     builder.inputShape(inputShape);
                 }
@@ -176,14 +193,15 @@ public final class EmulatedContainer implements Callable<Integer> {
                         new EmulatedModelRepository<>(
                                 EmulatedModelRepository.numbered(prefix, models, options.version()),
                                 modelSizeBytes, loadMs,
-                                () -> new EmulatedPredictor<>(betaMs, alphaMs, classes, slowdown, pathologies))));
+                                model)));
             }
-            if (!"none".equals(fault)) {
+            builder.isolateRows(rowErrors);
+            if (!"none".equals(fault) && poison == null) {
                 WireFaults.Kind kind = switch (fault) {
                     case "garbage" -> WireFaults.Kind.GARBAGE;
                     case "wrong-count" -> WireFaults.Kind.WRONG_COUNT;
                     default -> throw new IllegalArgumentException(
-                            "--fault must be none, garbage or wrong-count, got '" + fault + "'");
+                            "--fault must be none, garbage, wrong-count or raise-on-value=V, got '" + fault + "'");
                 };
                 builder.interceptor(new WireFaults(kind, new FaultWindow(start, faultAfterMs, faultForMs,
                         faultProbability, faultFile)));

@@ -4,6 +4,7 @@ import io.servegate.sdk.LoadedModel;
 import io.servegate.sdk.ModelKey;
 import io.servegate.sdk.ModelLoadException;
 import io.servegate.sdk.ModelRepository;
+import io.servegate.sdk.Predictor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -22,7 +23,7 @@ public final class EmulatedModelRepository<X> implements ModelRepository<X, Stri
     private final Set<ModelKey> known;
     private final long sizeBytes;
     private final double loadMs;
-    private final Supplier<EmulatedPredictor<X>> predictors;
+    private final Supplier<? extends Predictor<X, String>> predictors;
 
     /**
      * @param models the models it serves
@@ -31,7 +32,7 @@ public final class EmulatedModelRepository<X> implements ModelRepository<X, Stri
      * @param predictors makes the predictor of a newly loaded model
      */
     public EmulatedModelRepository(List<ModelKey> models, long sizeBytes, double loadMs,
-            Supplier<EmulatedPredictor<X>> predictors) {
+            Supplier<? extends Predictor<X, String>> predictors) {
         if (models.isEmpty()) {
             throw new IllegalArgumentException("an emulated repository needs at least one model");
         }
