@@ -57,10 +57,7 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
     /** Whether a batch the predictor raises on is split to find its failed rows ({@link RowIsolation}). */
     private final boolean isolateRows;
     private volatile boolean ready;
-    /** String parameters every ModelMetadata answer carries (the warm-up's report, the maximum batch size). */
-    private volatile Map<String, InferParameter> metadataParameters = Map.of();
-    /** One input's dimensions after the batch dimension, when declared; empty when not. */
-    private volatile List<Long> inputDims = List.of();
+    private final ModelMetadataDeclaration metadata;
 
     OipInferenceService(TensorType<X> inputType, TensorType<Y> outputType, ResidentModels<X, Y> models,
             Executor predictPool, boolean isolateRows) {
@@ -69,6 +66,7 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
         this.models = models;
         this.predictPool = predictPool;
         this.isolateRows = isolateRows;
+        this.metadata = new ModelMetadataDeclaration(inputType, outputType);
     }
 
     /**
@@ -76,14 +74,12 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
      * container of one predictor; a {@code bytes} input is then declared as UINT8 of that shape.
      */
     void declareInputDims(List<Long> dims) {
-        inputDims = List.copyOf(dims);
+        metadata.declareInputDims(dims);
     }
 
     /** Adds {@code parameters} to every ModelMetadata answer. */
     void reportInMetadata(Map<String, InferParameter> parameters) {
-        Map<String, InferParameter> all = new java.util.LinkedHashMap<>(metadataParameters);
-        all.putAll(parameters);
-        metadataParameters = Map.copyOf(all);
+        metadata.report(parameters);
     }
 
     void markReady() {
@@ -127,14 +123,7 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
         try {
             ModelKey key = resolve(request.getName(), request.getVersion());
             int inputLength = models.inputLengthIfLoaded(key);
-            reply(out, ModelMetadataResponse.newBuilder()
-                    .setName(key.name())
-                    .addVersions(key.version())
-                    .setPlatform(PLATFORM)
-                    .addInputs(inputMetadata(inputLength))
-                    .addOutputs(tensorMetadata(OUTPUT_NAME, outputType, -1))
-                    .putAllParameters(metadataParameters)
-                    .build());
+            reply(out, metadata.answer(key.name(), key.version(), PLATFORM, OUTPUT_NAME, inputLength));
         } catch (StatusRuntimeException e) {
             out.onError(e);
         }
@@ -416,30 +405,6 @@ final class OipInferenceService<X, Y> extends GRPCInferenceServiceGrpc.GRPCInfer
 
     private static InferParameter int64(long value) {
         return InferParameter.newBuilder().setInt64Param(value).build();
-    }
-
-    /**
-     * The input as declared: of the declared dimensions, else numeric {@code [-1, length]}; a
-     * {@code bytes} input of a known length is UINT8, as the gateway sends equal-sized byte arrays.
-     */
-    private ModelMetadataResponse.TensorMetadata inputMetadata(int inputLength) {
-        boolean fixedBytes = inputType == TensorType.BYTES && inputLength > 0;
-        if (inputDims.isEmpty() && !fixedBytes) {
-            return tensorMetadata("input", inputType, inputLength);
-        }
-        return ModelMetadataResponse.TensorMetadata.newBuilder().setName("input")
-                .setDatatype(fixedBytes ? TensorType.UINT8 : inputType.datatype()).addShape(-1)
-                .addAllShape(inputDims.isEmpty() ? List.of((long) inputLength) : inputDims).build();
-    }
-
-    private static ModelMetadataResponse.TensorMetadata tensorMetadata(String tensorName, TensorType<?> type,
-            int length) {
-        ModelMetadataResponse.TensorMetadata.Builder b = ModelMetadataResponse.TensorMetadata.newBuilder()
-                .setName(tensorName).setDatatype(type.datatype()).addShape(-1);
-        if (type.numeric()) {
-            b.addShape(length > 0 ? length : -1);
-        }
-        return b.build();
     }
 
     private static StatusRuntimeException invalid(String message) {

@@ -20,23 +20,22 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
 /**
- * The embedded default manager: every replica is a local child process listening on a free
- * loopback port. The command ({@link DeploymentSpec#command()}) is run as given, with
- * {@code PORT}, {@code HOST=127.0.0.1}, {@code MODEL_NAME}, {@code MODEL_VERSION} and the
- * operator's model directories ({@link ModelDirectories#ENV}) added to
- * {@link DeploymentSpec#env()} (which the SDK containers read); its output goes to this log,
- * each line prefixed with the replica id.
+ * The embedded default manager: every replica is a local child process listening on a free loopback
+ * port. The command ({@link DeploymentSpec#command()}) is run as given, with {@code PORT},
+ * {@code HOST=127.0.0.1}, {@code MODEL_NAME}, {@code MODEL_VERSION} and the operator's model
+ * directories ({@link ModelDirectories#ENV}) added to {@link DeploymentSpec#env()} (which the SDK
+ * containers read); its output goes to this log, each line prefixed with the replica id.
  *
  * <p>A replica ({@code <model>-<version>-p<N>}) is registered only once the OIP readiness check
  * passes, then checked every probe interval. When its process exits, fails {@code livenessFailures}
  * checks in a row, is not ready within the readiness timeout, or (at once) serves another model,
- * version or input type than registered, it is unregistered (a live process is stopped), the
- * check's answer kept as its {@code detail}, and the restart policy decides whether it is started
- * again, after an exponential backoff that resets once it is ready. Stopping means SIGTERM (an SDK
- * container drains its in-flight batches), then SIGKILL after the grace period, repeated until the
- * process is gone, so a replica that is alive but unreachable is always replaced; a start that
- * fails in any way is a failed exit, retried with the backoff. {@link #close()} stops every child
- * and waits for them. Resource limits cannot be enforced on plain processes and are refused.
+ * version or input type than registered, it is unregistered (a live process is stopped), the check's
+ * answer kept as its {@code detail}, and the restart policy decides whether it is started again, after
+ * an exponential backoff that resets once it is ready. Stopping means SIGTERM (an SDK container drains
+ * its in-flight batches), then SIGKILL after the grace period, repeated until the process is gone, so
+ * a replica that is alive but unreachable is always replaced; a start that fails in any way is a
+ * failed exit, retried with the backoff. {@link #close()} stops every child and waits for them.
+ * Resource limits cannot be enforced on plain processes and are refused.
  */
 public final class ProcessContainerManager implements ContainerManager {
 
@@ -99,11 +98,11 @@ public final class ProcessContainerManager implements ContainerManager {
                 if (closed) {
                     throw new ContainerManagerException(ContainerManagerException.Kind.PLATFORM, "manager is closed");
                 }
-                if (registry.snapshot().model(spec.modelName(), spec.modelVersion()).isEmpty()) {
-                    throw new ContainerManagerException(ContainerManagerException.Kind.NOT_FOUND, "model version '"
-                            + key(spec.modelName(), spec.modelVersion()) + "' is not registered");
-                }
                 String key = key(spec.modelName(), spec.modelVersion());
+                if (registry.snapshot().model(spec.modelName(), spec.modelVersion()).isEmpty()) {
+                    throw new ContainerManagerException(ContainerManagerException.Kind.NOT_FOUND,
+                            "model version '" + key + "' is not registered");
+                }
                 if (deployments.containsKey(key)) {
                     throw new ContainerManagerException(ContainerManagerException.Kind.CONFLICT,
                             "model version '" + key + "' is already deployed; use set_num_replicas to scale it");
