@@ -10,6 +10,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import io.servegate.gateway.api.RowChecks;
+import io.servegate.gateway.dispatch.DeclaredInput;
 import io.servegate.gateway.dispatch.DispatchException;
 import io.servegate.gateway.dispatch.DispatchFailure;
 import io.servegate.gateway.dispatch.Dispatcher;
@@ -92,7 +93,13 @@ public final class ForwardService implements BindableService {
             out.onError(invalid("forwarded input: " + e.getMessage()));
             return;
         }
-        String problem = RowChecks.problem(input, "row 0", type, local.declaredInput(model, version).rowLength(), maxInputLength);
+        // the public endpoints' checks, in their order: the declared shape, then the row itself
+        DeclaredInput declared = local.declaredInput(model, version);
+        ModelInferRequest.InferInputTensor tensor = request.getInputs(0);
+        String problem = declared.shapeProblem(tensor.getDatatype(), tensor.getShapeList());
+        if (problem == null) {
+            problem = RowChecks.problem(input, "row 0", type, declared.rowLength(), maxInputLength);
+        }
         if (problem != null) {
             out.onError(invalid(problem));
             return;

@@ -227,7 +227,8 @@ class ContainerFaultsTest {
                     Map.of("inputs", List.of(Map.of("name", "input", "datatype", "FP32", "shape", List.of(1, 3),
                             "data", List.of(7, 1, 2)))));
             assertThat(oip.status()).as("OIP REST: a rejected input " + oip.body()).isEqualTo(400);
-            assertThat(oip.body().path("cause").asString()).contains("the model rejects inputs holding 7");
+            // the protocol's error body: the reason in 'error'
+            assertThat(oip.body().path("error").asString()).contains("the model rejects inputs holding 7");
             assertThat(transitions(model + "-1", "CLOSED", "OPEN")).as("the circuit stays closed").isZero();
             // in time: judged only where the gateway's own timers are not starved by the machine
             double[] ms = good.stream().mapToDouble(Outcome::latencyMillis).sorted().toArray();

@@ -150,8 +150,9 @@ class FleetHopTest {
             assertThat(viaHop.getCode()).as("hop, %d elements", row.length).isEqualTo(viaPublic.getCode());
             assertThat(viaHop.getDescription()).isEqualTo(viaPublic.getDescription());
         }
+        // refused by the declared shape before the row is looked at, as on the public endpoint
         assertThat(statusOf(() -> call(owner, SECRET, forward(tooLong, owner, 1))).getDescription())
-                .isEqualTo("row 0 has 2000000 elements; the limit is 1048576");
+                .contains("2000000").contains("[-1, 2]");
     }
 
     @Test

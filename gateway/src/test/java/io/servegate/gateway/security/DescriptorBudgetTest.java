@@ -51,6 +51,8 @@ import tools.jackson.databind.ObjectMapper;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
     "servegate.admin.port=0",
     "servegate.registry.store=redis",
+    "servegate.fleet.secret=descriptor-budget-secret",
+    "servegate.fleet.advertise-host=127.0.0.1",
     "servegate.connections.max-total-connections=" + DescriptorBudgetTest.BUDGET,
     "servegate.connections.max-connections-per-client=" + DescriptorBudgetTest.SHARE,
     "servegate.connections.http.header-timeout=60s",
