@@ -24,7 +24,7 @@ public final class BodyBytesInFlight implements HandlerFilterFunction<ServerResp
 
     private final long budget;
     private final long maxBody;
-    private final AtomicLong inFlight = new AtomicLong();
+    private final AtomicLong inFlight;
     private final Counter refused;
 
     /**
@@ -35,11 +35,24 @@ public final class BodyBytesInFlight implements HandlerFilterFunction<ServerResp
     public BodyBytesInFlight(String port, long budget, long maxBody, MeterRegistry meters) {
         this.budget = budget;
         this.maxBody = maxBody;
-        this.refused = Counter.builder("servegate.connections.body.refused")
-                .description("requests refused (503) because the port's body bytes in flight were at the budget")
-                .tag("port", port).register(meters);
+        this.inFlight = gauge(port, meters);
+        this.refused = refusedCounter(port, meters);
+    }
+
+    /** The bytes in flight of a port (HTTP or gRPC), as {@code servegate.connections.body.bytes}. */
+    static AtomicLong gauge(String port, MeterRegistry meters) {
+        AtomicLong inFlight = new AtomicLong();
         Gauge.builder("servegate.connections.body.bytes", inFlight, AtomicLong::get)
                 .description("request-body bytes admitted and not yet answered").tag("port", port).register(meters);
+        return inFlight;
+    }
+
+    /** The refusals of a port (HTTP 503, gRPC RESOURCE_EXHAUSTED), as {@code servegate.connections.body.refused}. */
+    static Counter refusedCounter(String port, MeterRegistry meters) {
+        return Counter.builder("servegate.connections.body.refused")
+                .description("requests refused (HTTP 503, gRPC RESOURCE_EXHAUSTED) because the port's body bytes "
+                        + "in flight were at the budget")
+                .tag("port", port).register(meters);
     }
 
     /** The budget of a port: {@code configured}, or where 0 a quarter of the heap; at least one largest body. */

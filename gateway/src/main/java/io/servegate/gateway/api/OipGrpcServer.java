@@ -36,7 +36,7 @@ public final class OipGrpcServer implements SmartLifecycle {
      * @param port            the port; 0 = no server
      * @param maxMessageBytes largest request message accepted (larger: {@code RESOURCE_EXHAUSTED})
      * @param grace           how long stopping waits for calls in flight
-     * @param connections     the port's timeouts and connection cap, applied to its server
+     * @param connections     the port's timeouts, connection cap and admission of request bytes, applied to its server
      */
     public OipGrpcServer(BindableService service, String address, int port, int maxMessageBytes, Duration grace,
             UnaryOperator<NettyServerBuilder> connections) {

@@ -2,6 +2,7 @@ package io.servegate.gateway.config;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.api.BearerAuth;
+import io.servegate.gateway.api.GrpcBytesInFlight;
 import io.servegate.gateway.connections.ConnectionBudget;
 import io.servegate.gateway.connections.GrpcConnectionGuard;
 import io.servegate.gateway.dispatch.ReplicaPool;
@@ -67,12 +68,14 @@ public class FleetConfiguration {
             FleetSecret secret, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters,
             @Qualifier("fleetConnections") GrpcConnectionGuard connections) {
         ServegateProperties.Fleet f = props.fleet();
+        GrpcBytesInFlight bytes = GrpcBytesInFlight.of(props, "fleet", meters);
         RedisFleetStore store = RedisFleetStore.connect(RedisClients.create(props.registry().redisUri(),
                 props.redis()), props.registry().keyPrefix());
         return FleetNode.start(new FleetNode.Settings(f.address(), f.port(), f.advertiseHost(), f.name(),
                 f.heartbeat(), f.lease(), f.tolerance(), f.minRate(), (int) props.limits().maxBodySize().toBytes(),
                 props.limits().maxInputLength(), secret),
-                store, registry, pool, client, arrivals, clock, meters, connections);
+                store, registry, pool, client, arrivals, clock, meters,
+                b -> bytes.apply(connections.apply(b)));
     }
 
     @Bean

@@ -1,6 +1,7 @@
 package io.servegate.gateway.config;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.gateway.api.GrpcBytesInFlight;
 import io.servegate.gateway.api.OipGrpcServer;
 import io.servegate.gateway.api.OipGrpcService;
 import io.servegate.gateway.connections.ConnectionBudget;
@@ -21,12 +22,14 @@ public class OipGrpcConfiguration {
 
     @Bean
     OipGrpcServer oipGrpcServer(Registry registry, PredictionService predictions,
-            ServegateProperties props, @Qualifier("grpcConnections") GrpcConnectionGuard connections) {
+            ServegateProperties props, @Qualifier("grpcConnections") GrpcConnectionGuard connections,
+            MeterRegistry meters) {
         ServegateProperties.Oip oip = props.oip();
         OipGrpcService service = new OipGrpcService(registry, predictions, oip.timeout(),
                 props.limits().maxBatchInputs(), props.limits().maxInputLength());
+        GrpcBytesInFlight bytes = GrpcBytesInFlight.of(props, "grpc", meters);
         return new OipGrpcServer(service, oip.grpcAddress(), oip.grpcPort(),
-                (int) props.limits().maxBodySize().toBytes(), GRACE, connections);
+                (int) props.limits().maxBodySize().toBytes(), GRACE, b -> bytes.apply(connections.apply(b)));
     }
 
     /** Closed after the server has stopped (it depends on this): the event loops it made. */

@@ -136,7 +136,7 @@ public record ServegateProperties(
             @DefaultValue("0") int maxTotalConnections,
             /** Open connections per port from one remote address (raise it behind a proxy that pools connections). */
             @DefaultValue("1000") int maxConnectionsPerClient,
-            /** Request-body bytes each HTTP port holds at once; one more request with a body gets 503. 0 = a quarter of the heap. */
+            /** Request bytes each port holds at once: one more request with a body gets 503 (HTTP), a call over it RESOURCE_EXHAUSTED (gRPC). 0 = a quarter of the heap. */
             @DefaultValue("0B") DataSize maxBodyBytesInFlight) {
 
         public Connections {

@@ -64,7 +64,7 @@ public final class FleetNode implements AutoCloseable {
      * Opens the forwarding port, then joins the fleet in {@code store}.
      *
      * @param local       this gateway's replica pool, which schedules the versions it owns
-     * @param connections the port's guards against slow, idle and too many clients
+     * @param connections the port's guards against slow, idle and too many clients and its admission of request bytes
      */
     public static FleetNode start(Settings settings, RedisFleetStore store, Registry registry, Dispatcher local,
             ForwardClient client, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters,
