@@ -26,8 +26,10 @@ import java.util.function.UnaryOperator;
  * frees its buffer. A call's bytes stay counted until it ends: once decoded, its request lives as long.
  *
  * <p>No call is refused while it holds less than {@link #ALWAYS_ADMITTED}, grpc-netty's HTTP/2
- * flow-control window, which every stream may buffer anyway: the large calls of a flood take the
- * refusals and small queries still pass. Calls are closed through the call an interceptor handed the
+ * flow-control window, which every stream may buffer anyway, unless the port already holds twice its
+ * budget: the large calls of a flood take the refusals and small queries still pass, while a flood of
+ * many small calls (on many streams, which the connection guard caps per connection) still meets a
+ * ceiling. Calls are closed through the call an interceptor handed the
  * application, made idempotent, so a refusal and the application's own answer never both close it.
  */
 public final class GrpcBytesInFlight implements UnaryOperator<NettyServerBuilder> {
@@ -130,7 +132,8 @@ public final class GrpcBytesInFlight implements UnaryOperator<NettyServerBuilder
                 if (more <= 0) {
                     return;
                 }
-                if (inFlight.addAndGet(more) <= budget || held + more <= ALWAYS_ADMITTED) {
+                long total = inFlight.addAndGet(more);
+                if (total <= budget || held + more <= ALWAYS_ADMITTED && total <= 2 * budget) {
                     held += more;
                     return;
                 }

@@ -181,7 +181,16 @@ public record ServegateProperties(
             /** Whether clients may ping while no call is in progress. */
             @DefaultValue("false") boolean permitKeepAliveWithoutCalls,
             /** Largest header (metadata) block of a call. */
-            @DefaultValue("8KB") DataSize maxInboundMetadataSize) {
+            @DefaultValue("8KB") DataSize maxInboundMetadataSize,
+            /** Calls one connection may have in progress (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); a client's further calls wait on its side. */
+            @DefaultValue("100") int maxConcurrentCallsPerConnection) {
+
+        public Grpc {
+            if (maxConcurrentCallsPerConnection < 1) {
+                throw new IllegalArgumentException("servegate.connections.grpc.max-concurrent-calls-per-connection must "
+                        + "be at least 1, got " + maxConcurrentCallsPerConnection);
+            }
+        }
     }
 
     /** The prediction cache (Clipper §4.2). */

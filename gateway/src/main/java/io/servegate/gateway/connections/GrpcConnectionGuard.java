@@ -21,7 +21,7 @@ import java.util.function.UnaryOperator;
 
 /**
  * What a gRPC port (OIP, fleet) does against slow, idle and too many clients: grpc-java's own handshake,
- * idle, age and keep-alive limits and metadata bound, and a connection cap, client share and
+ * idle, age and keep-alive limits, metadata bound and calls per connection, and a connection cap, client share and
  * budget ({@link PortConnections}), which grpc-java lacks: the server channel counts what it
  * accepts and closes one over them before gRPC sees it. A
  * connection that closes without ever becoming a gRPC transport, after the handshake timeout, was
@@ -67,7 +67,8 @@ public final class GrpcConnectionGuard implements UnaryOperator<NettyServerBuild
                 .keepAliveTimeout(nanos(settings.keepAliveTimeout()), TimeUnit.NANOSECONDS)
                 .permitKeepAliveTime(nanos(settings.permitKeepAliveTime()), TimeUnit.NANOSECONDS)
                 .permitKeepAliveWithoutCalls(settings.permitKeepAliveWithoutCalls())
-                .maxInboundMetadataSize((int) settings.maxInboundMetadataSize().toBytes());
+                .maxInboundMetadataSize((int) settings.maxInboundMetadataSize().toBytes())
+                .maxConcurrentCallsPerConnection(settings.maxConcurrentCallsPerConnection());
     }
 
     private NioServerSocketChannel serverChannel() {
