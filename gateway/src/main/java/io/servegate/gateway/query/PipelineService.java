@@ -57,7 +57,7 @@ public final class PipelineService {
                 .filter(Optional::isPresent)
                 .last()
                 .map(last -> Prediction.of(last.get().answer()))
-                .onErrorResume(PredictionException.class, e -> Mono.just(predictions.defaultFor(app, e)))
+                .onErrorResume(PredictionException.class, e -> predictions.failed(app, e))
                 .doOnNext(p -> predictions.record(app, p, arrivalNanos));
     }
 
@@ -140,11 +140,17 @@ public final class PipelineService {
                     .onErrorMap(PredictionException.class, e -> failed(stage, version, deadline, e));
         }
 
-        /** The failure with the stage named, e.g. {@code stage 'accurate' (fmnist-cnn:1, due 99.0 ms after arrival)}. */
+        /**
+         * The failure with the stage named, e.g. {@code stage 'accurate' (fmnist-cnn:1, due 99.0 ms after
+         * arrival)}. A stage that rejects the query's own input rejects the query (400); one that rejects
+         * its predecessor's output failed the pipeline, which answers its default.
+         */
         private PredictionException failed(PipelineStage stage, String version, long deadline, PredictionException e) {
             String cause = e.getMessage().substring(Math.min(e.getMessage().length(),
                     e.reason().explanation().length()));
-            return new PredictionException(e.reason(), String.format(Locale.ROOT,
+            DefaultReason reason = e.reason() == DefaultReason.INPUT_REJECTED && stage.input() != StageInput.QUERY
+                    ? DefaultReason.CONTAINER_ERROR : e.reason();
+            return new PredictionException(reason, String.format(Locale.ROOT,
                     "stage '%s' (%s%s, due %.1f ms after arrival)%s", stage.name(), stage.model(),
                     version == null ? "" : ":" + version, (deadline - arrival) / 1e6,
                     cause.isEmpty() ? "" : cause.replaceFirst("^: ", "; ")));

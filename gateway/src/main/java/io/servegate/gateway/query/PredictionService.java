@@ -92,11 +92,19 @@ public final class PredictionService {
                         model == null ? "app " + app.name() : "model " + model + " has no current version"))
                 : infer(model, version, type, input, deadline);
         return answer
-                .onErrorResume(PredictionException.class, e -> overloadRejected(app, e)
-                        ? Mono.error(new OverloadRejectedException(app.name(), e.getMessage()))
-                        : inputRejected(app, e) ? Mono.error(new InputRejectedException(e.getMessage()))
-                        : Mono.just(defaultFor(app, e)))
+                .onErrorResume(PredictionException.class, e -> failed(app, e))
                 .doOnNext(p -> record(app, model, version, p, arrivalNanos));
+    }
+
+    /**
+     * The answer to an app's query that got no prediction: an error where the app (explicit
+     * rejection of overload) or the input (rejected by the container: the client's error) calls
+     * for one, else the app's default. Every kind of app answers failures through this.
+     */
+    Mono<Prediction> failed(Application app, PredictionException e) {
+        return overloadRejected(app, e) ? Mono.error(new OverloadRejectedException(app.name(), e.getMessage()))
+                : inputRejected(app, e) ? Mono.error(new InputRejectedException(e.getMessage()))
+                : Mono.just(defaultFor(app, e));
     }
 
     /**

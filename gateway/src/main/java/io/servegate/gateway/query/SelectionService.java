@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -134,24 +135,35 @@ public final class SelectionService {
         EncodedInput encoded = PredictionService.encode(type, input);
         return state(policy, app, context).flatMap(state -> {
             List<String> selected = policy.select(state, input, ThreadLocalRandom.current());
-            return outputs(snapshot, selected, input, encoded, deadline).map(outputs -> {
+            AtomicReference<PredictionException> rejected = new AtomicReference<>();
+            return outputs(snapshot, selected, input, encoded, deadline, rejected).flatMap(outputs -> {
+                if (outputs.isEmpty() && rejected.get() != null) {
+                    // no model answered and one refused the input itself: the client's error, as for one model
+                    return predictions.failed(app, rejected.get());
+                }
                 played.put(new PlayedKey(app.name(), policy.name(), context, encoded),
                         played(policy, state, selected, outputs));
-                Optional<Combined> combined = policy.combine(state, input, outputs, selected);
-                if (combined.isEmpty()) {
-                    return predictions.defaultFor(app, new PredictionException(DefaultReason.NO_ANSWER,
-                            "0 of " + selected.size() + " models")).withEnsemble(0, 0, selected.size());
-                }
-                Combined c = combined.get();
-                double threshold = app.selection().confidenceThreshold();
-                if (c.confidence() < threshold) {
-                    return predictions.defaultFor(app, new PredictionException(DefaultReason.LOW_CONFIDENCE,
-                            String.format(Locale.ROOT, "%.3f < %.3f", c.confidence(), threshold)))
-                            .withEnsemble(c.confidence(), c.answered(), c.selected());
-                }
-                return Prediction.of(c.output()).withEnsemble(c.confidence(), c.answered(), c.selected());
+                return Mono.just(answer(policy, app, state, input, outputs, selected));
             });
         }).doOnNext(p -> predictions.record(app, p, arrivalNanos));
+    }
+
+    /** The combined answer of the models that answered, or the app's default when none did or it is unsure. */
+    private <S> Prediction answer(SelectionPolicy<S> policy, Application app, S state, Object input,
+            Map<String, String> outputs, List<String> selected) {
+        Optional<Combined> combined = policy.combine(state, input, outputs, selected);
+        if (combined.isEmpty()) {
+            return predictions.defaultFor(app, new PredictionException(DefaultReason.NO_ANSWER,
+                    "0 of " + selected.size() + " models")).withEnsemble(0, 0, selected.size());
+        }
+        Combined c = combined.get();
+        double threshold = app.selection().confidenceThreshold();
+        if (c.confidence() < threshold) {
+            return predictions.defaultFor(app, new PredictionException(DefaultReason.LOW_CONFIDENCE,
+                    String.format(Locale.ROOT, "%.3f < %.3f", c.confidence(), threshold)))
+                    .withEnsemble(c.confidence(), c.answered(), c.selected());
+        }
+        return Prediction.of(c.output()).withEnsemble(c.confidence(), c.answered(), c.selected());
     }
 
     /**
@@ -183,7 +195,7 @@ public final class SelectionService {
             long deadline = clock.getAsLong() + timeout.toNanos();
             prediction = drawState(policy, app, context).flatMap(state -> {
                 List<String> selected = policy.select(state, input, ThreadLocalRandom.current());
-                return outputs(snapshot, selected, input, encoded, deadline)
+                return outputs(snapshot, selected, input, encoded, deadline, new AtomicReference<>())
                         .map(outputs -> played(policy, state, selected, outputs));
             });
         }
@@ -229,14 +241,22 @@ public final class SelectionService {
         return last != null ? Mono.just(policy.link(last, app.linkedModels())) : state(policy, app, context);
     }
 
-    /** Each model's output by the deadline; models that fail or are late are simply absent. */
+    /**
+     * Each model's output by the deadline; models that fail or are late are simply absent, and the
+     * first that rejected the input is kept in {@code rejected}.
+     */
     private Mono<Map<String, String>> outputs(RegistrySnapshot snapshot, List<String> models, Object input,
-            EncodedInput encoded, long deadline) {
+            EncodedInput encoded, long deadline, AtomicReference<PredictionException> rejected) {
         return Flux.fromIterable(models)
                 .flatMap(m -> snapshot.currentVersion(m)
                         .map(v -> predictions.infer(m, v, input, encoded, deadline)
                                 .map(p -> Map.entry(m, p.output()))
-                                .onErrorResume(PredictionException.class, e -> Mono.empty()))
+                                .onErrorResume(PredictionException.class, e -> {
+                                    if (e.reason() == DefaultReason.INPUT_REJECTED) {
+                                        rejected.compareAndSet(null, e);
+                                    }
+                                    return Mono.empty();
+                                }))
                         .orElse(Mono.empty()))
                 .collectMap(Map.Entry::getKey, Map.Entry::getValue);
     }
