@@ -83,9 +83,10 @@ public class FleetConfiguration {
         return node.member();
     }
 
-    @Bean
-    FleetDispatcher fleetDispatcher(ReplicaPool pool, Ownership ownership, ForwardClient client, Registry registry,
-            ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters) {
-        return new FleetDispatcher(pool, ownership, client, registry, arrivals, clock, meters);
+    @Bean(destroyMethod = "close")
+    FleetDispatcher fleetDispatcher(ServegateProperties props, ReplicaPool pool, Ownership ownership,
+            ForwardClient client, Registry registry, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters) {
+        return new FleetDispatcher(pool, ownership, client, (int) props.limits().maxBodySize().toBytes(), registry,
+                arrivals, clock, meters);
     }
 }

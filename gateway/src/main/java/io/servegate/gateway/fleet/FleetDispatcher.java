@@ -28,7 +28,7 @@ import java.util.function.LongSupplier;
  * the version by its own view (this gateway's view was stale) makes this one read the fleet again
  * and route the query once more.
  */
-public final class FleetDispatcher implements Dispatcher {
+public final class FleetDispatcher implements Dispatcher, AutoCloseable {
 
     /**
      * Heartbeats a query for a version no member owns waits for one to (a version just added is
@@ -38,7 +38,7 @@ public final class FleetDispatcher implements Dispatcher {
 
     private final Dispatcher local;
     private final Ownership ownership;
-    private final ForwardClient client;
+    private final ForwardBatcher forwards;
     private final Registry registry;
     private final ArrivalRates arrivals;
     private final LongSupplier clock;
@@ -48,11 +48,12 @@ public final class FleetDispatcher implements Dispatcher {
     private final Counter forwardedRerouted;
     private final Counter unowned;
 
-    public FleetDispatcher(Dispatcher local, Ownership ownership, ForwardClient client, Registry registry,
-            ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters) {
+    /** @param maxMessageBytes the largest message a gateway accepts ({@code servegate.limits.max-body-size}) */
+    public FleetDispatcher(Dispatcher local, Ownership ownership, ForwardClient client, int maxMessageBytes,
+            Registry registry, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters) {
         this.local = local;
         this.ownership = ownership;
-        this.client = client;
+        this.forwards = new ForwardBatcher(client, ownership, clock, maxMessageBytes, meters);
         this.registry = registry;
         this.arrivals = arrivals;
         this.clock = clock;
@@ -107,8 +108,7 @@ public final class FleetDispatcher implements Dispatcher {
             return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.NO_REPLICA,
                     "model " + Ownership.key(model, version) + " left the registry"));
         }
-        return client.call(to.address(), ForwardProtocol.request(model, version, TensorType.forName(m.inputType()),
-                input, ownership.self(), to, 1), left)
+        return forwards.forward(to, model, version, TensorType.forName(m.inputType()), input, deadlineNanos)
                 .handle((response, error) -> {
                     forwardLatency.record(clock.getAsLong() - start, TimeUnit.NANOSECONDS);
                     if (error != null) {
@@ -137,6 +137,12 @@ public final class FleetDispatcher implements Dispatcher {
         return new DispatchException(DispatchFailure.FORWARD_FAILED, "forwarding to gateway " + to.member() + " at "
                 + to.address() + " failed: " + status.getCode()
                 + (status.getDescription() == null ? "" : " " + status.getDescription()));
+    }
+
+    /** Stops the thread that sends forwards. */
+    @Override
+    public void close() {
+        forwards.close();
     }
 
     @Override

@@ -58,6 +58,16 @@ public final class ForwardClient implements AutoCloseable {
     }
 
     /**
+     * Sends a {@link ForwardProtocol#PREDICT_MANY} request to the gateway at {@code address}; its
+     * answers, one per row, go to {@code answers} as they come.
+     */
+    void callMany(String address, ModelInferRequest request, long timeoutNanos,
+            StreamObserver<ModelInferResponse> answers) {
+        ClientCalls.asyncServerStreamingCall(channel(address).newCall(ForwardProtocol.PREDICT_MANY,
+                CallOptions.DEFAULT.withDeadlineAfter(timeoutNanos, TimeUnit.NANOSECONDS)), request, answers);
+    }
+
+    /**
      * Opens connections to {@code addresses} ahead of their first query: gRPC fixes a call's
      * timeout when the call starts, so a call that waited for its connection would reach the
      * owner with that wait added to its deadline.

@@ -1,5 +1,6 @@
 package io.servegate.gateway.fleet;
 
+import com.google.protobuf.ByteString;
 import io.grpc.MethodDescriptor;
 import io.grpc.protobuf.ProtoUtils;
 import io.servegate.gateway.dispatch.DispatchException;
@@ -9,11 +10,14 @@ import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;
 import io.servegate.oip.client.EncodedTensor;
 import io.servegate.oip.client.TensorType;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.List;
 
 /**
  * The gateways' internal hop: {@code servegate.fleet.Forward/Predict}, one query for a model
- * version its owner schedules, in the Open Inference Protocol's own messages. The request carries
+ * version its owner schedules ({@code PredictMany}: several, {@link #PREDICT_MANY}), in the Open
+ * Inference Protocol's own messages. The request carries
  * one input row (raw contents) and, as parameters, the forwarding member and the owner and epoch
  * it routed by; the call's gRPC deadline is what remains of the query's, and its metadata the
  * fleet's secret ({@link FleetSecret}). The answer is always a response (transport failures,
@@ -32,6 +36,24 @@ final class ForwardProtocol {
                     .setRequestMarshaller(ProtoUtils.marshaller(ModelInferRequest.getDefaultInstance()))
                     .setResponseMarshaller(ProtoUtils.marshaller(ModelInferResponse.getDefaultInstance()))
                     .build();
+
+    /**
+     * Several queries for one model version, coalesced by the sender ({@link ForwardBatcher}):
+     * the request's input holds their rows ({@code [N, ...]}) and a second input,
+     * {@value #REMAINING}, each row's remaining deadline; the answer is a stream of one response
+     * per row, in the order they are answered, each naming its row ({@value #ROW}).
+     */
+    static final MethodDescriptor<ModelInferRequest, ModelInferResponse> PREDICT_MANY =
+            PREDICT.toBuilder().setType(MethodDescriptor.MethodType.SERVER_STREAMING)
+                    .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, "PredictMany")).build();
+
+    /** The most rows a {@link #PREDICT_MANY} request holds. */
+    static final int MAX_ROWS = 256;
+
+    /** Request of {@link #PREDICT_MANY}: INT64 [N], each row's time left to its deadline, in nanoseconds. */
+    static final String REMAINING = "servegate_remaining_nanos";
+    /** Response of {@link #PREDICT_MANY}: the row (0-based) the response answers. */
+    static final String ROW = "servegate_row";
 
     /** Request: the forwarding member. */
     static final String FROM = "servegate_from";
@@ -65,6 +87,67 @@ final class ForwardProtocol {
                 .putParameters(EPOCH, InferParameter.newBuilder().setInt64Param(to.epoch()).build())
                 .putParameters(HOPS, InferParameter.newBuilder().setInt64Param(hops).build())
                 .build();
+    }
+
+    /** A {@link #PREDICT_MANY} request: {@code inputs}' rows, each with its time left in nanoseconds. */
+    @SuppressWarnings("unchecked")
+    static ModelInferRequest requestMany(String model, String version, TensorType<?> type, List<Object> inputs,
+            long[] remainingNanos, String from, Route.Remote to) {
+        EncodedTensor tensor = ((TensorType<Object>) type).encode(inputs);
+        ByteBuffer remaining = ByteBuffer.allocate(8 * remainingNanos.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (long r : remainingNanos) {
+            remaining.putLong(r);
+        }
+        return request(model, version, type, inputs.get(0), from, to, 1).toBuilder()
+                .setInputs(0, ModelInferRequest.InferInputTensor.newBuilder().setName("input")
+                        .setDatatype(tensor.datatype()).addAllShape(tensor.shape()))
+                .setRawInputContents(0, tensor.raw())
+                .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName(REMAINING).setDatatype("INT64")
+                        .addShape(remainingNanos.length))
+                .addRawInputContents(ByteString.copyFrom(remaining.flip()))
+                .build();
+    }
+
+    /**
+     * The rows of a {@link #PREDICT_MANY} request, decoded, at most {@code maxRows}.
+     *
+     * @throws IllegalArgumentException when the request is not rows of {@code type} with a time left each
+     */
+    static List<?> rows(ModelInferRequest request, TensorType<?> type, int maxRows) {
+        if (request.getInputsCount() != 2 || request.getRawInputContentsCount() != 2
+                || !REMAINING.equals(request.getInputs(1).getName())) {
+            throw new IllegalArgumentException("forwarded queries have their rows and '" + REMAINING
+                    + "' in raw_input_contents");
+        }
+        ModelInferRequest.InferInputTensor tensor = request.getInputs(0);
+        long n = tensor.getShapeCount() == 0 ? -1 : tensor.getShape(0);
+        if (n < 1 || n > maxRows || !request.getInputs(1).getShapeList().equals(List.of(n))
+                || request.getRawInputContents(1).size() != 8 * n) {
+            throw new IllegalArgumentException("forwarded queries have 1 to " + maxRows + " rows and a time left "
+                    + "each, got shapes " + tensor.getShapeList() + " and " + request.getInputs(1).getShapeList());
+        }
+        return type.decode(tensor.getDatatype(), tensor.getShapeList(), request.getRawInputContents(0));
+    }
+
+    /** Each row's time left, in nanoseconds, of a request {@link #rows} accepted. */
+    static long[] remainingNanos(ModelInferRequest request) {
+        ByteBuffer raw = request.getRawInputContents(1).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        long[] remaining = new long[raw.remaining() / 8];
+        for (int i = 0; i < remaining.length; i++) {
+            remaining[i] = raw.getLong();
+        }
+        return remaining;
+    }
+
+    /** {@code response} marked as the answer to row {@code row} of a {@link #PREDICT_MANY} call. */
+    static ModelInferResponse forRow(ModelInferResponse response, int row) {
+        return response.toBuilder().putParameters(ROW, InferParameter.newBuilder().setInt64Param(row).build()).build();
+    }
+
+    /** The row a {@link #PREDICT_MANY} response answers, or -1. */
+    static long row(ModelInferResponse response) {
+        InferParameter p = response.getParametersOrDefault(ROW, null);
+        return p == null ? -1 : p.getInt64Param();
     }
 
     /**

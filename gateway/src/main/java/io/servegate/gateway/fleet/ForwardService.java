@@ -20,9 +20,11 @@ import io.servegate.gateway.registry.Registry;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;
 import io.servegate.oip.client.TensorType;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -67,6 +69,7 @@ public final class ForwardService implements BindableService {
     public ServerServiceDefinition bindService() {
         return ServerServiceDefinition.builder(ForwardProtocol.SERVICE)
                 .addMethod(ForwardProtocol.PREDICT, ServerCalls.asyncUnaryCall(this::predict))
+                .addMethod(ForwardProtocol.PREDICT_MANY, ServerCalls.asyncServerStreamingCall(this::predictMany))
                 .build();
     }
 
@@ -105,17 +108,94 @@ public final class ForwardService implements BindableService {
             return;
         }
         int hops = ForwardProtocol.hops(request);
+        Consumer<ModelInferResponse> answer = response -> reply(out, response);
         ownership.accepts(model, version, ForwardProtocol.claim(request)).whenComplete((mine, error) -> {
             if (Boolean.TRUE.equals(mine)) {
-                schedule(model, version, input, deadlineNanos, out);
+                schedule(model, version, input, deadlineNanos, answer);
             } else {
-                relayOrRefuse(model, version, type, input, hops, deadlineNanos, out);
+                relayOrRefuse(model, version, type, input, hops, deadlineNanos, answer);
             }
         });
     }
 
+    /**
+     * Several queries for one version ({@link ForwardProtocol#PREDICT_MANY}): each row checked as a
+     * lone forward is, each scheduled (or relayed) by its own deadline and answered as soon as it is.
+     * A row outside the limits fails alone ({@link DispatchFailure#INPUT_REJECTED}); a request not
+     * made of rows, or whose tensor does not fit the declared shape, is refused whole.
+     */
+    private void predictMany(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
+        long now = clock.getAsLong();
+        String model = request.getModelName();
+        String version = request.getModelVersion();
+        ModelVersion m = registry.snapshot().model(model, version).orElse(null);
+        if (m == null) {
+            out.onError(Status.NOT_FOUND.withDescription("gateway " + ownership.self() + " does not know model "
+                    + Names.brief(Ownership.key(model, version), MAX_SHOWN)).asRuntimeException());
+            return;
+        }
+        TensorType<?> type = TensorType.forName(m.inputType());
+        List<?> rows;
+        long[] remaining;
+        try {
+            rows = ForwardProtocol.rows(request, type, ForwardProtocol.MAX_ROWS);
+            remaining = ForwardProtocol.remainingNanos(request);
+        } catch (RuntimeException e) {
+            out.onError(invalid("forwarded input: " + e.getMessage()));
+            return;
+        }
+        DeclaredInput declared = local.declaredInput(model, version);
+        ModelInferRequest.InferInputTensor tensor = request.getInputs(0);
+        String shape = declared.shapeProblem(tensor.getDatatype(), tensor.getShapeList());
+        if (shape != null) {
+            out.onError(invalid(shape));
+            return;
+        }
+        Rows answers = new Rows(out, rows.size());
+        ownership.accepts(model, version, ForwardProtocol.claim(request)).whenComplete((mine, error) -> {
+            for (int i = 0; i < rows.size(); i++) {
+                int row = i;
+                Consumer<ModelInferResponse> answer = response -> answers.answer(row, response);
+                String problem = RowChecks.problem(rows.get(i), "row " + i, type, declared.rowLength(),
+                        maxInputLength);
+                long deadlineNanos = now + Math.max(0, remaining[i]);
+                if (problem != null) {
+                    answer.accept(ForwardProtocol.failed(DispatchFailure.INPUT_REJECTED,
+                            Names.brief(problem, MAX_SHOWN), ownership.self()));
+                } else if (Boolean.TRUE.equals(mine)) {
+                    schedule(model, version, rows.get(i), deadlineNanos, answer);
+                } else {
+                    relayOrRefuse(model, version, type, rows.get(i), ForwardProtocol.hops(request), deadlineNanos,
+                            answer);
+                }
+            }
+        });
+    }
+
+    /** The answers of a {@code PredictMany} call, one per row, written one at a time; the call ends with the last. */
+    private static final class Rows {
+
+        private final StreamObserver<ModelInferResponse> out;
+        private int left;
+
+        Rows(StreamObserver<ModelInferResponse> out, int rows) {
+            this.out = out;
+            this.left = rows;
+        }
+
+        synchronized void answer(int row, ModelInferResponse response) {
+            if (out instanceof ServerCallStreamObserver<ModelInferResponse> call && call.isCancelled()) {
+                return;
+            }
+            out.onNext(ForwardProtocol.forRow(response, row));
+            if (--left == 0) {
+                out.onCompleted();
+            }
+        }
+    }
+
     private void schedule(String model, String version, Object input, long deadlineNanos,
-            StreamObserver<ModelInferResponse> out) {
+            Consumer<ModelInferResponse> out) {
         // the batch this may send is shared with other queries: not in this call's Context,
         // whose cancellation would cancel it
         CompletableFuture<String> output;
@@ -125,25 +205,25 @@ public final class ForwardService implements BindableService {
         } finally {
             Context.ROOT.detach(previous);
         }
-        output.whenComplete((value, error) -> reply(out, error == null
+        output.whenComplete((value, error) -> out.accept(error == null
                 ? ForwardProtocol.answer(value, ownership.self()) : failed(error)));
     }
 
     private void relayOrRefuse(String model, String version, TensorType<?> type, Object input, int hops,
-            long deadlineNanos, StreamObserver<ModelInferResponse> out) {
+            long deadlineNanos, Consumer<ModelInferResponse> out) {
         Route route = ownership.route(model, version);
         long left = deadlineNanos - clock.getAsLong();
         if (route instanceof Route.Remote next && hops < MAX_HOPS && left > 0) {
             // the sender's view is a heartbeat behind this one's (a hand-off just happened): pass it on once
             relay.call(next.address(), ForwardProtocol.request(model, version, type, input, ownership.self(), next,
                     hops + 1), left)
-                    .whenComplete((response, error) -> reply(out, error == null ? response
+                    .whenComplete((response, error) -> out.accept(error == null ? response
                             : ForwardProtocol.failed(DispatchFailure.FORWARD_FAILED, "relay to gateway "
                                     + next.member() + " failed: " + Status.fromThrowable(error).getCode(),
                                     ownership.self())));
             return;
         }
-        reply(out, ForwardProtocol.notOwner("gateway " + ownership.self() + " does not schedule "
+        out.accept(ForwardProtocol.notOwner("gateway " + ownership.self() + " does not schedule "
                 + Ownership.key(model, version) + ": " + describe(route), ownership.self()));
     }
 

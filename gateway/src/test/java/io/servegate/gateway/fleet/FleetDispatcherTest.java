@@ -34,6 +34,7 @@ class FleetDispatcherTest {
     private final InMemoryRegistry registry = new InMemoryRegistry();
     private final ForwardClient client = new ForwardClient(1 << 20, FleetSecret.of(""));
     private final AtomicLong ownerDeadline = new AtomicLong();
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private volatile CompletableFuture<String> ownerAnswer = new CompletableFuture<>();
     private Server owner;
 
@@ -79,8 +80,8 @@ class FleetDispatcherTest {
 
     private FleetDispatcher forwarder(String address) {
         return new FleetDispatcher((m, v, i, d) -> CompletableFuture.failedFuture(new AssertionError("not local")),
-                ownedBy(address), client, registry, new ArrivalRates(System::nanoTime), System::nanoTime,
-                new SimpleMeterRegistry());
+                ownedBy(address), client, 1 << 20, registry, new ArrivalRates(System::nanoTime), System::nanoTime,
+                meters);
     }
 
     @Test
@@ -152,7 +153,8 @@ class FleetDispatcherTest {
                     public CompletableFuture<Boolean> accepts(String model, String version, Claim claim) {
                         return CompletableFuture.completedFuture(false);
                     }
-                }, client, registry, new ArrivalRates(System::nanoTime), System::nanoTime, new SimpleMeterRegistry());
+                }, client, 1 << 20, registry, new ArrivalRates(System::nanoTime), System::nanoTime,
+                new SimpleMeterRegistry());
         CompletableFuture<String> out = d.submit("m", "1", new float[] {1f}, System.nanoTime() + 1_000_000_000L);
         assertThat(out).isCompletedExceptionally();
         assertThatThrownBy(out::join).cause().hasMessageContaining("no gateway owns m:1 yet");
@@ -249,7 +251,7 @@ class FleetDispatcherTest {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         try {
             String out = new FleetDispatcher((m, v, i, d) -> CompletableFuture.failedFuture(new AssertionError()),
-                    sender, client, registry, new ArrivalRates(System::nanoTime), System::nanoTime, meters)
+                    sender, client, 1 << 20, registry, new ArrivalRates(System::nanoTime), System::nanoTime, meters)
                     .submit("m", "1", new float[] {5f}, System.nanoTime() + Duration.ofSeconds(2).toNanos())
                     .get(5, TimeUnit.SECONDS);
             assertThat(out).isEqualTo("rerouted-5.0");
@@ -258,6 +260,79 @@ class FleetDispatcherTest {
                     .isEqualTo(1);
         } finally {
             stale.shutdownNow();
+        }
+    }
+
+    /** An owner whose dispatcher answers input {@code [k, ...]} with {@code "out-k"}, except k = 0, never answered. */
+    private Server owner(boolean predictMany) throws java.io.IOException {
+        Dispatcher pool = (m, v, input, d) -> ((float[]) input)[0] == 0 ? new CompletableFuture<>()
+                : CompletableFuture.completedFuture("out-" + (int) ((float[]) input)[0]);
+        io.grpc.ServerServiceDefinition all = new ForwardService(registry, pool, Ownership.SOLO, client,
+                System::nanoTime, 1 << 20).bindService();
+        io.grpc.ServerServiceDefinition.Builder service = io.grpc.ServerServiceDefinition.builder(ForwardProtocol.SERVICE)
+                .addMethod(all.getMethod(ForwardProtocol.PREDICT.getFullMethodName()));
+        if (predictMany) {
+            service.addMethod(all.getMethod(ForwardProtocol.PREDICT_MANY.getFullMethodName()));
+        }
+        return NettyServerBuilder.forAddress(new java.net.InetSocketAddress("127.0.0.1", 0)).directExecutor()
+                .addService(service.build()).build().start();
+    }
+
+    /** {@code n} queries submitted at once, input {@code [i + 1]}, one of them NaN and one [0] when asked. */
+    private static List<CompletableFuture<String>> burst(FleetDispatcher forwarder, int n, boolean nan, boolean never) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+        List<CompletableFuture<String>> out = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            float v = nan && i == 3 ? Float.NaN : never && i == 5 ? 0 : i + 1;
+            out.add(forwarder.submit("m", "1", new float[] {v}, deadline));
+        }
+        return out;
+    }
+
+    @Test
+    void aBurstToOneOwnerGoesInFewCallsAndEachQueryGetsItsOwnAnswerAsSoonAsItIsReady() throws Exception {
+        Server many = owner(true);
+        try {
+            FleetDispatcher forwarder = forwarder("127.0.0.1:" + many.getPort());
+            forwarder.submit("m", "1", new float[] {1f}, System.nanoTime() + Duration.ofSeconds(5).toNanos())
+                    .get(10, TimeUnit.SECONDS);
+            List<CompletableFuture<String>> out = burst(forwarder, 250, true, true);
+            for (int i = 0; i < out.size(); i++) {
+                if (i == 3) {
+                    // a row outside the public limits fails alone, as the client's error
+                    int row = i;
+                    assertThatThrownBy(() -> out.get(row).get(5, TimeUnit.SECONDS)).cause()
+                            .isInstanceOf(DispatchException.class)
+                            .satisfies(e -> assertThat(((DispatchException) e).failure())
+                                    .isEqualTo(DispatchFailure.INPUT_REJECTED));
+                } else if (i != 5) {
+                    // answered although row 5 of the same call never is
+                    assertThat(out.get(i).get(5, TimeUnit.SECONDS)).isEqualTo("out-" + (i + 1));
+                }
+            }
+            assertThat(out.get(5)).isNotDone();
+            io.micrometer.core.instrument.DistributionSummary perCall =
+                    meters.get("servegate.fleet.forward.queries").summary();
+            assertThat(perCall.totalAmount()).isEqualTo(251);
+            assertThat(perCall.count()).as("calls for 251 queries").isLessThanOrEqualTo(10);
+            forwarder.close();
+        } finally {
+            many.shutdownNow();
+        }
+    }
+
+    @Test
+    void anOwnerWithoutPredictManyIsSentEachQueryAlone() throws Exception {
+        Server old = owner(false);
+        try {
+            FleetDispatcher forwarder = forwarder("127.0.0.1:" + old.getPort());
+            List<CompletableFuture<String>> out = burst(forwarder, 40, false, false);
+            for (int i = 0; i < out.size(); i++) {
+                assertThat(out.get(i).get(5, TimeUnit.SECONDS)).isEqualTo("out-" + (i + 1));
+            }
+            forwarder.close();
+        } finally {
+            old.shutdownNow();
         }
     }
 }
