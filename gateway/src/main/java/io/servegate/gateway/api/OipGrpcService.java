@@ -1,5 +1,6 @@
 package io.servegate.gateway.api;
 
+import com.google.protobuf.ByteString;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.Status;
@@ -223,16 +224,51 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
         }
         List<?> rows;
         try {
-            rows = request.getRawInputContentsCount() == 1
-                    ? type.decode(input.getDatatype(), input.getShapeList(), request.getRawInputContents(0))
-                    : type.decode(input.getDatatype(), input.getShapeList(), input.getContents());
-        } catch (TensorFormatException e) {
+            rows = rows(type, input, request.getRawInputContentsCount() == 1 ? request.getRawInputContents(0) : null);
+        } catch (TensorFormatException | ApiException e) {
             throw invalid("input '" + brief(input.getName()) + "' of model '" + m.name() + "': " + e.getMessage());
         }
         for (int r = 0; r < rows.size(); r++) {
             checkRow(rows.get(r), r, type, declared.rowLength());
         }
         return rows;
+    }
+
+    /**
+     * The rows of {@code input} (raw when {@code raw} is given, else its typed contents): the
+     * datatype that carries the model's input type decodes as containers decode it; any other the
+     * model takes is converted as OIP REST converts it ({@link OipTensorRows}).
+     */
+    private static List<?> rows(TensorType<?> type, ModelInferRequest.InferInputTensor input, ByteString raw) {
+        OipDatatype datatype = OipDatatype.named(input.getDatatype());
+        if (datatype == null) {
+            throw ApiException.badRequest("unknown datatype '" + brief(input.getDatatype()) + "'; the protocol's are "
+                    + OipDatatype.NAMES);
+        }
+        if (datatype.name().equals(type.datatype())
+                || type == TensorType.BYTES && datatype == OipDatatype.UINT8 && raw != null) {
+            return raw != null ? type.decode(input.getDatatype(), input.getShapeList(), raw)
+                    : type.decode(input.getDatatype(), input.getShapeList(), input.getContents());
+        }
+        if (!datatype.feeds(type)) {
+            throw ApiException.badRequest("datatype " + datatype + " does not match the model's input type '"
+                    + type.clipperName() + "', which takes " + OipDatatype.takenBy(type));
+        }
+        List<Long> shape = input.getShapeList();
+        if (shape.isEmpty() || shape.stream().anyMatch(d -> d <= 0)) {
+            throw ApiException.badRequest("shape " + shape + " must be [N, d1, ...] of positive sizes");
+        }
+        long width = 1;
+        for (int i = 1; i < shape.size(); i++) {
+            width *= shape.get(i);
+            if (width * shape.get(0) > Integer.MAX_VALUE) {
+                throw ApiException.badRequest("shape " + shape + " describes more than " + Integer.MAX_VALUE
+                        + " elements");
+            }
+        }
+        int n = Math.toIntExact(shape.get(0));
+        return raw != null ? OipTensorRows.fromBinary(type, datatype, n, (int) width, raw)
+                : OipTensorRows.fromContents(type, datatype, n, (int) width, input.getContents());
     }
 
     /** The limits and checks the REST APIs apply to one input. */

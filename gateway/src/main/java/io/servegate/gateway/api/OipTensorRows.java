@@ -1,6 +1,7 @@
 package io.servegate.gateway.api;
 
 import com.google.protobuf.ByteString;
+import io.servegate.oip.InferTensorContents;
 import io.servegate.oip.client.TensorType;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -11,7 +12,7 @@ import tools.jackson.databind.JsonNode;
 /**
  * The rows of an OIP input tensor whose datatype is not the one that carries the model's input
  * type (an INT64 tensor for an {@code ints} model, FP64 for {@code floats}, UINT8 JSON numbers for
- * {@code bytes}), in JSON or binary form, converted to the model's input type. A value is
+ * {@code bytes}), in JSON, binary or gRPC's typed contents, converted to the model's input type. A value is
  * converted only where it keeps its value: integers within the target's range (and, for FP32 and
  * FP64 models, exactly representable), floating-point values for an integer model only when
  * integral; floating-point values for FP32 models are rounded to the nearest float, as a JSON
@@ -51,6 +52,54 @@ final class OipTensorRows {
             values[i] = datatype.readFloating(buf);
         }
         return rows(type, null, values, rows, width);
+    }
+
+    /**
+     * The {@code rows} rows of {@code width} elements each of a tensor in gRPC's typed contents: the
+     * field the protocol gives {@code datatype} (BOOL {@code bool_contents}, INT8 to INT32
+     * {@code int_contents}, INT64 {@code int64_contents}, UINT8 to UINT32 {@code uint_contents},
+     * UINT64 {@code uint64_contents}, FP32 and FP64 theirs; FP16 has none and comes raw).
+     *
+     * @throws ApiException 400 when that field does not hold {@code rows * width} values of the datatype, or one does not convert
+     */
+    static List<?> fromContents(TensorType<?> type, OipDatatype datatype, int rows, int width,
+            InferTensorContents contents) {
+        int count = rows * width;
+        List<? extends Number> numbers = switch (datatype) {
+            case INT8, INT16, INT32 -> contents.getIntContentsList();
+            case INT64 -> contents.getInt64ContentsList();
+            case UINT8, UINT16, UINT32 -> contents.getUintContentsList();
+            case UINT64 -> contents.getUint64ContentsList();
+            case FP32 -> contents.getFp32ContentsList();
+            case FP64 -> contents.getFp64ContentsList();
+            case BOOL -> null;
+            default -> throw ApiException.badRequest(datatype + " tensors have no typed contents; send them in "
+                    + "raw_input_contents");
+        };
+        int given = numbers == null ? contents.getBoolContentsCount() : numbers.size();
+        if (given != count) {
+            throw ApiException.badRequest("the contents for " + datatype + " hold " + given + " values but shape "
+                    + "needs " + count);
+        }
+        if (datatype.floating()) {
+            double[] values = new double[count];
+            for (int i = 0; i < count; i++) {
+                values[i] = numbers.get(i).doubleValue();
+            }
+            return rows(type, null, values, rows, width);
+        }
+        long[] values = new long[count];
+        for (int i = 0; i < count; i++) {
+            long v = numbers == null ? (contents.getBoolContents(i) ? 1 : 0)
+                    : datatype == OipDatatype.UINT8 || datatype == OipDatatype.UINT16 || datatype == OipDatatype.UINT32
+                    ? numbers.get(i).intValue() & 0xffff_ffffL : numbers.get(i).longValue();
+            if (v < datatype.min() || v > datatype.max()) {
+                throw ApiException.badRequest(datatype + " element " + i + " (" + (datatype == OipDatatype.UINT64
+                        ? Long.toUnsignedString(v) : Long.toString(v)) + ") is beyond " + datatype + "'s range");
+            }
+            values[i] = v;
+        }
+        return rows(type, values, null, rows, width);
     }
 
     /**

@@ -1,8 +1,18 @@
 package io.servegate.gateway.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.protobuf.ByteString;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.NettyChannelBuilder;
 import io.servegate.gateway.api.AdminServer;
+import io.servegate.gateway.testsupport.FreePort;
+import io.servegate.oip.GRPCInferenceServiceGrpc;
+import io.servegate.oip.InferTensorContents;
+import io.servegate.oip.ModelInferRequest;
+import io.servegate.oip.ModelInferResponse;
 import io.servegate.gateway.testsupport.GatewayCalls;
 import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
@@ -19,6 +29,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -26,25 +37,33 @@ import org.junit.jupiter.api.TestInstance;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
 /**
  * Every Open Inference Protocol datatype, as JSON {@code data} and as binary tensor data, answered
- * as JSON and as binary outputs, through a real gateway to real SDK containers (gRPC over loopback)
+ * as JSON and as binary outputs, and over OIP gRPC in raw and typed contents, through a real gateway to real SDK containers (gRPC over loopback)
  * that echo what they received: each answer must be the values sent, as the model's input type
  * holds them. Values that a model's type cannot hold, and datatypes it does not take, are a 400
  * whose {@code error} (the protocol's error body) names the problem.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "servegate.admin.port=0", "servegate.oip.grpc-port=0"})
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = "servegate.admin.port=0")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class OipDatatypesEndToEndTest {
 
     private static final String HEADER = "Inference-Header-Content-Length";
 
+    private static final int GRPC_PORT = FreePort.pick();
+
     @LocalServerPort
     int queryPort;
+
+    @DynamicPropertySource
+    static void grpcPort(DynamicPropertyRegistry properties) {
+        properties.add("servegate.oip.grpc-port", () -> GRPC_PORT);
+    }
 
     @Autowired
     AdminServer adminServer;
@@ -150,6 +169,78 @@ class OipDatatypesEndToEndTest {
         }
         assertThat(covered).containsAll(List.of("BOOL", "UINT8", "UINT16", "UINT32", "UINT64", "INT8", "INT16",
                 "INT32", "INT64", "FP16", "FP32", "FP64"));
+    }
+
+    @Test
+    void everyDatatypeRoundTripsOverGrpcInRawAndTypedContents() throws Exception {
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", GRPC_PORT).usePlaintext().build();
+        try {
+            GRPCInferenceServiceGrpc.GRPCInferenceServiceBlockingStub stub = GRPCInferenceServiceGrpc
+                    .newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+            for (Case c : cases()) {
+                ModelInferRequest.InferInputTensor.Builder tensor = ModelInferRequest.InferInputTensor.newBuilder()
+                        .setName("input").setDatatype(c.datatype()).addShape(2).addShape(3);
+                ModelInferRequest raw = ModelInferRequest.newBuilder().setModelName(c.model())
+                        .addInputs(tensor).addRawInputContents(ByteString.copyFrom(c.binary())).build();
+                assertThat(rows(stub.modelInfer(raw))).as(c.datatype() + " to " + c.model() + ", raw")
+                        .containsExactlyElementsOf(c.expected());
+                if (!c.datatype().equals("FP16")) {
+                    ModelInferRequest typed = ModelInferRequest.newBuilder().setModelName(c.model())
+                            .addInputs(tensor.setContents(contents(c.datatype(), json.readTree(c.jsonData())))).build();
+                    assertThat(rows(stub.modelInfer(typed))).as(c.datatype() + " to " + c.model() + ", typed")
+                            .containsExactlyElementsOf(c.expected());
+                }
+            }
+            ModelInferRequest wide = ModelInferRequest.newBuilder().setModelName("ints")
+                    .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName("input").setDatatype("INT64")
+                            .addShape(1).addShape(1).setContents(InferTensorContents.newBuilder()
+                                    .addInt64Contents(4294967296L)))
+                    .build();
+            assertThatThrownBy(() -> stub.modelInfer(wide)).isInstanceOf(StatusRuntimeException.class)
+                    .hasMessageContaining("INVALID_ARGUMENT").hasMessageContaining("(4294967296) does not fit");
+            ModelInferRequest strings = ModelInferRequest.newBuilder().setModelName("strings")
+                    .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName("input").setDatatype("UINT8")
+                            .addShape(1).addShape(1).setContents(InferTensorContents.newBuilder().addUintContents(1)))
+                    .build();
+            assertThatThrownBy(() -> stub.modelInfer(strings)).isInstanceOf(StatusRuntimeException.class)
+                    .hasMessageContaining("INVALID_ARGUMENT").hasMessageContaining("which takes BYTES");
+        } finally {
+            channel.shutdownNow();
+        }
+    }
+
+    /** The typed contents field the protocol gives {@code datatype}, holding the JSON array's values. */
+    private static InferTensorContents contents(String datatype, JsonNode values) {
+        InferTensorContents.Builder b = InferTensorContents.newBuilder();
+        for (JsonNode v : values) {
+            switch (datatype) {
+                case "BOOL" -> b.addBoolContents(v.booleanValue());
+                case "INT8", "INT16", "INT32" -> b.addIntContents((int) v.longValue());
+                case "INT64" -> b.addInt64Contents(v.longValue());
+                case "UINT8", "UINT16", "UINT32" -> b.addUintContents((int) v.longValue());
+                case "UINT64" -> b.addUint64Contents(v.longValue());
+                case "FP32" -> b.addFp32Contents((float) v.doubleValue());
+                case "FP64" -> b.addFp64Contents(v.doubleValue());
+                default -> throw new IllegalArgumentException(datatype);
+            }
+        }
+        return b.build();
+    }
+
+    /** The rows of a gRPC answer's BYTES output, raw or in typed contents. */
+    private static List<String> rows(ModelInferResponse response) {
+        List<String> out = new ArrayList<>();
+        if (response.getRawOutputContentsCount() == 0) {
+            response.getOutputs(0).getContents().getBytesContentsList().forEach(b -> out.add(b.toStringUtf8()));
+            return out;
+        }
+        ByteBuffer buf = response.getRawOutputContents(0).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        while (buf.hasRemaining()) {
+            byte[] e = new byte[buf.getInt()];
+            buf.get(e);
+            out.add(new String(e, StandardCharsets.UTF_8));
+        }
+        return out;
     }
 
     @Test

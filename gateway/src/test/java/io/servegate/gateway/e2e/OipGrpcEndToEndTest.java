@@ -144,8 +144,8 @@ class OipGrpcEndToEndTest {
                     "unknown model 'nope'");
             assertStatus(client.inferAsText("fast", "9", TensorType.FLOATS, rows, CALL), Status.Code.NOT_FOUND,
                     "has no version '9'");
-            assertStatus(client.inferAsText("fast", "", TensorType.INTS, List.of(new int[] {1, 2}), CALL),
-                    Status.Code.INVALID_ARGUMENT, "datatype INT32 does not match the model's input type 'floats'");
+            assertStatus(client.inferAsText("fast", "", TensorType.STRINGS, List.of("1, 2"), CALL),
+                    Status.Code.INVALID_ARGUMENT, "datatype BYTES does not match the model's input type 'floats'");
             assertStatus(client.inferAsText("fast", "", TensorType.FLOATS, List.of(new float[] {1, Float.NaN}), CALL),
                     Status.Code.INVALID_ARGUMENT, "row 0 element 1 is not a finite number");
             List<float[]> tooMany = new ArrayList<>();
