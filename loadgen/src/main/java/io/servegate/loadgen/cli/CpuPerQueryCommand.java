@@ -164,6 +164,8 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
                         Server s = servers.get((k + round + i) % servers.size());
                         err.printf("%s: round %d, %.0f req/s, %s...%n", BENCHMARK, round + 1, rate, s.name());
                         legs.add(leg(s, round, rate, process, timeout, seed.seed() + 100L * round + i));
+                        // written after every leg, so that a run cut short keeps what it measured
+                        report(startedAt, atStart, process, legs).writeJson(out);
                     }
                 }
             }
@@ -172,16 +174,22 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
                 toClose.get(i).close();
             }
         }
-        Map<String, Object> env = BenchmarkReport.environmentOfThisJvm();
-        env.putAll(RunConditions.span(atStart, RunConditions.now()));
-        CpuPerQueryReport report = new CpuPerQueryReport(BENCHMARK, startedAt.toString(), settings(process), env, legs,
-                CpuPerQueryReport.ratios(legs));
+        CpuPerQueryReport report = report(startedAt, atStart, process, legs);
+        Map<String, Object> env = report.environment();
         Path file = report.writeJson(out);
         var stdout = spec.commandLine().getOut();
         stdout.print(report.table());
         stdout.printf("machine load average at start / end: %s / %s%nwrote %s%n", env.get("loadAverageAtStart"),
                 env.get("loadAverageAtEnd"), file);
         return legs.stream().allMatch(l -> l.answered() > 0) ? 0 : 1;
+    }
+
+    private CpuPerQueryReport report(Instant startedAt, RunConditions atStart, ArrivalPattern process,
+            List<CpuPerQueryReport.Leg> legs) {
+        Map<String, Object> env = BenchmarkReport.environmentOfThisJvm();
+        env.putAll(RunConditions.span(atStart, RunConditions.now()));
+        return new CpuPerQueryReport(BENCHMARK, startedAt.toString(), settings(process), env, List.copyOf(legs),
+                CpuPerQueryReport.ratios(legs));
     }
 
     private Server server(String name, int port, long pid, RandomInputs inputs, Duration timeout,
