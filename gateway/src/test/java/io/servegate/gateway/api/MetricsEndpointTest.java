@@ -163,6 +163,15 @@ class MetricsEndpointTest {
     }
 
     @Test
+    void queriesAreTimedByTheGatewaysOwnMetersNotAlsoByTheFrameworksPerExchangeObservation() throws Exception {
+        assertThat(calls().predict("clip", new float[] {11, 12}).get("default").booleanValue()).isFalse();
+        HttpResponse<String> r = get("/metrics", "text/plain;version=0.0.4", TOKEN);
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.body()).contains("servegate_request_latency_seconds_count{app=\"clip\"")
+                .doesNotContain("http_server_requests");
+    }
+
+    @Test
     void acceptHeadersItCannotServeGetJsonErrors() throws Exception {
         HttpResponse<String> unacceptable = get("/metrics", "image/png", TOKEN);
         assertThat(unacceptable.statusCode()).isEqualTo(406);

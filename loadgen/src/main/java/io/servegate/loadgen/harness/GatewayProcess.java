@@ -147,6 +147,11 @@ public final class GatewayProcess implements AutoCloseable {
         return command;
     }
 
+    /** The gateway's process id, for reading its CPU time. */
+    public long pid() {
+        return process.pid();
+    }
+
     public boolean isAlive() {
         return process.isAlive();
     }

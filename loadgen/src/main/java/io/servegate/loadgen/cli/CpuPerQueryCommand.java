@@ -1,0 +1,258 @@
+package io.servegate.loadgen.cli;
+
+import io.servegate.containers.noop.NoopContainer;
+import io.servegate.loadgen.harness.FloorProcess;
+import io.servegate.loadgen.harness.GatewayProcess;
+import io.servegate.loadgen.harness.ProcessCost;
+import io.servegate.loadgen.load.AnswerTally;
+import io.servegate.loadgen.load.GatewayPredictWorkload;
+import io.servegate.loadgen.load.OpenLoop;
+import io.servegate.loadgen.load.OpenLoopResult;
+import io.servegate.loadgen.load.RandomInputs;
+import io.servegate.loadgen.report.BenchmarkReport;
+import io.servegate.loadgen.report.CpuPerQueryReport;
+import io.servegate.loadgen.report.ResultsFolder;
+import io.servegate.loadgen.report.RunConditions;
+import io.servegate.oip.client.TensorType;
+import io.servegate.sdk.ModelContainer;
+import io.servegate.workload.admin.GatewayAdminClient;
+import io.servegate.workload.arrival.ArrivalPattern;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * What a gateway process spends per answered query, beside a floor that does only what every
+ * answer needs ({@code FloorServer}: Reactor Netty HTTP in, the same OIP client out, one call
+ * per request) and, optionally, another gateway build: the same noop container (in this JVM), the
+ * same client and arrivals, the servers taking turns at each rate in each round. CPU comes from
+ * each server's {@code /proc/<pid>/stat}, allocation from its JVM's thread allocation counters.
+ */
+@Command(name = "cpu-per-query", mixinStandardHelpOptions = true,
+        description = "CPU and allocation per answered query of the gateway, a bare Reactor Netty + OIP floor and "
+                + "optionally a baseline gateway build, side by side at fixed open-loop rates.")
+public final class CpuPerQueryCommand implements Callable<Integer> {
+
+    static final String BENCHMARK = "cpu-per-query";
+    private static final String APP = "noop";
+    private static final String MODEL = "noop";
+    private static final String VERSION = "1";
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    GatewayOptions gatewayOptions;
+
+    @Mixin
+    ArrivalOptions arrivals;
+
+    @Mixin
+    SloOption slo;
+
+    @Mixin
+    SeedOption seed;
+
+    @Option(names = "--baseline-gateway-jar",
+            description = "Another gateway build measured beside the first (same JVM options and settings).")
+    Path baselineJar;
+
+    @Option(names = "--floor-jvm-arg", defaultValue = "-Xmx1g",
+            description = "JVM option of the floor server's process, repeatable (default ${DEFAULT-VALUE}).")
+    List<String> floorJvmArgs = new ArrayList<>();
+
+    @Option(names = "--rates", split = ",", defaultValue = "800,1600,4000",
+            description = "Open-loop rates in requests/s (default ${DEFAULT-VALUE}).")
+    List<Double> rates;
+
+    @Option(names = "--rounds", defaultValue = "2",
+            description = "Rounds; in each, every server takes a turn at every rate, in a rotating order "
+                    + "(default ${DEFAULT-VALUE}).")
+    int rounds;
+
+    @Option(names = "--duration-s", defaultValue = "10", description = "Measured seconds per leg (default ${DEFAULT-VALUE}).")
+    double durationS;
+
+    @Option(names = "--warmup-s", defaultValue = "3", description = "Unmeasured seconds before each leg (default ${DEFAULT-VALUE}).")
+    double warmupS;
+
+    @Option(names = "--jvm-warmup-s", defaultValue = "20",
+            description = "Unmeasured seconds per server, once, at the highest rate, before the first leg "
+                    + "(default ${DEFAULT-VALUE}).")
+    double jvmWarmupS;
+
+    @Option(names = "--input-length", defaultValue = "8",
+            description = "Floats per input, random and distinct per request (default ${DEFAULT-VALUE}).")
+    int inputLength;
+
+    @Option(names = "--max-connections", defaultValue = "16",
+            description = "Kept-alive HTTP connections per server at most (default ${DEFAULT-VALUE}).")
+    int maxConnections;
+
+    @Option(names = "--timeout-ms", defaultValue = "5000",
+            description = "Per-request timeout, and drain time (default ${DEFAULT-VALUE}).")
+    long timeoutMs;
+
+    @Option(names = "--out", defaultValue = "bench/results", description = "Base directory; the run writes "
+            + BENCHMARK + ".json and the servers' logs to <out>/" + BENCHMARK + "-<UTC timestamp>/ "
+            + "(default ${DEFAULT-VALUE}).")
+    Path base;
+
+    /** A server under test: its name, its HTTP port and what it has spent. */
+    private record Server(String name, GatewayPredictWorkload client, ProcessCost cost) {
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        if (rates.isEmpty() || rates.stream().anyMatch(r -> !(r > 0) || r.isInfinite()) || rounds < 1
+                || !(durationS > 0) || !(warmupS >= 0) || !(jvmWarmupS >= 0) || inputLength < 1 || maxConnections < 1
+                || timeoutMs < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--rates must be positive numbers, --rounds, "
+                    + "--duration-s, --input-length, --max-connections and --timeout-ms positive, the warm-ups >= 0");
+        }
+        ArrivalPattern process = arrivals.process();
+        Path out = ResultsFolder.create(base, BENCHMARK);
+        Instant startedAt = Instant.now();
+        RunConditions atStart = RunConditions.now();
+        var err = spec.commandLine().getErr();
+        Duration timeout = Duration.ofMillis(timeoutMs);
+        RandomInputs inputs = new RandomInputs(inputLength);
+        List<CpuPerQueryReport.Leg> legs = new ArrayList<>();
+        List<AutoCloseable> toClose = new ArrayList<>();
+        try (ModelContainer<float[], String> noop = NoopContainer.builder(TensorType.FLOATS).name(MODEL)
+                .version(VERSION).host(GatewayProcess.HOST).port(0).build().start()) {
+            String address = GatewayProcess.HOST + ":" + noop.port();
+            List<Server> servers = new ArrayList<>();
+            FloorProcess floor = FloorProcess.start(floorJvmArgs, address, MODEL,
+                    out.resolve("floor.log"), Duration.ofSeconds(gatewayOptions.startTimeoutS));
+            toClose.add(floor);
+            servers.add(server("floor", floor.port(), floor.pid(), inputs, timeout, toClose));
+            GatewayProcess gateway = gatewayOptions.start(out, BENCHMARK);
+            toClose.add(gateway);
+            deploy(gateway, address);
+            servers.add(server("gateway", gateway.port(), gateway.pid(), inputs, timeout, toClose));
+            if (baselineJar != null) {
+                GatewayProcess baseline = GatewayProcess.start(baselineJar, gatewayOptions.jvmArgs,
+                        gatewayOptions.gatewayArgs, out.resolve("gateway-baseline.log"));
+                toClose.add(baseline);
+                baseline.awaitReady(baseline.admin(), Duration.ofSeconds(gatewayOptions.startTimeoutS));
+                deploy(baseline, address);
+                servers.add(server("baseline", baseline.port(), baseline.pid(), inputs, timeout, toClose));
+            }
+            double top = rates.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
+            for (Server s : servers) {
+                if (jvmWarmupS > 0) {
+                    err.printf("%s: JVM warm-up of %s, %.0f s at %.0f req/s...%n", BENCHMARK, s.name(), jvmWarmupS, top);
+                    new OpenLoop(top, process, Duration.ZERO, seconds(jvmWarmupS), timeout, seed.seed() + 7).run(s.client());
+                }
+            }
+            for (int round = 0; round < rounds; round++) {
+                for (int i = 0; i < rates.size(); i++) {
+                    double rate = rates.get(i);
+                    for (int k = 0; k < servers.size(); k++) {
+                        Server s = servers.get((k + round + i) % servers.size());
+                        err.printf("%s: round %d, %.0f req/s, %s...%n", BENCHMARK, round + 1, rate, s.name());
+                        legs.add(leg(s, round, rate, process, timeout, seed.seed() + 100L * round + i));
+                        // written after every leg, so that a run cut short keeps what it measured
+                        report(startedAt, atStart, process, legs).writeJson(out);
+                    }
+                }
+            }
+        } finally {
+            for (int i = toClose.size() - 1; i >= 0; i--) {
+                toClose.get(i).close();
+            }
+        }
+        CpuPerQueryReport report = report(startedAt, atStart, process, legs);
+        Map<String, Object> env = report.environment();
+        Path file = report.writeJson(out);
+        var stdout = spec.commandLine().getOut();
+        stdout.print(report.table());
+        stdout.printf("machine load average at start / end: %s / %s%nwrote %s%n", env.get("loadAverageAtStart"),
+                env.get("loadAverageAtEnd"), file);
+        return legs.stream().allMatch(l -> l.answered() > 0) ? 0 : 1;
+    }
+
+    private CpuPerQueryReport report(Instant startedAt, RunConditions atStart, ArrivalPattern process,
+            List<CpuPerQueryReport.Leg> legs) {
+        Map<String, Object> env = BenchmarkReport.environmentOfThisJvm();
+        env.putAll(RunConditions.span(atStart, RunConditions.now()));
+        return new CpuPerQueryReport(BENCHMARK, startedAt.toString(), settings(process), env, List.copyOf(legs),
+                CpuPerQueryReport.ratios(legs));
+    }
+
+    private Server server(String name, int port, long pid, RandomInputs inputs, Duration timeout,
+            List<AutoCloseable> toClose) {
+        GatewayPredictWorkload client = new GatewayPredictWorkload(GatewayProcess.HOST, port, APP, inputs,
+                maxConnections, timeout);
+        toClose.add(client);
+        ProcessCost cost = ProcessCost.of(pid);
+        toClose.add(cost);
+        return new Server(name, client, cost);
+    }
+
+    private void deploy(GatewayProcess gateway, String address) throws Exception {
+        GatewayAdminClient admin = gateway.admin();
+        admin.addApp(APP, "floats", "-1", Math.round(slo.ms() * 1000));
+        admin.addModel(MODEL, VERSION, "floats", -1);
+        admin.addModelLinks(APP, List.of(MODEL));
+        admin.awaitAvailable(admin.addContainer(MODEL, VERSION, address), Duration.ofSeconds(30));
+    }
+
+    private CpuPerQueryReport.Leg leg(Server s, int round, double rate, ArrivalPattern process, Duration timeout,
+            long seedOfLeg) throws InterruptedException {
+        if (warmupS > 0) {
+            new OpenLoop(rate, process, Duration.ZERO, seconds(warmupS), timeout, seedOfLeg + 50).run(s.client());
+        }
+        AnswerTally tally = new AnswerTally(slo.nanos());
+        ProcessCost.Reading before = s.cost().read();
+        OpenLoopResult r = new OpenLoop(rate, process, Duration.ZERO, seconds(durationS), timeout, seedOfLeg)
+                .run(s.client(), tally);
+        ProcessCost.Reading spent = s.cost().read().minus(before);
+        long answered = r.requests();
+        double perQuery = answered == 0 ? Double.NaN : 1.0 / answered;
+        return new CpuPerQueryReport.Leg(s.name(), round, rate, r.requestsPerSec(), answered,
+                r.errors() + r.unanswered(), r.scheduled() == 0 ? 0 : (double) tally.counts().goodput() / r.scheduled(),
+                spent.cpuS(), spent.cpuS() * 1e6 * perQuery,
+                spent.allocatedBytes() < 0 ? -1 : spent.allocatedBytes() * perQuery, r.latency(),
+                RunConditions.now().loadAverage());
+    }
+
+    private Map<String, Object> settings(ArrivalPattern process) {
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("app", APP + " -> " + MODEL + ":" + VERSION + " (noop container in the load generator's JVM)");
+        s.put("rates", rates);
+        s.put("rounds", rounds);
+        s.put("durationS", durationS);
+        s.put("warmupS", warmupS);
+        s.put("jvmWarmupS", jvmWarmupS);
+        s.put("arrivals", process.describe());
+        s.put("sloMs", slo.ms());
+        s.put("inputLength", inputLength);
+        s.put("maxConnections", maxConnections);
+        s.put("timeoutMs", timeoutMs);
+        s.put("seed", seed.seed());
+        s.put("gatewayJar", gatewayOptions.jar.toString());
+        s.put("baselineGatewayJar", baselineJar == null ? null : baselineJar.toString());
+        s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);
+        s.put("floorJvmArgs", floorJvmArgs);
+        s.put("gatewayArgs", gatewayOptions.gatewayArgs);
+        s.put("floor", "FloorServer: Reactor Netty HTTP, streaming JSON parse, one OIP ModelInfer per request");
+        return s;
+    }
+
+    private static Duration seconds(double s) {
+        return Duration.ofNanos(Math.round(s * 1e9));
+    }
+}
