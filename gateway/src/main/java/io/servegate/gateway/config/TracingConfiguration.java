@@ -2,6 +2,8 @@ package io.servegate.gateway.config;
 
 import io.servegate.gateway.tracing.OtlpTracing;
 import io.servegate.gateway.tracing.QueryTracing;
+import io.servegate.gateway.tracing.TraceExemplars;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -20,5 +22,12 @@ public class TracingConfiguration {
     @Bean
     QueryTracing queryTracing(OtlpTracing export) {
         return export.tracing();
+    }
+
+    /** Trace ids as exemplars of the Prometheus histograms (Boot's Prometheus registry takes this bean). */
+    @Bean
+    @ConditionalOnBooleanProperty("servegate.tracing.enabled")
+    TraceExemplars traceExemplars() {
+        return new TraceExemplars();
     }
 }

@@ -129,7 +129,8 @@ public final class PredictionService {
                     }
                     return Mono.just(defaultFor(app, e));
                 })
-                .doOnNext(p -> record(app, model, version, p, arrivalNanos));
+                .doOnNext(request == null ? p -> record(app, model, version, p, arrivalNanos)
+                        : p -> request.recording(() -> record(app, model, version, p, arrivalNanos)));
     }
 
     /**

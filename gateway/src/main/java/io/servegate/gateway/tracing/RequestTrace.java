@@ -76,6 +76,13 @@ public final class RequestTrace {
         }
     }
 
+    /** Runs {@code record} (a latency recorded) with this request's span current, for its exemplar. */
+    public void recording(Runnable record) {
+        try (Scope ignored = context.makeCurrent()) {
+            record.run();
+        }
+    }
+
     /** Starts a prediction of {@code model}'s version directly under the request (a forwarded query); null when off. */
     public QueryTrace startQuery(String model, String version) {
         try (Scope ignored = context.makeCurrent()) {

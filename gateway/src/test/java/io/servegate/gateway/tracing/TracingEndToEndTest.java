@@ -174,6 +174,17 @@ class TracingEndToEndTest {
         assertThat(inContainer.name()).isEqualTo(CALL);
         assertThat(inContainer.parentId()).as("the container continues the gateway's call").isEqualTo(call.spanId());
 
+        // the latency histogram's exemplars are trace ids of traced queries (OpenMetrics shows them)
+        String metrics = query.get().uri("/metrics").header("Accept", "application/openmetrics-text; version=1.0.0")
+                .retrieve().bodyToMono(String.class).block(Duration.ofSeconds(10));
+        java.util.regex.Matcher exemplar = java.util.regex.Pattern
+                .compile("servegate_request_latency_seconds_bucket\\{[^}]*app=\"app\"[^}]*} \\S+ # \\{[^}]*trace_id=\"([0-9a-f]{32})\"")
+                .matcher(metrics);
+        assertThat(exemplar.find()).as("an exemplar on the latency histogram").isTrue();
+        String exemplarTrace = exemplar.group(1);
+        assertThat(receiver.await(exemplarTrace, spans -> has(spans, REQUEST), EXPORTED))
+                .anyMatch(r -> r.name().equals(REQUEST));
+
         // the same input again: the cache answers, nothing is queued
         String again = hex(16);
         predict("00-" + again + "-" + hex(8) + "-01", "[1.0, 2.0]");
