@@ -2,7 +2,7 @@
 
 import grpc
 
-from servegate import oip
+from servegate import oip, tracing
 from servegate.oip import health_pb, pb
 
 PLATFORM = "servegate-python"
@@ -49,10 +49,16 @@ class OipService:
         return self.c.metadata()
 
     async def ModelInfer(self, data, context):
-        try:
-            return await self.c.infer(data)
-        except Abort as e:
-            await context.abort(e.code, e.message)
+        carrier = tracing.headers(context.invocation_metadata())
+        trace = tracing.trace_id(carrier)
+        if trace is not None:
+            tracing.LOG.debug("ModelInfer trace_id=%s", trace)
+        with tracing.server_span(carrier, "inference.GRPCInferenceService/ModelInfer") as span:
+            try:
+                return await self.c.infer(data)
+            except Abort as e:
+                tracing.failed(span, trace, "ModelInfer", e.code, e.message)
+                await context.abort(e.code, e.message)
 
     async def _require_model(self, request, context):
         try:

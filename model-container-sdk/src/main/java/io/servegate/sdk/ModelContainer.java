@@ -102,7 +102,9 @@ public final class ModelContainer<X, Y> implements AutoCloseable {
         }
         this.server = NettyServerBuilder.forAddress(new InetSocketAddress(b.host, b.port))
                 .maxInboundMessageSize(b.maxMessageBytes)
-                .addService(ServerInterceptors.intercept(service, b.interceptors))
+                // the trace context first (the last interceptor runs first): its log line and span see every call
+                .addService(ServerInterceptors.intercept(ServerInterceptors.intercept(service, b.interceptors),
+                        CallTracing.create()))
                 .addService(health.getHealthService())
                 .build();
     }

@@ -14,6 +14,7 @@ import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
+import io.servegate.gateway.tracing.RequestTrace;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;
@@ -149,6 +150,7 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
             return;
         }
         Duration left = timeLeft();
+        RequestTrace trace = RequestTrace.GRPC.get(); // null unless traced: read before the root context is attached
         ServerCallStreamObserver<ModelInferResponse> call = (ServerCallStreamObserver<ModelInferResponse>) out;
         Disposable.Swap answer = Disposables.swap();
         call.setOnCancelHandler(answer::dispose);
@@ -157,16 +159,17 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
         // and be cancelled when this call completes or is cancelled.
         Context previous = Context.ROOT.attach();
         try {
-            answer.update(subscribe(m, type, rows, left, request, call));
+            answer.update(subscribe(m, type, rows, left, request, call, trace));
         } finally {
             Context.ROOT.detach(previous);
         }
     }
 
     private Disposable subscribe(ModelVersion m, TensorType<?> type, List<?> rows, Duration left,
-            ModelInferRequest request, ServerCallStreamObserver<ModelInferResponse> out) {
+            ModelInferRequest request, ServerCallStreamObserver<ModelInferResponse> out, RequestTrace trace) {
         return Flux.fromIterable(rows)
-                .flatMapSequential(row -> predictions.infer(m.name(), m.version(), type, row, left))
+                .flatMapSequential(row -> trace == null ? predictions.infer(m.name(), m.version(), type, row, left)
+                        : trace.predicting(() -> predictions.infer(m.name(), m.version(), type, row, left)))
                 .collectList()
                 .subscribe(outputs -> {
                     EncodedTensor tensor = TensorType.STRINGS.encode(outputs);

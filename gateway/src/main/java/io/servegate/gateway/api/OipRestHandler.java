@@ -9,6 +9,7 @@ import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
+import io.servegate.gateway.tracing.RequestTrace;
 import io.servegate.oip.client.TensorFormatException;
 import io.servegate.oip.client.TensorType;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +19,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import org.springframework.http.HttpStatus;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
@@ -119,8 +121,10 @@ public final class OipRestHandler {
             TensorType<?> type = TensorType.forName(m.inputType());
             boolean binaryOutput = OipBinaryOutput.requested(json);
             List<?> rows = rows(type, body, predictions.declaredInput(m.name(), m.version()));
+            Function<Object, Mono<String>> inferOne = row -> predictions.infer(m.name(), m.version(), type, row,
+                    timeout);
             return Flux.fromIterable(rows)
-                    .flatMapSequential(row -> predictions.infer(m.name(), m.version(), type, row, timeout))
+                    .flatMapSequential(predictions.tracing().on() ? RequestTrace.traced(inferOne) : inferOne)
                     .collectList()
                     .flatMap(outputs -> {
                         Map<String, Object> out = new LinkedHashMap<>();

@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import io.servegate.gateway.tracing.RequestTrace;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.springframework.http.HttpStatus;
@@ -119,7 +120,7 @@ public final class QueryHandler {
                         + "' is a pipeline, whose stages use their models' current versions");
             }
             return new Query(TensorType.forName(pipeline.pipeline().inputType()), inputLength(pipeline, snapshot),
-                    input -> pipelines.predict(pipeline, snapshot, input, arrival));
+                    traced(input -> pipelines.predict(pipeline, snapshot, input, arrival)));
         }
         Application app = app(snapshot, appName);
         TensorType<?> type = TensorType.forName(app.inputType());
@@ -134,9 +135,14 @@ public final class QueryHandler {
         String version = version(snapshot, model, requested);
         int length = !single ? linkedLength(snapshot, app)
                 : model == null || version == null ? -1 : predictions.inputLength(model, version);
-        return new Query(type, length, single
+        return new Query(type, length, traced(single
                 ? input -> predictions.predict(app, model, version, type, input, arrival)
-                : input -> selection.predict(app, snapshot, context, type, input, arrival));
+                : input -> selection.predict(app, snapshot, context, type, input, arrival)));
+    }
+
+    /** Each prediction under its request's trace, when queries are traced. */
+    private Function<Object, Mono<Prediction>> traced(Function<Object, Mono<Prediction>> predictOne) {
+        return predictions.tracing().on() ? RequestTrace.traced(predictOne) : predictOne;
     }
 
     /**

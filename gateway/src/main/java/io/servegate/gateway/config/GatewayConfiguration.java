@@ -10,6 +10,7 @@ import io.servegate.gateway.api.BearerAuth;
 import io.servegate.gateway.api.BodyBytesInFlight;
 import io.servegate.gateway.api.DeploymentHandler;
 import io.servegate.gateway.api.EventLoopDeadlines;
+import io.servegate.gateway.api.HttpRequestTracing;
 import io.servegate.gateway.api.Errors;
 import io.servegate.gateway.api.InputParser;
 import io.servegate.gateway.api.JsonBodies;
@@ -38,6 +39,7 @@ import io.servegate.gateway.demo.DemoRunner;
 import io.servegate.gateway.metrics.ClipperMetrics;
 import io.servegate.gateway.query.PipelineService;
 import io.servegate.gateway.query.PredictionService;
+import io.servegate.gateway.tracing.QueryTracing;
 import io.servegate.gateway.query.SelectionService;
 import io.servegate.gateway.query.TimerLag;
 import io.servegate.gateway.selection.InMemorySelectionStateStore;
@@ -162,10 +164,11 @@ public class GatewayConfiguration {
     @Bean
     PredictionService predictionService(PredictionCache cache, ReplicaPool pool,
             ObjectProvider<FleetDispatcher> fleet, LongSupplier clock,
-            MeterRegistry meters, ServegateProperties props, Scheduler deadlineTimer, TimerLag lag) {
+            MeterRegistry meters, ServegateProperties props, Scheduler deadlineTimer, TimerLag lag,
+            QueryTracing tracing) {
         Dispatcher forwarding = fleet.getIfAvailable();
         return new PredictionService(cache, forwarding != null ? forwarding : pool, clock, meters,
-                props.deadlineMargin(), deadlineTimer, Schedulers.parallel()).shedding(lag);
+                props.deadlineMargin(), deadlineTimer, Schedulers.parallel()).shedding(lag).tracing(tracing);
     }
 
     @Bean(destroyMethod = "close")
@@ -254,7 +257,7 @@ public class GatewayConfiguration {
                 clock);
         OipRestHandler oip = new OipRestHandler(registry, predictions, bodies, inputs, props.oip().timeout(),
                 props.limits().maxBatchInputs());
-        RouterFunction<ServerResponse> served = RouterFunctions.route()
+        RouterFunction<ServerResponse> routes = RouterFunctions.route()
                 .GET("/v2", oip::serverMetadata)
                 .GET("/v2/health/live", oip::live)
                 .GET("/v2/health/ready", oip::ready)
@@ -265,7 +268,10 @@ public class GatewayConfiguration {
                 .GET("/metrics", new MetricsHandler(clipperMetrics, prometheus::getObject)::metrics)
                 .POST("/{app}/predict", query::predict)
                 .POST("/{app}/update", query::update)
-                .build()
+                .build();
+        // innermost: it sees the handlers' errors before they become error responses
+        RouterFunction<ServerResponse> served = (predictions.tracing().on()
+                ? routes.filter(new HttpRequestTracing(predictions.tracing())) : routes)
                 .filter(new ScheduledByHeader(registry, ownership.getIfAvailable(() -> Ownership.SOLO),
                         List.of(BearerAuth.of(adminToken(props), "servegate-admin"),
                                 BearerAuth.of(metricsToken(props), "servegate-metrics"))));

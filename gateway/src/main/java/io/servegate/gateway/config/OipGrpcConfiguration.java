@@ -1,14 +1,20 @@
 package io.servegate.gateway.config;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.grpc.BindableService;
+import io.grpc.ServerInterceptors;
 import io.servegate.gateway.api.GrpcBytesInFlight;
+import io.servegate.gateway.api.GrpcRequestTracing;
 import io.servegate.gateway.api.OipGrpcServer;
 import io.servegate.gateway.api.OipGrpcService;
 import io.servegate.gateway.connections.ConnectionBudget;
 import io.servegate.gateway.connections.GrpcConnectionGuard;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.tracing.QueryTracing;
+import io.servegate.oip.GRPCInferenceServiceGrpc;
 import java.time.Duration;
+import java.util.Set;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -28,7 +34,10 @@ public class OipGrpcConfiguration {
         OipGrpcService service = new OipGrpcService(registry, predictions, oip.timeout(),
                 props.limits().maxBatchInputs(), props.limits().maxInputLength());
         GrpcBytesInFlight bytes = GrpcBytesInFlight.of(props, "grpc", meters);
-        return new OipGrpcServer(service, oip.grpcAddress(), oip.grpcPort(),
+        QueryTracing tracing = predictions.tracing();
+        BindableService traced = !tracing.on() ? service : () -> ServerInterceptors.intercept(service,
+                new GrpcRequestTracing(tracing, Set.of(GRPCInferenceServiceGrpc.getModelInferMethod().getFullMethodName())));
+        return new OipGrpcServer(traced, oip.grpcAddress(), oip.grpcPort(),
                 (int) props.limits().maxBodySize().toBytes(), GRACE, b -> bytes.apply(connections.apply(b)));
     }
 

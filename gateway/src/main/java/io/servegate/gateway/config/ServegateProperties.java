@@ -4,6 +4,7 @@ import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.gateway.containers.ModelDirectories;
 import io.servegate.gateway.containers.PathArguments;
 import io.servegate.gateway.containers.ProcessCommandPolicy;
+import io.servegate.gateway.tracing.OtlpProtocol;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -40,7 +41,8 @@ public record ServegateProperties(
         @DefaultValue Redis redis,
         @DefaultValue Autoscaling autoscaling,
         @DefaultValue Connections connections,
-        @DefaultValue Fleet fleet) {
+        @DefaultValue Fleet fleet,
+        @DefaultValue Tracing tracing) {
 
     /**
      * Gateways that share a Redis registry form a fleet: each model version is scheduled by one
@@ -84,6 +86,39 @@ public record ServegateProperties(
             @DefaultValue("") String token,
             /** A file holding the token (surrounding whitespace ignored), used when {@code token} is empty. */
             @DefaultValue("") String tokenFile) {
+    }
+
+    /**
+     * OpenTelemetry tracing of queries, exported over OTLP (docs/tracing.md). Off by default: then
+     * no span is made and no header read.
+     *
+     * @param enabled       whether queries are traced
+     * @param endpoint      the OTLP receiver (a collector, Jaeger): {@code http://host:4317} for gRPC,
+     *                      {@code http://host:4318} (or its full {@code /v1/traces} URL) for HTTP
+     * @param protocol      {@code grpc} or {@code http-protobuf}
+     * @param samplingRatio the share of traces begun here that are sampled, 0..1; a request whose
+     *                      {@code traceparent} says sampled (or not) is followed as it says
+     * @param serviceName   the {@code service.name} of the spans
+     * @param exportTimeout how long one export may take
+     */
+    public record Tracing(
+            @DefaultValue("false") boolean enabled,
+            @DefaultValue("http://127.0.0.1:4317") String endpoint,
+            @DefaultValue("grpc") OtlpProtocol protocol,
+            @DefaultValue("1.0") double samplingRatio,
+            @DefaultValue("servegate-gateway") String serviceName,
+            @DefaultValue("10s") Duration exportTimeout) {
+
+        public Tracing {
+            if (!(samplingRatio >= 0 && samplingRatio <= 1)) {
+                throw new IllegalArgumentException("servegate.tracing.sampling-ratio must be in 0..1, got "
+                        + samplingRatio);
+            }
+            if (enabled && !endpoint.startsWith("http://") && !endpoint.startsWith("https://")) {
+                throw new IllegalArgumentException("servegate.tracing.endpoint must be an http:// or https:// URL, got '"
+                        + endpoint + "'");
+            }
+        }
     }
 
     /**

@@ -4,6 +4,8 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.servegate.core.scheduling.Query;
 import io.servegate.gateway.registry.Names;
+import io.servegate.gateway.tracing.BatchTrace;
+import io.servegate.gateway.tracing.CallTrace;
 import io.servegate.oip.client.ContainerClient;
 import io.servegate.oip.client.InferResult;
 import io.servegate.oip.client.TensorType;
@@ -70,10 +72,13 @@ final class IsolatingCall {
     private final LongSupplier clock;
     /** Null: the replica exports no meters of its own. */
     private final ReplicaMeters meters;
+    /** Null: the batch is not traced. */
+    private final BatchTrace trace;
 
+    /** @param trace the batch's trace, under which each call gets a span and passes it on; null for none */
     @SuppressWarnings("unchecked")
     IsolatingCall(String replica, ContainerClient client, PlacedModel model, Duration minBatchTimeout,
-            LongSupplier clock, ReplicaMeters meters) {
+            LongSupplier clock, ReplicaMeters meters, BatchTrace trace) {
         this.replica = replica;
         this.client = client;
         this.model = model;
@@ -81,6 +86,7 @@ final class IsolatingCall {
         this.minBatchTimeout = minBatchTimeout;
         this.clock = clock;
         this.meters = meters;
+        this.trace = trace;
     }
 
     /** Sends {@code group}; every query not in the outcome's retry list is answered or failed when it completes. */
@@ -94,10 +100,30 @@ final class IsolatingCall {
         }
         // late by far, not merely late: the minimum batch timeout past the latest deadline
         Duration timeout = Duration.ofNanos(minBatchTimeout.toNanos() + (latestDeadline - now));
-        return client.inferAsText(model.name(), model.version(), type, inputs, timeout)
-                .handle((result, error) -> error == null ? CompletableFuture.completedFuture(answered(group, result))
-                        : failed(group, error))
+        CallTrace call = trace == null ? null : trace.startCall(model.key(), group.size());
+        return client.inferAsText(model.name(), model.version(), type, inputs, timeout,
+                        call == null ? null : call.headers())
+                .handle((result, error) -> {
+                    if (call != null) {
+                        traced(call, result, error);
+                    }
+                    return error == null ? CompletableFuture.completedFuture(answered(group, result))
+                            : failed(group, error);
+                })
                 .thenCompose(outcome -> outcome);
+    }
+
+    private static void traced(CallTrace call, InferResult<String> result, Throwable error) {
+        if (error == null) {
+            int rejected = 0;
+            for (int i = 0; i < result.outputs().size(); i++) {
+                rejected += result.rowError(i) == null ? 0 : 1;
+            }
+            call.answered(rejected);
+        } else {
+            Status status = Status.fromThrowable(ReplicaWorker.unwrap(error));
+            call.failed(status, ReplicaWorker.describe(status));
+        }
     }
 
     private Outcome answered(List<Query<PendingPrediction>> group, InferResult<String> result) {

@@ -254,7 +254,7 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
         PlacedModel model = new PlacedModel(m.name(), m.version(), TensorType.forName(m.inputType()), 0, 0);
         SchedulerConfig config = config(m, snapshot);
         SchedulerDriver<ModelScheduler<PendingPrediction>> driver = new SchedulerDriver<>("model " + model.key(),
-                actions -> new ModelScheduler<>(model.key(), config, actions), clock, timers);
+                config.policy(), actions -> new ModelScheduler<>(model.key(), config, actions), clock, timers);
         driver.serve(model);
         driver.listen(new SchedulerMeters(tags(model), config, driver, meters));
         if (recorder != null) {

@@ -5,6 +5,8 @@ import io.grpc.Status;
 import io.servegate.core.scheduling.Batch;
 import io.servegate.core.scheduling.Load;
 import io.servegate.core.scheduling.Query;
+import io.servegate.gateway.tracing.BatchTrace;
+import io.servegate.gateway.tracing.QueryTrace;
 import io.servegate.oip.client.ContainerClient;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -294,17 +296,37 @@ final class ReplicaWorker implements AutoCloseable {
             meters.sent(batch.size());
         }
         inFlight.addAndGet(batch.size());
+        BatchTrace trace = trace(batch, model);
         // One OIP tensor holds vectors of one length: a container that declares no fixed length
         // gets one call per length, so one odd query cannot fail the batch of everyone else.
-        IsolatingCall call = new IsolatingCall(id, client, model, minBatchTimeout, clock, meters);
+        IsolatingCall call = new IsolatingCall(id, client, model, minBatchTimeout, clock, meters, trace);
         CompletableFuture<IsolatingCall.Outcome> outcome = CompletableFuture.completedFuture(null);
         for (List<Query<PendingPrediction>> group : byLength(batch.queries())) {
             outcome = outcome.thenCombine(call.send(group), (a, b) -> a == null ? b : a.merge(b));
         }
         return outcome.handle((o, error) -> {
-            finish(batch, error == null ? o : new IsolatingCall.Outcome(error, false, List.of(), 0, false));
+            IsolatingCall.Outcome done = error == null ? o : new IsolatingCall.Outcome(error, false, List.of(), 0, false);
+            if (trace != null) {
+                trace.end(done.failure() == null ? null : describe(Status.fromThrowable(unwrap(done.failure()))));
+            }
+            finish(batch, done);
             return null; // what follows on this replica must not wait on a failed report
         });
+    }
+
+    /** The batch's trace, linked to its traced queries; null when none is traced (no allocation then). */
+    private BatchTrace trace(Batch<PendingPrediction> batch, PlacedModel model) {
+        List<QueryTrace> traced = null;
+        for (Query<PendingPrediction> q : batch.queries()) {
+            if (q.payload().trace != null) {
+                if (traced == null) {
+                    traced = new ArrayList<>();
+                }
+                traced.add(q.payload().trace);
+            }
+        }
+        return traced == null ? null
+                : BatchTrace.start(traced, model.key(), batch.size(), id, driver.policy().id());
     }
 
     /** Every call of a batch has returned: feed the breaker, then tell the scheduler. */

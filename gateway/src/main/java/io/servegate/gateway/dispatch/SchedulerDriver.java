@@ -2,10 +2,12 @@ package io.servegate.gateway.dispatch;
 
 import io.servegate.core.scheduling.Batch;
 import io.servegate.core.scheduling.Load;
+import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.core.scheduling.Query;
 import io.servegate.core.scheduling.RejectReason;
 import io.servegate.core.scheduling.Scheduler;
 import io.servegate.core.scheduling.SchedulerActions;
+import io.servegate.gateway.tracing.QueryTrace;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -36,6 +38,7 @@ final class SchedulerDriver<S extends Scheduler<PendingPrediction>>
         implements SchedulerActions<PendingPrediction>, AutoCloseable {
 
     private final String name;
+    private final PolicyKind policy;
     private final S scheduler;
     private final LongSupplier clock;
     private final reactor.core.scheduler.Scheduler timers;
@@ -52,11 +55,13 @@ final class SchedulerDriver<S extends Scheduler<PendingPrediction>>
     /**
      * @param name      what it schedules, as a default's explanation names it ({@code model NAME:VERSION},
      *                  {@code pool NAME})
+     * @param policy    the scheduler's policy, as its batches' traces name it
      * @param scheduler makes the scheduler, which acts through the driver
      */
-    SchedulerDriver(String name, Function<SchedulerActions<PendingPrediction>, S> scheduler, LongSupplier clock,
-            reactor.core.scheduler.Scheduler timers) {
+    SchedulerDriver(String name, PolicyKind policy, Function<SchedulerActions<PendingPrediction>, S> scheduler,
+            LongSupplier clock, reactor.core.scheduler.Scheduler timers) {
         this.name = name;
+        this.policy = policy;
         this.clock = clock;
         this.timers = timers;
         this.scheduler = scheduler.apply(this);
@@ -70,6 +75,10 @@ final class SchedulerDriver<S extends Scheduler<PendingPrediction>>
 
     LongSupplier clock() {
         return clock;
+    }
+
+    PolicyKind policy() {
+        return policy;
     }
 
     // ---- what it serves ----
@@ -132,7 +141,12 @@ final class SchedulerDriver<S extends Scheduler<PendingPrediction>>
 
     /** Schedules a query of {@code model}; the future completes with the output or fails with a {@link DispatchException}. */
     CompletableFuture<String> submit(String model, Object input, long deadline) {
-        PendingPrediction p = new PendingPrediction(input);
+        // the query's trace, when its request is traced: a thread-local read when tracing is off
+        QueryTrace trace = QueryTrace.current();
+        if (trace != null) {
+            trace.queued();
+        }
+        PendingPrediction p = new PendingPrediction(input, trace);
         event(now -> {
             scheduler.submit(model, p, deadline, now);
             listeners.forEach(l -> actions.add(() -> l.arrived(now, deadline)));
@@ -245,8 +259,12 @@ final class SchedulerDriver<S extends Scheduler<PendingPrediction>>
 
     @Override
     public void reject(Query<PendingPrediction> query, RejectReason reason) {
-        actions.add(() -> query.payload().result.completeExceptionally(
-                new DispatchException(DispatchFailure.of(reason), name)));
+        actions.add(() -> {
+            if (query.payload().trace != null) {
+                query.payload().trace.rejected(reason.name() + " (" + name + ")");
+            }
+            query.payload().result.completeExceptionally(new DispatchException(DispatchFailure.of(reason), name));
+        });
     }
 
     @Override

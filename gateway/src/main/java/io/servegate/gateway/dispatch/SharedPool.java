@@ -36,7 +36,7 @@ final class SharedPool implements AutoCloseable {
         this.timers = timers;
         this.minBatchTimeout = minBatchTimeout;
         this.maxMessageBytes = maxMessageBytes;
-        this.driver = new SchedulerDriver<>("pool " + name, actions -> new MultiModelScheduler<>(config, actions),
+        this.driver = new SchedulerDriver<>("pool " + name, config.policy(), actions -> new MultiModelScheduler<>(config, actions),
                 clock, timers);
         driver.listen(new PoolMeters(name, driver, meters));
     }

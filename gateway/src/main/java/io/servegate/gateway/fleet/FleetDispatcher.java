@@ -11,6 +11,8 @@ import io.servegate.gateway.dispatch.DispatchFailure;
 import io.servegate.gateway.dispatch.Dispatcher;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.tracing.CallTrace;
+import io.servegate.gateway.tracing.QueryTrace;
 import io.servegate.oip.client.TensorType;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -108,12 +110,23 @@ public final class FleetDispatcher implements Dispatcher, AutoCloseable {
             return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.NO_REPLICA,
                     "model " + Ownership.key(model, version) + " left the registry"));
         }
-        return forwards.forward(to, model, version, TensorType.forName(m.inputType()), input, deadlineNanos)
+        QueryTrace trace = QueryTrace.current();
+        CallTrace hop = trace == null ? null
+                : trace.startForward(to.member(), ForwardProtocol.SERVICE, ForwardProtocol.PREDICT.getBareMethodName());
+        return forwards.forward(to, model, version, TensorType.forName(m.inputType()), input, deadlineNanos,
+                        hop == null ? null : hop.headers())
                 .handle((response, error) -> {
                     forwardLatency.record(clock.getAsLong() - start, TimeUnit.NANOSECONDS);
                     if (error != null) {
                         forwardedFailed.increment();
-                        throw new CompletionException(failure(to, error));
+                        DispatchException failure = failure(to, error);
+                        if (hop != null) {
+                            hop.failed(Status.fromThrowable(error), failure.getMessage());
+                        }
+                        throw new CompletionException(failure);
+                    }
+                    if (hop != null) {
+                        hop.answered(0);
                     }
                     return response;
                 })

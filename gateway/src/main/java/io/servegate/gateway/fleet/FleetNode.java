@@ -8,8 +8,10 @@ import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.core.fleet.OwnershipPlanner;
+import io.servegate.gateway.api.GrpcRequestTracing;
 import io.servegate.gateway.dispatch.Dispatcher;
 import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.tracing.QueryTracing;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -65,10 +67,11 @@ public final class FleetNode implements AutoCloseable {
      *
      * @param local       this gateway's replica pool, which schedules the versions it owns
      * @param connections the port's guards against slow, idle and too many clients and its admission of request bytes
+     * @param tracing     traces forwarded queries, continuing their senders' traces
      */
     public static FleetNode start(Settings settings, RedisFleetStore store, Registry registry, Dispatcher local,
             ForwardClient client, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters,
-            UnaryOperator<NettyServerBuilder> connections) {
+            UnaryOperator<NettyServerBuilder> connections, QueryTracing tracing) {
         LateService services = new LateService();
         String host = settings.advertiseHost().isEmpty() ? defaultHost(settings.bindAddress())
                 : settings.advertiseHost();
@@ -91,7 +94,11 @@ public final class FleetNode implements AutoCloseable {
                 arrivals::rates, clock, meters, state -> client.connect(state.addresses().entrySet().stream()
                         .filter(e -> !e.getValue().equals(address)).map(Map.Entry::getValue).toList()));
         services.service = ServerInterceptors.intercept(new ForwardService(registry, local, member, client, clock,
-                settings.maxInputLength()).bindService(), settings.secret().checker(meters));
+                settings.maxInputLength()).bindService(),
+                // the secret is checked first (the last interceptor runs first): refused calls are not traced
+                new GrpcRequestTracing(tracing, Set.of(ForwardProtocol.PREDICT.getFullMethodName(),
+                        ForwardProtocol.PREDICT_MANY.getFullMethodName())),
+                settings.secret().checker(meters));
         registry.addListener(snapshot -> member.beatSoon());
         member.start();
         LOG.info("fleet member {} forwarding on {}{}", member.self(), address, settings.secret().enabled() ? ""

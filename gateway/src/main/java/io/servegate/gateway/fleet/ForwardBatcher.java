@@ -1,5 +1,6 @@
 package io.servegate.gateway.fleet;
 
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -26,6 +27,8 @@ import java.util.function.LongSupplier;
  * {@value ForwardProtocol#MAX_ROWS} rows and about half the largest message a gateway accepts;
  * a row whose deadline passed while it waited is failed, not sent. An owner that does not know
  * {@code PredictMany} (an older gateway during a rolling update) is sent each row by {@code Predict}.
+ * A lone query carries its trace context to the owner; a coalesced call, which serves many traces,
+ * carries none (each query's own forward span still times its hop).
  */
 final class ForwardBatcher implements AutoCloseable {
 
@@ -44,7 +47,7 @@ final class ForwardBatcher implements AutoCloseable {
     private record Key(Route.Remote to, String model, String version, TensorType<?> type) {
     }
 
-    private record Waiting(Object input, long deadlineNanos, CompletableFuture<ModelInferResponse> answer) {
+    private record Waiting(Object input, long deadlineNanos, Metadata trace, CompletableFuture<ModelInferResponse> answer) {
     }
 
     /**
@@ -61,9 +64,12 @@ final class ForwardBatcher implements AutoCloseable {
                 .register(meters);
     }
 
-    /** The owner's answer to {@code input}, forwarded with what remains of {@code deadlineNanos}. */
+    /**
+     * The owner's answer to {@code input}, forwarded with what remains of {@code deadlineNanos};
+     * {@code trace} (a trace context, or null) goes with it when it is sent alone.
+     */
     CompletableFuture<ModelInferResponse> forward(Route.Remote to, String model, String version, TensorType<?> type,
-            Object input, long deadlineNanos) {
+            Object input, long deadlineNanos, Metadata trace) {
         CompletableFuture<ModelInferResponse> answer = new CompletableFuture<>();
         Key key = new Key(to, model, version, type);
         boolean[] first = {false};
@@ -72,7 +78,7 @@ final class ForwardBatcher implements AutoCloseable {
                 rows = new ArrayList<>();
                 first[0] = true;
             }
-            rows.add(new Waiting(input, deadlineNanos, answer));
+            rows.add(new Waiting(input, deadlineNanos, trace, answer));
             return rows;
         });
         if (first[0]) {
@@ -157,7 +163,7 @@ final class ForwardBatcher implements AutoCloseable {
             return;
         }
         client.call(key.to.address(), ForwardProtocol.request(key.model, key.version, key.type, w.input,
-                ownership.self(), key.to, 1), left).whenComplete((response, error) -> {
+                ownership.self(), key.to, 1), left, w.trace).whenComplete((response, error) -> {
                     if (error != null) {
                         w.answer.completeExceptionally(error);
                     } else {

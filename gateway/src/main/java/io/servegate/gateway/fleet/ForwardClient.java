@@ -1,9 +1,13 @@
 package io.servegate.gateway.fleet;
 
 import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
+import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;
@@ -33,10 +37,16 @@ public final class ForwardClient implements AutoCloseable {
         this.secret = secret;
     }
 
-    /** Sends {@code request} to the gateway at {@code address} with {@code timeoutNanos} to answer in. */
-    CompletableFuture<ModelInferResponse> call(String address, ModelInferRequest request, long timeoutNanos) {
+    /**
+     * Sends {@code request} to the gateway at {@code address} with {@code timeoutNanos} to answer in,
+     * and {@code headers} (a trace context) in its metadata unless null.
+     */
+    CompletableFuture<ModelInferResponse> call(String address, ModelInferRequest request, long timeoutNanos,
+            Metadata headers) {
         CompletableFuture<ModelInferResponse> answer = new CompletableFuture<>();
-        ClientCalls.asyncUnaryCall(channel(address).newCall(ForwardProtocol.PREDICT,
+        Channel channel = headers == null ? channel(address)
+                : ClientInterceptors.intercept(channel(address), MetadataUtils.newAttachHeadersInterceptor(headers));
+        ClientCalls.asyncUnaryCall(channel.newCall(ForwardProtocol.PREDICT,
                 CallOptions.DEFAULT.withDeadlineAfter(timeoutNanos, TimeUnit.NANOSECONDS)), request,
                 new StreamObserver<>() {
                     @Override

@@ -9,6 +9,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
+import io.opentelemetry.context.Scope;
 import io.servegate.gateway.api.RowChecks;
 import io.servegate.gateway.dispatch.DeclaredInput;
 import io.servegate.gateway.dispatch.DispatchException;
@@ -17,6 +18,8 @@ import io.servegate.gateway.dispatch.Dispatcher;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.tracing.QueryTrace;
+import io.servegate.gateway.tracing.RequestTrace;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;
 import io.servegate.oip.client.TensorType;
@@ -75,6 +78,7 @@ public final class ForwardService implements BindableService {
 
     private void predict(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
         Deadline deadline = Context.current().getDeadline();
+        RequestTrace trace = RequestTrace.GRPC.get(); // null unless traced
         if (deadline == null) {
             out.onError(invalid("a forwarded query carries its deadline"));
             return;
@@ -111,9 +115,9 @@ public final class ForwardService implements BindableService {
         Consumer<ModelInferResponse> answer = response -> reply(out, response);
         ownership.accepts(model, version, ForwardProtocol.claim(request)).whenComplete((mine, error) -> {
             if (Boolean.TRUE.equals(mine)) {
-                schedule(model, version, input, deadlineNanos, answer);
+                schedule(model, version, input, deadlineNanos, answer, trace);
             } else {
-                relayOrRefuse(model, version, type, input, hops, deadlineNanos, answer);
+                relayOrRefuse(model, version, type, input, hops, deadlineNanos, answer, trace);
             }
         });
     }
@@ -126,6 +130,7 @@ public final class ForwardService implements BindableService {
      */
     private void predictMany(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
         long now = clock.getAsLong();
+        RequestTrace trace = RequestTrace.GRPC.get(); // null unless traced
         String model = request.getModelName();
         String version = request.getModelVersion();
         ModelVersion m = registry.snapshot().model(model, version).orElse(null);
@@ -163,10 +168,10 @@ public final class ForwardService implements BindableService {
                     answer.accept(ForwardProtocol.failed(DispatchFailure.INPUT_REJECTED,
                             Names.brief(problem, MAX_SHOWN), ownership.self()));
                 } else if (Boolean.TRUE.equals(mine)) {
-                    schedule(model, version, rows.get(i), deadlineNanos, answer);
+                    schedule(model, version, rows.get(i), deadlineNanos, answer, trace);
                 } else {
                     relayOrRefuse(model, version, type, rows.get(i), ForwardProtocol.hops(request), deadlineNanos,
-                            answer);
+                            answer, trace);
                 }
             }
         });
@@ -195,28 +200,43 @@ public final class ForwardService implements BindableService {
     }
 
     private void schedule(String model, String version, Object input, long deadlineNanos,
-            Consumer<ModelInferResponse> out) {
+            Consumer<ModelInferResponse> out, RequestTrace trace) {
         // the batch this may send is shared with other queries: not in this call's Context,
         // whose cancellation would cancel it
         CompletableFuture<String> output;
+        QueryTrace query = trace == null ? null : trace.startQuery(model, version);
         Context previous = Context.ROOT.attach();
-        try {
+        try (Scope ignored = query == null ? null : query.makeCurrent()) {
             output = local.submit(model, version, input, deadlineNanos);
         } finally {
             Context.ROOT.detach(previous);
         }
-        output.whenComplete((value, error) -> out.accept(error == null
-                ? ForwardProtocol.answer(value, ownership.self()) : failed(error)));
+        output.whenComplete((value, error) -> {
+            ModelInferResponse response = error == null ? ForwardProtocol.answer(value, ownership.self())
+                    : failed(error);
+            if (query != null) {
+                Throwable cause = error instanceof CompletionException && error.getCause() != null
+                        ? error.getCause() : error;
+                if (error == null) {
+                    query.answered();
+                } else if (cause instanceof DispatchException e) {
+                    query.failed(e.failure().name(), e.detail());
+                } else {
+                    query.failed(DispatchFailure.CONTAINER_ERROR.name(), String.valueOf(cause.getMessage()));
+                }
+            }
+            out.accept(response);
+        });
     }
 
     private void relayOrRefuse(String model, String version, TensorType<?> type, Object input, int hops,
-            long deadlineNanos, Consumer<ModelInferResponse> out) {
+            long deadlineNanos, Consumer<ModelInferResponse> out, RequestTrace trace) {
         Route route = ownership.route(model, version);
         long left = deadlineNanos - clock.getAsLong();
         if (route instanceof Route.Remote next && hops < MAX_HOPS && left > 0) {
             // the sender's view is a heartbeat behind this one's (a hand-off just happened): pass it on once
             relay.call(next.address(), ForwardProtocol.request(model, version, type, input, ownership.self(), next,
-                    hops + 1), left)
+                    hops + 1), left, trace == null ? null : trace.headers())
                     .whenComplete((response, error) -> out.accept(error == null ? response
                             : ForwardProtocol.failed(DispatchFailure.FORWARD_FAILED, "relay to gateway "
                                     + next.member() + " failed: " + Status.fromThrowable(error).getCode(),

@@ -7,6 +7,7 @@ import io.servegate.gateway.registry.PipelineGraph;
 import io.servegate.gateway.registry.PipelineStage;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.registry.StageInput;
+import io.servegate.gateway.tracing.RequestTrace;
 import io.servegate.oip.client.TensorType;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -57,7 +58,7 @@ public final class PipelineService {
                 .filter(Optional::isPresent)
                 .last()
                 .map(last -> Prediction.of(last.get().answer()))
-                .onErrorResume(PredictionException.class, e -> predictions.failed(app, e))
+                .onErrorResume(PredictionException.class, e -> predictions.failed(app, e, null))
                 .doOnNext(p -> predictions.record(app, p, arrivalNanos));
     }
 
@@ -79,6 +80,8 @@ public final class PipelineService {
         private final Object input;
         private final long arrival;
         private final long[] due;
+        /** The request's trace, under which later stages (started from earlier ones' callbacks) predict; or null. */
+        private final RequestTrace request = predictions.tracing().on() ? RequestTrace.current() : null;
         private final Map<String, Mono<Optional<StageResult>>> results = new HashMap<>();
 
         Run(PipelineGraph graph, RegistrySnapshot snapshot, Object input, long arrival, long[] due) {
@@ -135,7 +138,9 @@ public final class PipelineService {
                         DefaultReason.CONTAINER_ERROR, "its predecessor's output is no '" + type.clipperName()
                                 + "' input: " + e.getMessage())));
             }
-            return predictions.infer(stage.model(), version, type, in, deadline)
+            Mono<Prediction> prediction = request == null ? predictions.infer(stage.model(), version, type, in, deadline)
+                    : request.predicting(() -> predictions.infer(stage.model(), version, type, in, deadline));
+            return prediction
                     .map(p -> StageResult.of(stage, p.output()))
                     .onErrorMap(PredictionException.class, e -> failed(stage, version, deadline, e));
         }

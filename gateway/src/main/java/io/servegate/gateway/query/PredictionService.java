@@ -2,6 +2,7 @@ package io.servegate.gateway.query;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.opentelemetry.context.Scope;
 import io.servegate.core.cache.CacheKey;
 import io.servegate.core.cache.EncodedInput;
 import io.servegate.core.cache.PredictionCache;
@@ -9,6 +10,9 @@ import io.servegate.gateway.dispatch.DeclaredInput;
 import io.servegate.gateway.dispatch.DispatchException;
 import io.servegate.gateway.dispatch.Dispatcher;
 import io.servegate.gateway.registry.Application;
+import io.servegate.gateway.tracing.QueryTrace;
+import io.servegate.gateway.tracing.QueryTracing;
+import io.servegate.gateway.tracing.RequestTrace;
 import io.servegate.oip.client.TensorType;
 import java.time.Duration;
 import java.util.List;
@@ -46,6 +50,7 @@ public final class PredictionService {
     private final Scheduler defaults;
     /** Null: no shedding on the timers' lag. */
     private volatile TimerLag lag;
+    private volatile QueryTracing tracing = QueryTracing.OFF;
 
     /**
      * @param deadlineMargin how long before the SLO the default is sent, for the answer's own way
@@ -81,30 +86,59 @@ public final class PredictionService {
     }
 
     /**
+     * Traces each prediction with {@code tracing}: a span per model version asked, under the
+     * request's span, and the defaults on the request's span.
+     *
+     * @return this service
+     */
+    public PredictionService tracing(QueryTracing tracing) {
+        this.tracing = tracing;
+        return this;
+    }
+
+    /** How predictions are traced ({@link QueryTracing#OFF}: not at all). */
+    public QueryTracing tracing() {
+        return tracing;
+    }
+
+    /**
      * Predicts one input for an app with the given model version, answering by
      * {@code arrivalNanos + app SLO}.
      */
     public Mono<Prediction> predict(Application app, String model, String version, TensorType<?> type, Object input,
             long arrivalNanos) {
         long deadline = deadline(app, arrivalNanos);
+        RequestTrace request = tracing.on() ? RequestTrace.current() : null;
         Mono<Prediction> answer = model == null || version == null
                 ? Mono.error(new PredictionException(DefaultReason.NO_MODEL,
                         model == null ? "app " + app.name() : "model " + model + " has no current version"))
                 : infer(model, version, type, input, deadline);
         return answer
-                .onErrorResume(PredictionException.class, e -> failed(app, e))
-                .doOnNext(p -> record(app, model, version, p, arrivalNanos));
+                .onErrorResume(PredictionException.class, e -> failed(app, e, request))
+                .doOnNext(request == null ? p -> record(app, model, version, p, arrivalNanos)
+                        : p -> request.recording(() -> record(app, model, version, p, arrivalNanos)));
     }
 
     /**
      * The answer to an app's query that got no prediction: an error where the app (explicit
      * rejection of overload) or the input (rejected by the container: the client's error) calls
-     * for one, else the app's default. Every kind of app answers failures through this.
+     * for one, else the app's default. Every kind of app answers failures through this;
+     * {@code request} (the request's trace, or null) records which.
      */
-    Mono<Prediction> failed(Application app, PredictionException e) {
-        return overloadRejected(app, e) ? Mono.error(new OverloadRejectedException(app.name(), e.getMessage()))
-                : inputRejected(app, e) ? Mono.error(new InputRejectedException(e.getMessage()))
-                : Mono.just(defaultFor(app, e));
+    Mono<Prediction> failed(Application app, PredictionException e, RequestTrace request) {
+        if (overloadRejected(app, e)) {
+            if (request != null) {
+                request.overloadRejected(e.getMessage());
+            }
+            return Mono.error(new OverloadRejectedException(app.name(), e.getMessage()));
+        }
+        if (inputRejected(app, e)) {
+            return Mono.error(new InputRejectedException(e.getMessage()));
+        }
+        if (request != null) {
+            request.defaulted(e.reason().name(), e.getMessage());
+        }
+        return Mono.just(defaultFor(app, e));
     }
 
     /**
@@ -159,6 +193,23 @@ public final class PredictionService {
 
     /** {@link #infer(String, String, TensorType, Object, long)} of an input encoded once for several models. */
     Mono<Prediction> infer(String model, String version, Object input, EncodedInput encoded, long deadline) {
+        QueryTrace trace = tracing.startQuery(model, version);
+        if (trace == null) {
+            return infer(model, version, input, encoded, deadline, null);
+        }
+        Mono<Prediction> answer;
+        try (Scope ignored = trace.makeCurrent()) {
+            answer = infer(model, version, input, encoded, deadline, trace);
+        }
+        return answer.doOnNext(p -> trace.answered())
+                .doOnError(e -> trace.failed(e instanceof PredictionException p ? p.reason().name()
+                        : DefaultReason.CONTAINER_ERROR.name(), e.getMessage()))
+                .doOnCancel(() -> trace.failed("CANCELLED", "the request went away before the answer"));
+    }
+
+    /** The prediction, {@code trace} (or null) told how the cache served it. */
+    private Mono<Prediction> infer(String model, String version, Object input, EncodedInput encoded, long deadline,
+            QueryTrace trace) {
         long left = deadline - clock.getAsLong();
         if (left <= 0) {
             return Mono.error(new PredictionException(DefaultReason.DEADLINE, null));
@@ -168,7 +219,17 @@ public final class PredictionService {
             return Mono.error(new PredictionException(DefaultReason.OVERLOADED, "its timers run late"));
         }
         CacheKey key = new CacheKey(model, version, encoded);
-        CompletableFuture<String> output = cache.get(key, k -> dispatcher.submit(model, version, input, deadline));
+        CompletableFuture<String> output;
+        if (trace == null) {
+            output = cache.get(key, k -> dispatcher.submit(model, version, input, deadline));
+        } else {
+            boolean[] missed = new boolean[1];
+            output = cache.get(key, k -> {
+                missed[0] = true;
+                return dispatcher.submit(model, version, input, deadline);
+            });
+            trace.cache(missed[0] ? "miss" : output.isDone() ? "hit" : "pending");
+        }
         // The future is shared with other queries: a timeout here must not cancel it, so a late result
         // still fills the cache. Failures become values first, so that one arriving after the timeout
         // is not an error dropped by a cancelled subscriber.

@@ -14,6 +14,7 @@ import io.servegate.core.selection.WeightedState;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.registry.SelectionConfig;
+import io.servegate.gateway.tracing.RequestTrace;
 import io.servegate.gateway.selection.SelectionStateStore;
 import io.servegate.oip.client.TensorType;
 import java.nio.charset.StandardCharsets;
@@ -26,6 +27,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -133,19 +135,27 @@ public final class SelectionService {
             String context, TensorType<?> type, Object input, long arrivalNanos) {
         long deadline = predictions.deadline(app, arrivalNanos);
         EncodedInput encoded = PredictionService.encode(type, input);
-        return state(policy, app, context).flatMap(state -> {
+        // the selected models predict once the state is read (from Redis: on another thread), under the request's trace
+        RequestTrace request = predictions.tracing().on() ? RequestTrace.current() : null;
+        if (request != null) {
+            request.attribute("servegate.selection.policy", policy.name());
+        }
+        Function<S, Mono<Prediction>> answer = state -> {
             List<String> selected = policy.select(state, input, ThreadLocalRandom.current());
             AtomicReference<PredictionException> rejected = new AtomicReference<>();
             return outputs(snapshot, selected, input, encoded, deadline, rejected).flatMap(outputs -> {
                 if (outputs.isEmpty() && rejected.get() != null) {
                     // no model answered and one refused the input itself: the client's error, as for one model
-                    return predictions.failed(app, rejected.get());
+                    return predictions.failed(app, rejected.get(), request);
                 }
                 played.put(new PlayedKey(app.name(), policy.name(), context, encoded),
                         played(policy, state, selected, outputs));
                 return Mono.just(answer(policy, app, state, input, outputs, selected));
             });
-        }).doOnNext(p -> predictions.record(app, p, arrivalNanos));
+        };
+        return state(policy, app, context)
+                .flatMap(request == null ? answer : state -> request.predicting(() -> answer.apply(state)))
+                .doOnNext(p -> predictions.record(app, p, arrivalNanos));
     }
 
     /** The combined answer of the models that answered, or the app's default when none did or it is unsure. */

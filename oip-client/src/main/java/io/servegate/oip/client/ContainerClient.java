@@ -5,9 +5,11 @@ import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.MetadataUtils;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.InferParameter;
 import io.servegate.oip.ModelInferRequest;
@@ -75,7 +77,8 @@ public final class ContainerClient implements AutoCloseable {
      */
     public <X, Y> CompletableFuture<InferResult<Y>> infer(String model, String version, TensorType<X> inputType,
             List<X> inputs, TensorType<Y> outputType, Duration timeout) {
-        return call(model, version, inputType, inputs, timeout, response -> decodeFirstOutput(response, outputType));
+        return call(model, version, inputType, inputs, timeout, response -> decodeFirstOutput(response, outputType),
+                null);
     }
 
     /**
@@ -85,11 +88,20 @@ public final class ContainerClient implements AutoCloseable {
      */
     public <X> CompletableFuture<InferResult<String>> inferAsText(String model, String version,
             TensorType<X> inputType, List<X> inputs, Duration timeout) {
-        return call(model, version, inputType, inputs, timeout, ContainerClient::renderFirstOutput);
+        return inferAsText(model, version, inputType, inputs, timeout, null);
+    }
+
+    /**
+     * {@link #inferAsText(String, String, TensorType, List, Duration)} with {@code headers} added to
+     * the call's metadata (a trace context: {@code traceparent}), or none when null.
+     */
+    public <X> CompletableFuture<InferResult<String>> inferAsText(String model, String version,
+            TensorType<X> inputType, List<X> inputs, Duration timeout, Metadata headers) {
+        return call(model, version, inputType, inputs, timeout, ContainerClient::renderFirstOutput, headers);
     }
 
     private <X, Y> CompletableFuture<InferResult<Y>> call(String model, String version, TensorType<X> inputType,
-            List<X> inputs, Duration timeout, Function<ModelInferResponse, List<Y>> decode) {
+            List<X> inputs, Duration timeout, Function<ModelInferResponse, List<Y>> decode, Metadata headers) {
         EncodedTensor fixedSize;
         try {
             fixedSize = uint8Refused ? null : inputType.encodeFixedSize(inputs);
@@ -97,10 +109,10 @@ public final class ContainerClient implements AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         if (fixedSize == null) {
-            return call(model, version, inputType, inputs, timeout, decode, null);
+            return call(model, version, inputType, inputs, timeout, decode, null, headers);
         }
         long deadline = System.nanoTime() + timeout.toNanos();
-        return call(model, version, inputType, inputs, timeout, decode, fixedSize)
+        return call(model, version, inputType, inputs, timeout, decode, fixedSize, headers)
                 .exceptionallyCompose(e -> {
                     Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
                     if (!(cause instanceof StatusRuntimeException s)
@@ -108,7 +120,7 @@ public final class ContainerClient implements AutoCloseable {
                         return CompletableFuture.failedFuture(e);
                     }
                     Duration left = Duration.ofNanos(deadline - System.nanoTime());
-                    return call(model, version, inputType, inputs, left, decode, null).thenApply(result -> {
+                    return call(model, version, inputType, inputs, left, decode, null, headers).thenApply(result -> {
                         uint8Refused = true;
                         return result;
                     });
@@ -117,14 +129,17 @@ public final class ContainerClient implements AutoCloseable {
 
     /** One ModelInfer call with {@code tensor}, or with the batch's BYTES or numeric encoding when null. */
     private <X, Y> CompletableFuture<InferResult<Y>> call(String model, String version, TensorType<X> inputType,
-            List<X> inputs, Duration timeout, Function<ModelInferResponse, List<Y>> decode, EncodedTensor tensor) {
+            List<X> inputs, Duration timeout, Function<ModelInferResponse, List<Y>> decode, EncodedTensor tensor,
+            Metadata headers) {
         ModelInferRequest request;
         try {
             request = request(model, version, tensor != null ? tensor : inputType.encode(inputs));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return toCompletable(stub.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS).modelInfer(request))
+        GRPCInferenceServiceGrpc.GRPCInferenceServiceFutureStub calling = headers == null ? stub
+                : stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(headers));
+        return toCompletable(calling.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS).modelInfer(request))
                 .thenApply(response -> {
                     List<Y> outputs = decode.apply(response);
                     if (outputs.size() != inputs.size()) {
