@@ -18,7 +18,7 @@ class JitterTest {
 
     static SimResult run(double sigma) {
         return Simulation.run(new ScenarioBuilder().policy(PolicyKind.ADAPTIVE).linear(10, 1, sigma).sloMs(50)
-                .rate(406).overheadMs(0.5).durationS(30).seed(1).build());
+                .rate(0.67 * 600).overheadMs(0.5).durationS(30).seed(1).build());
     }
 
     @Test
