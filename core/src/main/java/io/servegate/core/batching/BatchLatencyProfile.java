@@ -29,6 +29,15 @@ import java.util.Arrays;
  * outliers with them, and a size that keeps measuring slow is believed once it has
  * {@value #TRUSTED_SAMPLES} samples.
  *
+ * <p><b>Spread.</b> The median is the right plan only where batches are steady: where a size's
+ * latency spreads, half its batches take longer than the median, and a query planned to finish on
+ * the median misses its deadline whenever its batch is one of them. So the estimate is the median
+ * times a spread factor {@code exp(z·σ̂)}: {@code σ̂} is a robust log-scale deviation of the
+ * recent samples (see {@link #spread}), pooled over the sizes since a replica's noise (its
+ * machine's) is shared by every size while each size has few recent samples, and {@code z} is the
+ * standard normal quantile of {@link #PLANNING_QUANTILE}. Where {@code σ̂} is at most
+ * {@value #STEADY_SIGMA} the factor is 1: steady batches plan on the median, as before.
+ *
  * <p>Not thread-safe: its {@link BatchQueue} calls it under the queue's lock. Time is passed in,
  * as everywhere in this package.
  */
@@ -38,6 +47,14 @@ public final class BatchLatencyProfile {
     static final int TRUSTED_SAMPLES = 3;
     /** How far above what the other sizes allow a size's median may be before it is taken for an outlier. */
     public static final double OUTLIER_FACTOR = 1.5;
+    /** The share of a spread size's batches planned to finish within its estimate. */
+    static final double PLANNING_QUANTILE = 0.75;
+    /** The standard normal quantile of {@link #PLANNING_QUANTILE}. */
+    private static final double PLANNING_Z = 0.6745;
+    /** The standard normal quantile of 0.75: a lognormal's upper quartile is its median times exp(σ·this). */
+    private static final double QUARTILE_Z = 0.6745;
+    /** A log-scale deviation up to this is taken for steady batches, planned on the median. */
+    static final double STEADY_SIGMA = 0.05;
 
     private final int window;
     private final long maxAgeNanos;
@@ -108,6 +125,7 @@ public final class BatchLatencyProfile {
             measured[s] = recent(s, now, maxAgeNanos, counts);
         }
         boundOutliers(measured, counts);
+        double factor = spreadFactor(spread(now, maxAgeNanos, measured, counts));
         int largest = -1;
         int secondLargest = -1;
         for (int s = 0; s < measured.length; s++) {
@@ -139,9 +157,61 @@ public final class BatchLatencyProfile {
             } else {
                 estimate = Math.round((double) measured[largest] / largest * b); // cost proportional to size
             }
-            e[b] = Math.max(estimate, e[b - 1]);
+            e[b] = Math.max(Math.round(estimate * factor), e[b - 1]);
         }
         return e;
+    }
+
+    /**
+     * The robust log-scale deviation {@code σ̂} of the samples younger than the profile's age limit,
+     * 0 when too few sizes have {@value #TRUSTED_SAMPLES} or more of them.
+     */
+    public double spread(long now) {
+        long[] medians = new long[latencies.length];
+        int[] counts = new int[latencies.length];
+        for (int s = 1; s < medians.length; s++) {
+            medians[s] = recent(s, now, maxAgeNanos, counts);
+        }
+        return spread(now, maxAgeNanos, medians, counts);
+    }
+
+    /**
+     * The upper quartile of every recent sample's log-distance from its size's median, over the
+     * sizes with {@value #TRUSTED_SAMPLES} or more recent samples, divided by the normal's upper
+     * quartile: a lognormal's σ, and robust, since up to a quarter of the samples (stalls, cold
+     * batches, a pause of the machine) may be arbitrarily slow without moving it.
+     */
+    private double spread(long now, long maxAgeNanos, long[] medians, int[] counts) {
+        int total = 0;
+        for (int s = 1; s < medians.length; s++) {
+            if (counts[s] >= TRUSTED_SAMPLES && medians[s] > 0) {
+                total += counts[s];
+            }
+        }
+        if (total < 2 * TRUSTED_SAMPLES) {
+            return 0;
+        }
+        double[] residuals = new double[total];
+        int n = 0;
+        for (int s = 1; s < medians.length; s++) {
+            if (counts[s] < TRUSTED_SAMPLES || medians[s] <= 0) {
+                continue;
+            }
+            long[] lat = latencies[s];
+            long[] at = recordedAt[s];
+            for (int i = 0; i < window; i++) {
+                if (at[i] != Long.MIN_VALUE && now - at[i] <= maxAgeNanos) {
+                    residuals[n++] = Math.log(Math.max(1, lat[i]) / (double) medians[s]);
+                }
+            }
+        }
+        Arrays.sort(residuals, 0, n);
+        return Math.max(0, residuals[(3 * n) / 4] / QUARTILE_Z);
+    }
+
+    /** How much above the median a size spread by {@code sigma} is planned: 1 when steady. */
+    private static double spreadFactor(double sigma) {
+        return sigma <= STEADY_SIGMA ? 1 : Math.exp(PLANNING_Z * sigma);
     }
 
     /** Whether a batch of {@code size} has been measured, however long ago. */

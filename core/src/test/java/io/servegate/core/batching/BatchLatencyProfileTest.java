@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
@@ -130,5 +131,54 @@ class BatchLatencyProfileTest {
         assertThrows(IllegalArgumentException.class, () -> new BatchLatencyProfile(0, S));
         assertThrows(IllegalArgumentException.class, () -> new BatchLatencyProfile(1, 0));
         assertThrows(IllegalArgumentException.class, () -> new BatchLatencyProfile(1, S).record(0, 1, 0));
+    }
+
+    /** Records {@code n} batches of each size 1..{@code sizes}, {@code 10 + b} ms times exp(σZ − σ²/2), seeded. */
+    private static BatchLatencyProfile lognormal(double sigma, int sizes, int n) {
+        BatchLatencyProfile p = new BatchLatencyProfile(16, S);
+        java.util.Random random = new java.util.Random(7);
+        for (int i = 0; i < n; i++) {
+            for (int b = 1; b <= sizes; b++) {
+                double jitter = Math.exp(sigma * random.nextGaussian() - sigma * sigma / 2);
+                p.record(b, Math.round((10 + b) * 1_000_000L * jitter), 0);
+            }
+        }
+        return p;
+    }
+
+    @Test
+    void plansSpreadBatchesAboveTheirMedian() {
+        BatchLatencyProfile p = lognormal(0.3, 4, 16);
+        double sigma = p.spread(0);
+        assertTrue(sigma > 0.22 && sigma < 0.38, "the spread estimates sigma 0.3, got " + sigma);
+        long[] e = p.estimates(4, 0);
+        // median of 10 + b ms times exp(-σ²/2) is 0.956·(10 + b); planned on the upper quartile, 1.22 times that
+        for (int b = 1; b <= 4; b++) {
+            double median = (10 + b) * 1e6 * Math.exp(-0.045);
+            assertTrue(e[b] > 1.1 * median, "size " + b + " planned at " + e[b] + ", median " + median);
+        }
+    }
+
+    @Test
+    void plansSteadyBatchesOnTheirMedian() {
+        BatchLatencyProfile p = lognormal(0.01, 4, 16);
+        assertTrue(p.spread(0) < 0.02, "spread " + p.spread(0));
+        long[] e = p.estimates(4, 0);
+        for (int b = 1; b <= 4; b++) {
+            assertTrue(Math.abs(e[b] - (10 + b) * 1e6) < 0.02 * (10 + b) * 1e6, "size " + b + ": " + e[b]);
+        }
+    }
+
+    @Test
+    void aFewSlowBatchesDoNotMakeTheSamplesLookSpread() {
+        BatchLatencyProfile p = new BatchLatencyProfile(16, S);
+        for (int i = 0; i < 16; i++) {
+            for (int b = 1; b <= 2; b++) {
+                // steady, but one batch in eight stalls for 200 ms
+                p.record(b, (10 + b) * 1_000_000L + (i % 8 == 0 ? 200_000_000L : 0), 0);
+            }
+        }
+        assertEquals(0, p.spread(0));
+        assertArrayEquals(new long[] {0, 11_000_000, 12_000_000}, p.estimates(2, 0));
     }
 }
