@@ -19,6 +19,20 @@ public enum Task {
     REGRESSION;
 
     /**
+     * The loss of one output against its feedback label, as the bandit policies measure it (see
+     * the class comment); rollout guards compare versions with the same measure.
+     *
+     * @param output the model's output; {@code null} or a non-number (regression) has loss 1
+     * @param label  the feedback label; for regression a decimal number
+     * @param scale  the regression scale (ignored for classification), positive
+     * @return the loss, in {@code [0, 1]}
+     * @throws IllegalArgumentException if a regression label is not a number
+     */
+    public double loss(String output, String label, double scale) {
+        return Outputs.loss(this, output, label, scale);
+    }
+
+    /**
      * Parses a task name, ignoring case and surrounding blanks.
      *
      * @param name {@code "classification"} or {@code "regression"}

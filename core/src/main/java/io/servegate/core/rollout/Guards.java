@@ -1,0 +1,45 @@
+package io.servegate.core.rollout;
+
+/**
+ * A rollout's guards: the limits its candidate must keep, and how sure a decision must be.
+ *
+ * <p>Each rate guard is a limit on the candidate's own rate; the loss guard limits how much worse
+ * the candidate's mean feedback loss may be than the baseline's. A step advances only when every
+ * guard holds with {@code confidence} (its upper confidence bound is within the limit), the step
+ * has lasted {@code minStepMillis} and seen {@code minStepQueries} candidate queries, and the
+ * candidate has {@code minFeedback} feedback labels; the rollout is rolled back as soon as one
+ * guard is breached with {@code confidence} (its lower bound is above the limit).
+ *
+ * @param maxSloMissRate  the candidate's rate of SLO misses and defaults, in {@code [0, 1)}
+ * @param maxErrorRate    the candidate's rate of container errors, in {@code [0, 1)}
+ * @param maxLossIncrease the candidate's mean loss minus the baseline's, in {@code [0, 1)}
+ * @param minFeedback     feedback labels on the candidate's answers before any step advances
+ * @param confidence      of each decision, in {@code [0.5, 1)}: 0.99 by default, above the usual
+ *                        0.95 because the bounds are looked at after every query
+ * @param minStepQueries  candidate queries in a step before it may advance
+ * @param minStepMillis   how long a step lasts at least
+ */
+public record Guards(double maxSloMissRate, double maxErrorRate, double maxLossIncrease, long minFeedback,
+        double confidence, long minStepQueries, long minStepMillis) {
+
+    /** 1 % SLO misses, 1 % errors, 2 points of loss, 200 labels, 99 %, 100 queries and 10 s per step. */
+    public static final Guards DEFAULTS = new Guards(0.01, 0.01, 0.02, 200, 0.99, 100, 10_000);
+
+    public Guards {
+        rate("max_slo_miss_rate", maxSloMissRate);
+        rate("max_error_rate", maxErrorRate);
+        rate("max_loss_increase", maxLossIncrease);
+        if (minFeedback < 0 || minStepQueries < 0 || minStepMillis < 0) {
+            throw new IllegalArgumentException("min_feedback, min_step_queries and min_step_ms must not be negative");
+        }
+        if (!(confidence >= 0.5 && confidence < 1)) {
+            throw new IllegalArgumentException("confidence must be in [0.5, 1), was " + confidence);
+        }
+    }
+
+    private static void rate(String name, double v) {
+        if (!(v >= 0 && v < 1)) {
+            throw new IllegalArgumentException(name + " must be in [0, 1), was " + v);
+        }
+    }
+}

@@ -1,0 +1,130 @@
+package io.servegate.core.rollout;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import io.servegate.core.selection.Task;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** Decisions in virtual time: 100 queries a second, each labelled at once. */
+class RolloutDeciderTest {
+
+    private static Rollout canary(long now) {
+        return Rollout.start("r1", "m", "2", "1", RolloutMode.CANARY, Task.CLASSIFICATION, 1, Guards.DEFAULTS,
+                Rollout.DEFAULT_STEPS, now);
+    }
+
+    /** Runs until the rollout is final or {@code seconds} pass; returns it. */
+    private static Rollout run(Rollout r, double candidateAccuracy, double candidateMissRate, int seconds) {
+        SplittableRandom rnd = new SplittableRandom(7);
+        RolloutEvidence e = RolloutEvidence.EMPTY;
+        long uid = 0;
+        for (long t = 0; t < seconds * 1000L && !r.status().isFinal(); t += 10) {
+            String user = "u" + (uid++ % 5000);
+            boolean cand = r.routesToCandidate(user);
+            double accuracy = cand ? candidateAccuracy : 0.9;
+            double loss = rnd.nextDouble() < accuracy ? 0 : 1;
+            boolean miss = cand && rnd.nextDouble() < candidateMissRate;
+            VersionStats s = (cand ? e.candidate() : e.baseline()).withQuery(miss, false).withFeedback(loss);
+            e = cand ? new RolloutEvidence(s, e.baseline()) : new RolloutEvidence(e.candidate(), s);
+            r = RolloutDecider.decide(r, e, t);
+        }
+        return r;
+    }
+
+    @Test
+    void aLessAccurateCandidateIsRolledBackAtItsFirstStep() {
+        Rollout r = run(canary(0), 0.8, 0, 3600);
+        assertThat(r.status()).isEqualTo(RolloutStatus.ROLLED_BACK);
+        assertThat(r.share()).isZero();
+        Decision last = r.history().get(r.history().size() - 1);
+        assertThat(last.kind()).isEqualTo(DecisionKind.ROLLBACK);
+        assertThat(last.fromShare()).isLessThanOrEqualTo(0.05);
+        assertThat(last.reason()).contains("loss_increase");
+    }
+
+    @Test
+    void aCandidateMissingTheSloIsRolledBack() {
+        Rollout r = run(canary(0), 0.9, 0.05, 3600);
+        assertThat(r.status()).isEqualTo(RolloutStatus.ROLLED_BACK);
+        assertThat(r.history().get(r.history().size() - 1).reason()).contains("slo_miss_rate");
+    }
+
+    @Test
+    void anEqualCandidateIsPromotedThroughEveryStep() {
+        Rollout r = run(canary(0), 0.9, 0, 3600);
+        assertThat(r.status()).isEqualTo(RolloutStatus.PROMOTED);
+        assertThat(r.share()).isEqualTo(1.0);
+        assertThat(r.history()).extracting(Decision::kind).containsExactly(DecisionKind.START, DecisionKind.ADVANCE,
+                DecisionKind.ADVANCE, DecisionKind.ADVANCE, DecisionKind.ADVANCE, DecisionKind.PROMOTE);
+        for (int i = 2; i < r.history().size(); i++) {
+            // every step lasted at least the guards' minimum
+            assertThat(r.history().get(i).atMillis() - r.history().get(i - 1).atMillis())
+                    .isGreaterThanOrEqualTo(Guards.DEFAULTS.minStepMillis());
+        }
+    }
+
+    @Test
+    void holdsWithoutEnoughFeedback() {
+        Guards g = new Guards(0.01, 0.01, 0.02, 1_000_000, 0.99, 0, 0);
+        Rollout r = Rollout.start("r", "m", "2", "1", RolloutMode.CANARY, Task.CLASSIFICATION, 1, g,
+                Rollout.DEFAULT_STEPS, 0);
+        Rollout after = run(r, 0.9, 0, 600);
+        assertThat(after.status()).isEqualTo(RolloutStatus.RUNNING);
+        assertThat(after.stepIndex()).isZero();
+    }
+
+    @Test
+    void aShadowPassesInsteadOfPromoting() {
+        Rollout r = Rollout.start("s", "m", "2", "1", RolloutMode.SHADOW, Task.CLASSIFICATION, 1, Guards.DEFAULTS,
+                List.of(0.2), 0);
+        Rollout after = run(r, 0.9, 0, 3600);
+        assertThat(after.status()).isEqualTo(RolloutStatus.PASSED);
+        assertThat(after.share()).isZero();
+    }
+
+    @Test
+    void pausedRolloutsAreNotDecidedAndAbortIsFinal() {
+        Rollout paused = canary(0).pause(5);
+        assertThat(run(paused, 0.5, 0.5, 60)).isSameAs(paused);
+        assertThat(paused.share()).isEqualTo(0.01);
+        Rollout resumed = paused.resume(10, 0);
+        assertThat(resumed.status()).isEqualTo(RolloutStatus.RUNNING);
+        Rollout aborted = resumed.abort(20, "operator");
+        assertThat(aborted.status()).isEqualTo(RolloutStatus.ABORTED);
+        assertThat(aborted.share()).isZero();
+        assertThat(aborted.abort(30, "again")).isSameAs(aborted);
+        assertThat(aborted.history()).extracting(Decision::kind)
+                .containsExactly(DecisionKind.START, DecisionKind.PAUSE, DecisionKind.RESUME, DecisionKind.ABORT);
+    }
+
+    @Test
+    void rejectsBadDefinitions() {
+        assertThatThrownBy(() -> Rollout.start("r", "m", "1", "1", RolloutMode.CANARY, Task.CLASSIFICATION, 1,
+                Guards.DEFAULTS, Rollout.DEFAULT_STEPS, 0)).hasMessageContaining("current version");
+        assertThatThrownBy(() -> Rollout.start("r", "m", "2", "1", RolloutMode.CANARY, Task.CLASSIFICATION, 1,
+                Guards.DEFAULTS, List.of(0.5, 0.2), 0)).hasMessageContaining("increase");
+        assertThatThrownBy(() -> Rollout.start("r", "m", "2", "1", RolloutMode.SHADOW, Task.CLASSIFICATION, 1,
+                Guards.DEFAULTS, List.of(0.1, 0.2), 0)).hasMessageContaining("shadow");
+        assertThatThrownBy(() -> new Guards(1.5, 0.01, 0.02, 0, 0.99, 0, 0)).hasMessageContaining("max_slo_miss_rate");
+    }
+
+    @Test
+    void guardBoundsAreWilsonAndNormal() {
+        assertThat(GuardCheck.normalQuantile(0.975)).isCloseTo(1.959964, within(1e-5));
+        assertThat(GuardCheck.normalQuantile(0.005)).isCloseTo(-2.575829, within(1e-5));
+        VersionStats c = VersionStats.EMPTY;
+        for (int i = 0; i < 100; i++) {
+            c = c.withQuery(i < 10, false);
+        }
+        GuardValue miss = GuardCheck.evaluate(new Guards(0.01, 0.01, 0.02, 0, 0.95, 0, 0),
+                new RolloutEvidence(c, VersionStats.EMPTY)).get(0);
+        // Wilson 95 % interval of 10/100: [0.0552, 0.1744]
+        assertThat(miss.lower()).isCloseTo(0.0552, within(1e-3));
+        assertThat(miss.upper()).isCloseTo(0.1744, within(1e-3));
+        assertThat(miss.verdict()).isEqualTo(GuardVerdict.BREACHED);
+    }
+}
