@@ -15,11 +15,12 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
-/** {@code bin/sim}: runs one scenario in virtual time; subcommands sweep, replay a recording, reproduce Table 4, run selection policies, autoscale models, compare many-model placements, compare a fleet of gateways with one scheduler, or plan a pipeline. */
+/** {@code bin/sim}: runs one scenario in virtual time; subcommands sweep, replay a recording, reproduce Table 4, run selection policies, autoscale models, compare many-model placements, compare a fleet of gateways with one scheduler, plan a pipeline, or roll out a model version. */
 @Command(name = "sim", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Simulates the gateway's schedulers in virtual time and prints/writes the run's summary.",
         subcommands = {SweepCommand.class, ReplayCommand.class, Table4Command.class, SelectionCommand.class,
-                AutoscaleCommand.class, ManyModelsCommand.class, FleetCommand.class, PlanCommand.class})
+                AutoscaleCommand.class, ManyModelsCommand.class, FleetCommand.class, PlanCommand.class,
+                RolloutCommand.class})
 public final class SimCommand implements Callable<Integer> {
 
     @Mixin
