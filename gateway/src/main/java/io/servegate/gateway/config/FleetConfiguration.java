@@ -14,6 +14,7 @@ import io.servegate.gateway.fleet.ForwardClient;
 import io.servegate.gateway.fleet.Ownership;
 import io.servegate.gateway.fleet.RedisFleetStore;
 import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.warmup.ReadinessGate;
 import java.util.function.LongSupplier;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -66,7 +67,7 @@ public class FleetConfiguration {
     @Bean(destroyMethod = "close")
     FleetNode fleetNode(ServegateProperties props, Registry registry, ReplicaPool pool, ForwardClient client,
             FleetSecret secret, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters,
-            @Qualifier("fleetConnections") GrpcConnectionGuard connections) {
+            @Qualifier("fleetConnections") GrpcConnectionGuard connections, ReadinessGate readiness) {
         ServegateProperties.Fleet f = props.fleet();
         GrpcBytesInFlight bytes = GrpcBytesInFlight.of(props, "fleet", meters);
         RedisFleetStore store = RedisFleetStore.connect(RedisClients.create(props.registry().redisUri(),
@@ -75,7 +76,7 @@ public class FleetConfiguration {
                 f.heartbeat(), f.lease(), f.tolerance(), f.minRate(), (int) props.limits().maxBodySize().toBytes(),
                 props.limits().maxInputLength(), secret),
                 store, registry, pool, client, arrivals, clock, meters,
-                b -> bytes.apply(connections.apply(b)));
+                b -> bytes.apply(connections.apply(b)), readiness.whenWarm());
     }
 
     @Bean

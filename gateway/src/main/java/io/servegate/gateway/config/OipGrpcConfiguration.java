@@ -8,6 +8,7 @@ import io.servegate.gateway.connections.ConnectionBudget;
 import io.servegate.gateway.connections.GrpcConnectionGuard;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.warmup.ReadinessGate;
 import java.time.Duration;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.annotation.Bean;
@@ -23,10 +24,10 @@ public class OipGrpcConfiguration {
     @Bean
     OipGrpcServer oipGrpcServer(Registry registry, PredictionService predictions,
             ServegateProperties props, @Qualifier("grpcConnections") GrpcConnectionGuard connections,
-            MeterRegistry meters) {
+            MeterRegistry meters, ReadinessGate readiness) {
         ServegateProperties.Oip oip = props.oip();
         OipGrpcService service = new OipGrpcService(registry, predictions, oip.timeout(),
-                props.limits().maxBatchInputs(), props.limits().maxInputLength());
+                props.limits().maxBatchInputs(), props.limits().maxInputLength(), readiness);
         GrpcBytesInFlight bytes = GrpcBytesInFlight.of(props, "grpc", meters);
         return new OipGrpcServer(service, oip.grpcAddress(), oip.grpcPort(),
                 (int) props.limits().maxBodySize().toBytes(), GRACE, b -> bytes.apply(connections.apply(b)));
