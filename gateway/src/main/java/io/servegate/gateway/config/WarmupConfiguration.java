@@ -39,7 +39,9 @@ public class WarmupConfiguration {
         return event -> {
             if (props.warmup().enabled()
                     && event.getApplicationContext() instanceof WebServerApplicationContext web) {
-                warmup.start(web.getWebServer().getPort(), props.oip().grpcPort());
+                String queryHost = reachable(event.getApplicationContext().getEnvironment().getProperty("server.address"));
+                warmup.start(queryHost, web.getWebServer().getPort(), reachable(props.oip().grpcAddress()),
+                        props.oip().grpcPort());
             }
         };
     }
@@ -48,6 +50,12 @@ public class WarmupConfiguration {
      * Depends on the OIP gRPC server, which stops in the same (last) phase: Spring stops a bean's
      * dependents before it, so the departure comes before that port closes too.
      */
+    /** Where this gateway reaches a port of its own bound to {@code bindAddress}: loopback, unless bound to one address. */
+    static String reachable(String bindAddress) {
+        return bindAddress == null || bindAddress.isBlank() || bindAddress.equals("0.0.0.0") || bindAddress.equals("::")
+                ? "127.0.0.1" : bindAddress;
+    }
+
     @Bean
     Departure departure(ReadinessGate gate, ObjectProvider<FleetNode> fleet, OipGrpcServer oipGrpcServer) {
         return new Departure(gate, fleet.getIfAvailable());

@@ -43,7 +43,9 @@ final class SelfExercise {
     record Result(long nanos, int rounds, boolean steady) {
     }
 
+    private final String httpHost;
     private final int httpPort;
+    private final String grpcHost;
     private final int grpcPort;
     private final int callsPerRound;
     private final Duration maxDuration;
@@ -51,13 +53,17 @@ final class SelfExercise {
     private final LongSupplier clock;
 
     /**
-     * @param httpPort      this gateway's query port
-     * @param grpcPort      its OIP gRPC port; 0 = none, not exercised
+     * @param httpHost      where this gateway reaches its own query port (loopback, unless bound to one address)
+     * @param httpPort      its query port
+     * @param grpcHost      where it reaches its own OIP gRPC port
+     * @param grpcPort      that port; 0 = none, not exercised
      * @param callsPerRound calls of each kind a round makes, at once
      */
-    SelfExercise(int httpPort, int grpcPort, int callsPerRound, Duration maxDuration, SteadyLatency steady,
+    SelfExercise(String httpHost, int httpPort, String grpcHost, int grpcPort, int callsPerRound, Duration maxDuration, SteadyLatency steady,
             LongSupplier clock) {
+        this.httpHost = httpHost;
         this.httpPort = httpPort;
+        this.grpcHost = grpcHost;
         this.grpcPort = grpcPort;
         this.callsPerRound = callsPerRound;
         this.maxDuration = maxDuration;
@@ -72,7 +78,7 @@ final class SelfExercise {
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(CALL_TIMEOUT).build();
         ManagedChannel channel = grpcPort == 0 ? null
-                : NettyChannelBuilder.forAddress("127.0.0.1", grpcPort).usePlaintext().build();
+                : NettyChannelBuilder.forAddress(grpcHost, grpcPort).usePlaintext().build();
         try (LoopbackContainer container = LoopbackContainer.start();
                 ContainerClient client = ContainerClient.connect(container.address())) {
             boolean settled = false;
@@ -98,7 +104,7 @@ final class SelfExercise {
         List<CompletableFuture<?>> calls = new ArrayList<>();
         float[] row = new float[ROW_LENGTH];
         HttpRequest request = HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + httpPort + "/v2/models/" + PATH_MODEL + "/infer"))
+                        URI.create("http://" + (httpHost.contains(":") ? "[" + httpHost + "]" : httpHost) + ":" + httpPort + "/v2/models/" + PATH_MODEL + "/infer"))
                 .timeout(CALL_TIMEOUT).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(inferBody())).build();
         EncodedTensor tensor = TensorType.FLOATS.encode(Collections.nCopies(BATCH_ROWS, row));

@@ -44,20 +44,21 @@ public final class Warmup {
     }
 
     /**
-     * Starts warming up the gateway whose query port is {@code httpPort} and OIP gRPC port
-     * {@code grpcPort} (0 = none).
+     * Starts warming up the gateway whose query port is {@code httpHost:httpPort} and OIP gRPC
+     * port {@code grpcHost:grpcPort} (0 = none).
      */
-    public void start(int httpPort, int grpcPort) {
-        Thread t = new Thread(() -> run(httpPort, grpcPort), "servegate-warmup");
+    public void start(String httpHost, int httpPort, String grpcHost, int grpcPort) {
+        Thread t = new Thread(() -> run(httpHost, httpPort, grpcHost, grpcPort), "servegate-warmup");
         t.setDaemon(true);
         t.start();
     }
 
-    private void run(int httpPort, int grpcPort) {
+    private void run(String httpHost, int httpPort, String grpcHost, int grpcPort) {
         LOG.info("warming up the query path (at most {}) before reporting ready", settings.maxDuration());
         long start = clock.getAsLong();
         try {
-            SelfExercise.Result r = new SelfExercise(httpPort, grpcPort, settings.callsPerRound(),
+            SelfExercise.Result r = new SelfExercise(httpHost, httpPort, grpcHost, grpcPort,
+                    settings.callsPerRound(),
                     settings.maxDuration(), new SteadyLatency(settings.minRounds(), 3, settings.tolerance()), clock)
                     .run();
             rounds = r.rounds();
