@@ -15,6 +15,7 @@ import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.tracing.RequestTrace;
+import io.servegate.gateway.warmup.ReadinessGate;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;
@@ -64,14 +65,17 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
     private final Duration timeout;
     private final int maxBatchInputs;
     private final int maxInputLength;
+    private final ReadinessGate readiness;
 
     /**
      * @param timeout        the deadline of a call that has none of its own
      * @param maxBatchInputs most rows in one request
      * @param maxInputLength most elements (numbers, bytes, characters) in one row
+     * @param readiness      what ServerReady answers: not while warming up or shutting down
      */
     public OipGrpcService(Registry registry, PredictionService predictions, Duration timeout,
-            int maxBatchInputs, int maxInputLength) {
+            int maxBatchInputs, int maxInputLength, ReadinessGate readiness) {
+        this.readiness = readiness;
         this.registry = registry;
         this.predictions = predictions;
         this.timeout = timeout;
@@ -86,7 +90,7 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
 
     @Override
     public void serverReady(ServerReadyRequest request, StreamObserver<ServerReadyResponse> out) {
-        reply(out, ServerReadyResponse.newBuilder().setReady(true).build());
+        reply(out, ServerReadyResponse.newBuilder().setReady(readiness.ready()).build());
     }
 
     @Override

@@ -10,6 +10,7 @@ import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.tracing.RequestTrace;
+import io.servegate.gateway.warmup.ReadinessGate;
 import io.servegate.oip.client.TensorFormatException;
 import io.servegate.oip.client.TensorType;
 import java.nio.charset.StandardCharsets;
@@ -42,9 +43,11 @@ public final class OipRestHandler {
     private final InputParser inputs;
     private final Duration timeout;
     private final int maxBatchInputs;
+    private final ReadinessGate readiness;
 
     public OipRestHandler(Registry registry, PredictionService predictions, JsonBodies bodies,
-            InputParser inputs, Duration timeout, int maxBatchInputs) {
+            InputParser inputs, Duration timeout, int maxBatchInputs, ReadinessGate readiness) {
+        this.readiness = readiness;
         this.registry = registry;
         this.predictions = predictions;
         this.bodies = bodies;
@@ -65,7 +68,9 @@ public final class OipRestHandler {
     }
 
     public Mono<ServerResponse> ready(ServerRequest request) {
-        return json(HttpStatus.OK, Map.of("ready", true));
+        // not ready while warming up or shutting down; liveness stays true all along
+        return readiness.ready() ? json(HttpStatus.OK, Map.of("ready", true))
+                : json(HttpStatus.SERVICE_UNAVAILABLE, Map.of("ready", false, "reason", readiness.reason()));
     }
 
     public Mono<ServerResponse> metadata(ServerRequest request) {

@@ -15,6 +15,7 @@ import io.servegate.gateway.fleet.Ownership;
 import io.servegate.gateway.fleet.RedisFleetStore;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.tracing.QueryTracing;
+import io.servegate.gateway.warmup.ReadinessGate;
 import java.util.function.LongSupplier;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -67,7 +68,8 @@ public class FleetConfiguration {
     @Bean(destroyMethod = "close")
     FleetNode fleetNode(ServegateProperties props, Registry registry, ReplicaPool pool, ForwardClient client,
             FleetSecret secret, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters,
-            @Qualifier("fleetConnections") GrpcConnectionGuard connections, QueryTracing tracing) {
+            @Qualifier("fleetConnections") GrpcConnectionGuard connections, QueryTracing tracing,
+            ReadinessGate readiness) {
         ServegateProperties.Fleet f = props.fleet();
         GrpcBytesInFlight bytes = GrpcBytesInFlight.of(props, "fleet", meters);
         RedisFleetStore store = RedisFleetStore.connect(RedisClients.create(props.registry().redisUri(),
@@ -76,7 +78,7 @@ public class FleetConfiguration {
                 f.heartbeat(), f.lease(), f.tolerance(), f.minRate(), (int) props.limits().maxBodySize().toBytes(),
                 props.limits().maxInputLength(), secret),
                 store, registry, pool, client, arrivals, clock, meters,
-                b -> bytes.apply(connections.apply(b)), tracing);
+                b -> bytes.apply(connections.apply(b)), tracing, readiness.whenWarm());
     }
 
     @Bean

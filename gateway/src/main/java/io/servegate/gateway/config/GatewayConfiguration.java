@@ -55,6 +55,7 @@ import io.servegate.gateway.dispatch.Dispatcher;
 import io.servegate.gateway.dispatch.ReplicaPool;
 import io.servegate.gateway.dispatch.ReplicaProfiler;
 import io.servegate.core.trace.RunRecorder;
+import io.servegate.gateway.warmup.ReadinessGate;
 import io.servegate.oip.client.TensorType;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -251,12 +252,13 @@ public class GatewayConfiguration {
     RouterFunction<ServerResponse> queryRoutes(Registry registry, PredictionService predictions,
             SelectionService selection, PipelineService pipelines, JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
             ClipperMetrics clipperMetrics, ObjectProvider<Ownership> ownership,
-            ObjectProvider<io.prometheus.metrics.model.registry.PrometheusRegistry> prometheus, MeterRegistry meters) {
+            ObjectProvider<io.prometheus.metrics.model.registry.PrometheusRegistry> prometheus, MeterRegistry meters,
+            ReadinessGate readiness) {
         QueryHandler query = new QueryHandler(registry, predictions, selection, pipelines,
                 props.selection().feedbackTimeout(), bodies, inputs, props.limits().maxBatchInputs(),
                 clock);
         OipRestHandler oip = new OipRestHandler(registry, predictions, bodies, inputs, props.oip().timeout(),
-                props.limits().maxBatchInputs());
+                props.limits().maxBatchInputs(), readiness);
         RouterFunction<ServerResponse> routes = RouterFunctions.route()
                 .GET("/v2", oip::serverMetadata)
                 .GET("/v2/health/live", oip::live)

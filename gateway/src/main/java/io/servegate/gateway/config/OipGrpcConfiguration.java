@@ -13,6 +13,7 @@ import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.tracing.QueryTracing;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
+import io.servegate.gateway.warmup.ReadinessGate;
 import java.time.Duration;
 import java.util.Set;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -29,10 +30,10 @@ public class OipGrpcConfiguration {
     @Bean
     OipGrpcServer oipGrpcServer(Registry registry, PredictionService predictions,
             ServegateProperties props, @Qualifier("grpcConnections") GrpcConnectionGuard connections,
-            MeterRegistry meters) {
+            MeterRegistry meters, ReadinessGate readiness) {
         ServegateProperties.Oip oip = props.oip();
         OipGrpcService service = new OipGrpcService(registry, predictions, oip.timeout(),
-                props.limits().maxBatchInputs(), props.limits().maxInputLength());
+                props.limits().maxBatchInputs(), props.limits().maxInputLength(), readiness);
         GrpcBytesInFlight bytes = GrpcBytesInFlight.of(props, "grpc", meters);
         QueryTracing tracing = predictions.tracing();
         BindableService traced = !tracing.on() ? service : () -> ServerInterceptors.intercept(service,

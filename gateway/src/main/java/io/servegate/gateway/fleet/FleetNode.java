@@ -20,6 +20,7 @@ import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
@@ -43,6 +44,7 @@ public final class FleetNode implements AutoCloseable {
     private final Server server;
     private final FleetMember member;
     private final RedisFleetStore store;
+    private boolean left;
 
     /**
      * What a node is made of and how it is set up.
@@ -63,15 +65,17 @@ public final class FleetNode implements AutoCloseable {
     }
 
     /**
-     * Opens the forwarding port, then joins the fleet in {@code store}.
+     * Opens the forwarding port, then joins the fleet in {@code store} once {@code warm} completes:
+     * a gateway still warming up is granted no versions.
      *
+     * @param warm        completes when this gateway has warmed up
      * @param local       this gateway's replica pool, which schedules the versions it owns
      * @param connections the port's guards against slow, idle and too many clients and its admission of request bytes
      * @param tracing     traces forwarded queries, continuing their senders' traces
      */
     public static FleetNode start(Settings settings, RedisFleetStore store, Registry registry, Dispatcher local,
             ForwardClient client, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters,
-            UnaryOperator<NettyServerBuilder> connections, QueryTracing tracing) {
+            UnaryOperator<NettyServerBuilder> connections, QueryTracing tracing, CompletableFuture<Void> warm) {
         LateService services = new LateService();
         String host = settings.advertiseHost().isEmpty() ? defaultHost(settings.bindAddress())
                 : settings.advertiseHost();
@@ -100,10 +104,12 @@ public final class FleetNode implements AutoCloseable {
                         ForwardProtocol.PREDICT_MANY.getFullMethodName())),
                 settings.secret().checker(meters));
         registry.addListener(snapshot -> member.beatSoon());
-        member.start();
-        LOG.info("fleet member {} forwarding on {}{}", member.self(), address, settings.secret().enabled() ? ""
-                : " without a fleet secret (servegate.fleet.require-secret=false)");
-        return new FleetNode(server, member, store);
+        FleetNode node = new FleetNode(server, member, store);
+        warm.thenRun(node::join);
+        LOG.info("fleet member {} forwarding on {}{}{}", member.self(), address, settings.secret().enabled() ? ""
+                : " without a fleet secret (servegate.fleet.require-secret=false)",
+                warm.isDone() ? "" : "; joins once warmed up");
+        return node;
     }
 
     /** The forwarding service, added once the member it needs exists (it needs the bound port). */
@@ -133,6 +139,29 @@ public final class FleetNode implements AutoCloseable {
         }
     }
 
+    private synchronized void join() {
+        if (!left) {
+            member.start();
+        }
+    }
+
+    /**
+     * Hands this gateway's versions to the others: stops heartbeating and ends its lease, so that
+     * the member planning next grants them at once. Called before the gateway stops answering.
+     */
+    public synchronized void leave() {
+        if (left) {
+            return;
+        }
+        left = true;
+        member.close(); // no heartbeat after the one that leaves
+        try {
+            member.leave();
+        } catch (RuntimeException e) {
+            LOG.warn("leaving the fleet failed; the others take over when the lease ends: {}", e.toString());
+        }
+    }
+
     /** This gateway's membership: who owns what. */
     public FleetMember member() {
         return member;
@@ -145,12 +174,7 @@ public final class FleetNode implements AutoCloseable {
 
     @Override
     public void close() {
-        member.close(); // no heartbeat after the one that leaves
-        try {
-            member.leave();
-        } catch (RuntimeException e) {
-            LOG.warn("leaving the fleet failed; the others take over when the lease ends: {}", e.toString());
-        }
+        leave();
         server.shutdown();
         try {
             if (!server.awaitTermination(GRACE.toMillis(), TimeUnit.MILLISECONDS)) {

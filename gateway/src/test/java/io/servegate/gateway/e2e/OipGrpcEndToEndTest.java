@@ -15,6 +15,7 @@ import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.testsupport.ContainerProcess;
 import io.servegate.gateway.testsupport.FreePort;
+import io.servegate.gateway.warmup.ReadinessGate;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelMetadataResponse;
@@ -210,7 +211,7 @@ class OipGrpcEndToEndTest {
 
     @Test
     void portZeroTurnsTheServerOff() {
-        OipGrpcService service = new OipGrpcService(registry, null, Duration.ofSeconds(1), 1, 1);
+        OipGrpcService service = new OipGrpcService(registry, null, Duration.ofSeconds(1), 1, 1, ReadinessGate.open());
         OipGrpcServer off = new OipGrpcServer(service, "", 0, 1024, Duration.ZERO, b -> b);
         off.start();
         assertThat(off.isRunning()).isFalse();

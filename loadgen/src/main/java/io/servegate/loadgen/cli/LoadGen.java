@@ -13,7 +13,7 @@ import picocli.CommandLine.Spec;
                 SelectionReportCommand.class, SchedulingCommand.class, TimerJitterCommand.class,
                 ProfileCommand.class, AutoscaleCommand.class, CapacityCheckCommand.class, ManyModelsCommand.class,
 
-                PipelinePlanCommand.class, DriveCommand.class, ColdShapesCommand.class,
+                PipelinePlanCommand.class, DriveCommand.class, ColdShapesCommand.class, ColdStartCommand.class,
                 FleetCommand.class, CpuPerQueryCommand.class})
 public final class LoadGen implements Runnable {
 
