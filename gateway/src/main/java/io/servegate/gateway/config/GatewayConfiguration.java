@@ -21,6 +21,14 @@ import io.servegate.gateway.api.ProfileHandler;
 import io.servegate.gateway.api.QueryHandler;
 import io.servegate.gateway.api.ScheduledByHeader;
 import io.servegate.gateway.api.UnroutedRequests;
+import io.servegate.gateway.api.QueryAccessFilter;
+import io.servegate.gateway.api.QueryKeyHandler;
+import io.servegate.gateway.access.InMemoryQueryKeyStore;
+import io.servegate.gateway.access.QueryAccess;
+import io.servegate.gateway.access.QueryKeyStore;
+import io.servegate.gateway.access.QueryKeys;
+import io.servegate.gateway.access.QueryQuotas;
+import io.servegate.gateway.access.RedisQueryKeyStore;
 import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.connections.ConnectionBudget;
 import io.servegate.gateway.connections.HttpConnectionGuard;
@@ -88,6 +96,11 @@ import tools.jackson.databind.ObjectMapper;
 /** Wires the plain-Java cores (registry, cache, replica pool) into the two HTTP servers. */
 @Configuration(proxyBeanMethods = false)
 public class GatewayConfiguration {
+
+    /** Apps whose query keys one gateway caches at once (each list holds at most 16 digests). */
+    private static final long MAX_KEYED_APPS_CACHED = 10_000;
+    /** Token buckets one gateway holds at once: one per app and per key with a quota. */
+    private static final long MAX_QUOTA_BUCKETS = 100_000;
 
     /** The one clock of the request path; tests of the cores inject virtual ones instead. */
     @Bean
@@ -244,8 +257,27 @@ public class GatewayConfiguration {
         });
     }
 
+    @Bean(destroyMethod = "close")
+    QueryKeyStore queryKeyStore(ServegateProperties props) {
+        ServegateProperties.Registry r = props.registry();
+        return "redis".equals(r.store())
+                ? RedisQueryKeyStore.connect(RedisClients.create(r.redisUri(), props.redis()), r.keyPrefix(),
+                        RedisRegistry.DEFAULT_COMMAND_TIMEOUT)
+                : new InMemoryQueryKeyStore();
+    }
+
     @Bean
-    RouterFunction<ServerResponse> queryRoutes(Registry registry, PredictionService predictions,
+    QueryKeys queryKeys(QueryKeyStore store, ServegateProperties props) {
+        return new QueryKeys(store, props.registry().queryKeyCacheTtl(), MAX_KEYED_APPS_CACHED);
+    }
+
+    @Bean
+    QueryAccess queryAccess(QueryKeys keys, LongSupplier clock, MeterRegistry meters) {
+        return new QueryAccess(keys, new QueryQuotas(clock, MAX_QUOTA_BUCKETS), meters);
+    }
+
+    @Bean
+    RouterFunction<ServerResponse> queryRoutes(QueryAccess access, Registry registry, PredictionService predictions,
             SelectionService selection, PipelineService pipelines, JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
             ClipperMetrics clipperMetrics, ObjectProvider<Ownership> ownership,
             ObjectProvider<io.prometheus.metrics.model.registry.PrometheusRegistry> prometheus, MeterRegistry meters) {
@@ -266,6 +298,7 @@ public class GatewayConfiguration {
                 .POST("/{app}/predict", query::predict)
                 .POST("/{app}/update", query::update)
                 .build()
+                .filter(new QueryAccessFilter(registry, access))
                 .filter(new ScheduledByHeader(registry, ownership.getIfAvailable(() -> Ownership.SOLO),
                         List.of(BearerAuth.of(adminToken(props), "servegate-admin"),
                                 BearerAuth.of(metricsToken(props), "servegate-metrics"))));
@@ -286,8 +319,9 @@ public class GatewayConfiguration {
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
             PipelineService pipelines, JsonBodies bodies, ServegateProperties props, ContainerManager containers,
             AutoscalingService autoscaling, MeterRegistry meters, ObjectProvider<Ownership> ownership,
-            ConnectionBudget connectionBudget) {
+            ConnectionBudget connectionBudget, QueryKeys keys) {
         String token = adminToken(props);
+        QueryKeyHandler queryKeys = new QueryKeyHandler(registry, keys, bodies);
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
         ServegateProperties.ProcessManager process = props.containers().process();
         // the allowlist applies where deploy_model's command is run: the process manager
@@ -309,6 +343,9 @@ public class GatewayConfiguration {
         RouterFunction<ServerResponse> served = RouterFunctions.route()
                 .GET("/admin/ping", admin::ping)
                 .POST("/admin/add_app", admin::addApp)
+                .POST("/admin/create_query_key", queryKeys::create)
+                .POST("/admin/get_query_keys", queryKeys::list)
+                .POST("/admin/revoke_query_key", queryKeys::revoke)
                 .POST("/admin/delete_app", admin::deleteApp)
                 .POST("/admin/add_model", admin::addModel)
                 .POST("/admin/set_model_version", admin::setModelVersion)

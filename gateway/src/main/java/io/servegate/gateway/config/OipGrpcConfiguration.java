@@ -4,6 +4,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.api.GrpcBytesInFlight;
 import io.servegate.gateway.api.OipGrpcServer;
 import io.servegate.gateway.api.OipGrpcService;
+import io.servegate.gateway.api.OipGrpcAccess;
+import io.servegate.gateway.access.QueryAccess;
+import io.grpc.ServerInterceptors;
 import io.servegate.gateway.connections.ConnectionBudget;
 import io.servegate.gateway.connections.GrpcConnectionGuard;
 import io.servegate.gateway.query.PredictionService;
@@ -21,14 +24,15 @@ public class OipGrpcConfiguration {
     private static final Duration GRACE = Duration.ofSeconds(10);
 
     @Bean
-    OipGrpcServer oipGrpcServer(Registry registry, PredictionService predictions,
+    OipGrpcServer oipGrpcServer(Registry registry, PredictionService predictions, QueryAccess access,
             ServegateProperties props, @Qualifier("grpcConnections") GrpcConnectionGuard connections,
             MeterRegistry meters) {
         ServegateProperties.Oip oip = props.oip();
         OipGrpcService service = new OipGrpcService(registry, predictions, oip.timeout(),
                 props.limits().maxBatchInputs(), props.limits().maxInputLength());
         GrpcBytesInFlight bytes = GrpcBytesInFlight.of(props, "grpc", meters);
-        return new OipGrpcServer(service, oip.grpcAddress(), oip.grpcPort(),
+        OipGrpcAccess keys = new OipGrpcAccess(registry, access);
+        return new OipGrpcServer(() -> ServerInterceptors.intercept(service, keys), oip.grpcAddress(), oip.grpcPort(),
                 (int) props.limits().maxBodySize().toBytes(), GRACE, b -> bytes.apply(connections.apply(b)));
     }
 
