@@ -1,5 +1,6 @@
 package io.servegate.gateway.api;
 
+import io.servegate.gateway.access.QueryKeys;
 import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.containers.ContainerManager;
 import io.servegate.gateway.registry.Application;
@@ -30,16 +31,21 @@ public final class AdminHandler {
     private final JsonBodies bodies;
     private final AdminRequests requests;
     private final ContainerManager containers;
+    private final QueryKeys keys;
 
-    /** @param containers stops a deleted version's managed replicas */
+    /**
+     * @param containers stops a deleted version's managed replicas
+     * @param keys       a deleted app's query keys go with it, so an app made later under its name has none
+     */
     public AdminHandler(Registry registry, ReplicaPool pool, PredictionCache cache, JsonBodies bodies,
-            AdminRequests requests, ContainerManager containers) {
+            AdminRequests requests, ContainerManager containers, QueryKeys keys) {
         this.registry = registry;
         this.pool = pool;
         this.cache = cache;
         this.bodies = bodies;
         this.requests = requests;
         this.containers = containers;
+        this.keys = keys;
     }
 
     public Mono<ServerResponse> ping(ServerRequest request) {
@@ -51,7 +57,10 @@ public final class AdminHandler {
     }
 
     public Mono<ServerResponse> deleteApp(ServerRequest request) {
-        return write(request, body -> registry.deleteApp(JsonBodies.requiredString(body, "name")));
+        return write(request, body -> {
+            String name = JsonBodies.requiredString(body, "name");
+            return registry.deleteApp(name).then(keys.removeAll(name));
+        });
     }
 
     public Mono<ServerResponse> addModel(ServerRequest request) {

@@ -7,6 +7,7 @@ import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.ContainerReplica;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Names;
+import io.servegate.gateway.registry.RateLimit;
 import io.servegate.gateway.registry.SelectionConfig;
 import io.servegate.gateway.dispatch.PlacedModel;
 import io.servegate.oip.client.TensorType;
@@ -78,7 +79,25 @@ public final class AdminRequests {
         selectionCheck.accept(config);
         Application.OverloadResponse overload = Application.OverloadResponse.fromWireName(
                 JsonBodies.optionalString(body, "overload_response", null));
-        return new Application(name, inputType, defaultOutput, slo, models, config, overload);
+        return new Application(name, inputType, defaultOutput, slo, models, config, overload,
+                rateLimit(body.get("rate_limit")));
+    }
+
+    /** An optional {@code rate_limit} {@code {per_second, burst}}: null when absent. */
+    static RateLimit rateLimit(JsonNode n) {
+        if (n == null || n.isNull()) {
+            return null;
+        }
+        if (!n.isObject() || !(n.path("per_second").isNumber()) || !n.path("burst").isIntegralNumber()
+                || !n.path("burst").canConvertToInt()) {
+            throw ApiException.badRequest("'rate_limit' must be an object {\"per_second\": number > 0, "
+                    + "\"burst\": integer >= 1}");
+        }
+        try {
+            return new RateLimit(n.path("per_second").asDouble(), n.path("burst").asInt());
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest(e.getMessage());
+        }
     }
 
     /** The extension fields {@code selection_policy}, {@code selection_params} and {@code confidence_threshold}. */

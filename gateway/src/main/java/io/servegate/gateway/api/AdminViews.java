@@ -3,6 +3,7 @@ package io.servegate.gateway.api;
 import io.servegate.gateway.containers.Deployment;
 import io.servegate.gateway.containers.ReplicaStatus;
 import io.servegate.gateway.registry.Application;
+import io.servegate.gateway.registry.RateLimit;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.dispatch.ReplicaPool;
@@ -28,7 +29,13 @@ final class AdminViews {
         m.put("selection_params", a.selection().params());
         m.put("confidence_threshold", a.selection().confidenceThreshold());
         m.put("overload_response", a.overloadResponse().wireName());
+        m.put("rate_limit", rateLimit(a.rateLimit()));
         return m;
+    }
+
+    /** A quota as the admin API shows it; null for none. */
+    static Map<String, Object> rateLimit(RateLimit r) {
+        return r == null ? null : Map.of("per_second", r.perSecond(), "burst", r.burst());
     }
 
     static Map<String, Object> model(ModelVersion v, RegistrySnapshot s) {

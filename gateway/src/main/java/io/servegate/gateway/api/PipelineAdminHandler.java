@@ -1,5 +1,6 @@
 package io.servegate.gateway.api;
 
+import io.servegate.gateway.access.QueryKeys;
 import io.servegate.gateway.query.PipelineService;
 import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Pipeline;
@@ -25,14 +26,17 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public final class PipelineAdminHandler {
 
+    private final QueryKeys keys;
     private final Registry registry;
     private final PipelineService pipelines;
     private final JsonBodies bodies;
 
-    public PipelineAdminHandler(Registry registry, PipelineService pipelines, JsonBodies bodies) {
+    /** @param keys a deleted pipeline's query keys go with it */
+    public PipelineAdminHandler(Registry registry, PipelineService pipelines, JsonBodies bodies, QueryKeys keys) {
         this.registry = registry;
         this.pipelines = pipelines;
         this.bodies = bodies;
+        this.keys = keys;
     }
 
     public Mono<ServerResponse> addPipeline(ServerRequest request) {
@@ -43,8 +47,10 @@ public final class PipelineAdminHandler {
 
     public Mono<ServerResponse> deletePipeline(ServerRequest request) {
         return bodies.object(request)
-                .flatMap(body -> registry.deletePipeline(Names.requireValid("pipeline",
-                        JsonBodies.requiredString(body, "name"))))
+                .flatMap(body -> {
+                    String name = Names.requireValid("pipeline", JsonBodies.requiredString(body, "name"));
+                    return registry.deletePipeline(name).then(keys.removeAll(name));
+                })
                 .then(Mono.defer(() -> ok(Map.of("success", true))));
     }
 

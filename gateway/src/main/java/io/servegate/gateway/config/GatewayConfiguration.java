@@ -22,6 +22,10 @@ import io.servegate.gateway.api.ProfileHandler;
 import io.servegate.gateway.api.QueryHandler;
 import io.servegate.gateway.api.ScheduledByHeader;
 import io.servegate.gateway.api.UnroutedRequests;
+import io.servegate.gateway.api.QueryAccessFilter;
+import io.servegate.gateway.api.QueryKeyHandler;
+import io.servegate.gateway.access.QueryAccess;
+import io.servegate.gateway.access.QueryKeys;
 import io.servegate.core.cache.PredictionCache;
 import io.servegate.gateway.connections.ConnectionBudget;
 import io.servegate.gateway.connections.HttpConnectionGuard;
@@ -249,7 +253,7 @@ public class GatewayConfiguration {
     }
 
     @Bean
-    RouterFunction<ServerResponse> queryRoutes(Registry registry, PredictionService predictions,
+    RouterFunction<ServerResponse> queryRoutes(QueryAccess access, Registry registry, PredictionService predictions,
             SelectionService selection, PipelineService pipelines, JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
             ClipperMetrics clipperMetrics, ObjectProvider<Ownership> ownership,
             ObjectProvider<io.prometheus.metrics.model.registry.PrometheusRegistry> prometheus, MeterRegistry meters,
@@ -270,7 +274,8 @@ public class GatewayConfiguration {
                 .GET("/metrics", new MetricsHandler(clipperMetrics, prometheus::getObject)::metrics)
                 .POST("/{app}/predict", query::predict)
                 .POST("/{app}/update", query::update)
-                .build();
+                .build()
+                .filter(new QueryAccessFilter(registry, access));
         // innermost: it sees the handlers' errors before they become error responses
         RouterFunction<ServerResponse> served = (predictions.tracing().on()
                 ? routes.filter(new HttpRequestTracing(predictions.tracing())) : routes)
@@ -294,8 +299,9 @@ public class GatewayConfiguration {
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
             PipelineService pipelines, JsonBodies bodies, ServegateProperties props, ContainerManager containers,
             AutoscalingService autoscaling, MeterRegistry meters, ObjectProvider<Ownership> ownership,
-            ConnectionBudget connectionBudget) {
+            ConnectionBudget connectionBudget, QueryKeys keys) {
         String token = adminToken(props);
+        QueryKeyHandler queryKeys = new QueryKeyHandler(registry, keys, bodies);
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
         ServegateProperties.ProcessManager process = props.containers().process();
         // the allowlist applies where deploy_model's command is run: the process manager
@@ -305,11 +311,11 @@ public class GatewayConfiguration {
                 new PathArguments(process.pathArguments(), process.outputDirectories()));
         AdminRequests requests = new AdminRequests(props.containers().maxReplicas(), pool::gatewayMaxBatchSize,
                 selection::policy, commands);
-        AdminHandler admin = new AdminHandler(registry, pool, cache, bodies, requests, containers);
+        AdminHandler admin = new AdminHandler(registry, pool, cache, bodies, requests, containers, keys);
         DeploymentHandler deployments = new DeploymentHandler(registry, pool, bodies, requests, containers);
         AutoscalingHandler scaling = new AutoscalingHandler(registry, pool, autoscaling, pipelines, bodies,
                 props.containers().maxReplicas());
-        PipelineAdminHandler pipelineAdmin = new PipelineAdminHandler(registry, pipelines, bodies);
+        PipelineAdminHandler pipelineAdmin = new PipelineAdminHandler(registry, pipelines, bodies, keys);
         ProfileHandler profiles = new ProfileHandler(registry, pool, new ReplicaProfiler(registry, pool,
                 (int) props.rpc().maxMessageSize().toBytes(), java.time.Clock.systemUTC()), bodies);
         PipelinePlanHandler plans = new PipelinePlanHandler(registry, containers, autoscaling, pool, bodies,
@@ -317,6 +323,9 @@ public class GatewayConfiguration {
         RouterFunction<ServerResponse> served = RouterFunctions.route()
                 .GET("/admin/ping", admin::ping)
                 .POST("/admin/add_app", admin::addApp)
+                .POST("/admin/create_query_key", queryKeys::create)
+                .POST("/admin/get_query_keys", queryKeys::list)
+                .POST("/admin/revoke_query_key", queryKeys::revoke)
                 .POST("/admin/delete_app", admin::deleteApp)
                 .POST("/admin/add_model", admin::addModel)
                 .POST("/admin/set_model_version", admin::setModelVersion)

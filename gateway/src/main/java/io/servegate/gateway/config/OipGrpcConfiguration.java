@@ -7,6 +7,9 @@ import io.servegate.gateway.api.GrpcBytesInFlight;
 import io.servegate.gateway.api.GrpcRequestTracing;
 import io.servegate.gateway.api.OipGrpcServer;
 import io.servegate.gateway.api.OipGrpcService;
+import io.servegate.gateway.api.OipGrpcAccess;
+import io.servegate.gateway.access.QueryAccess;
+import io.grpc.ServerInterceptors;
 import io.servegate.gateway.connections.ConnectionBudget;
 import io.servegate.gateway.connections.GrpcConnectionGuard;
 import io.servegate.gateway.query.PredictionService;
@@ -28,15 +31,17 @@ public class OipGrpcConfiguration {
     private static final Duration GRACE = Duration.ofSeconds(10);
 
     @Bean
-    OipGrpcServer oipGrpcServer(Registry registry, PredictionService predictions,
+    OipGrpcServer oipGrpcServer(Registry registry, PredictionService predictions, QueryAccess access,
             ServegateProperties props, @Qualifier("grpcConnections") GrpcConnectionGuard connections,
             MeterRegistry meters, ReadinessGate readiness) {
         ServegateProperties.Oip oip = props.oip();
         OipGrpcService service = new OipGrpcService(registry, predictions, oip.timeout(),
                 props.limits().maxBatchInputs(), props.limits().maxInputLength(), readiness);
         GrpcBytesInFlight bytes = GrpcBytesInFlight.of(props, "grpc", meters);
+        OipGrpcAccess keys = new OipGrpcAccess(registry, access);
+        BindableService keyed = () -> ServerInterceptors.intercept(service, keys);
         QueryTracing tracing = predictions.tracing();
-        BindableService traced = !tracing.on() ? service : () -> ServerInterceptors.intercept(service,
+        BindableService traced = !tracing.on() ? keyed : () -> ServerInterceptors.intercept(keyed.bindService(),
                 new GrpcRequestTracing(tracing, Set.of(GRPCInferenceServiceGrpc.getModelInferMethod().getFullMethodName())));
         return new OipGrpcServer(traced, oip.grpcAddress(), oip.grpcPort(),
                 (int) props.limits().maxBodySize().toBytes(), GRACE, b -> bytes.apply(connections.apply(b)));

@@ -327,7 +327,9 @@ public record ServegateProperties(
             /** {@code memory} (embedded default) or {@code redis}. */
             @DefaultValue("memory") String store,
             @DefaultValue("redis://127.0.0.1:6379") String redisUri,
-            @DefaultValue("servegate") String keyPrefix) {
+            @DefaultValue("servegate") String keyPrefix,
+            /** How long a gateway reuses an app's query keys read from the store: the bound on a revocation reaching every gateway of a fleet. */
+            @DefaultValue("1s") Duration queryKeyCacheTtl) {
     }
 
     /** The model selection layer's per-app, per-context policy states (Clipper §5). */

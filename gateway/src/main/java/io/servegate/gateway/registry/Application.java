@@ -14,9 +14,11 @@ import java.util.List;
  * @param linkedModels     names of the linked models, in link order (never null; copied)
  * @param selection        how the app chooses among its linked models (never null)
  * @param overloadResponse what a query gets when its model's queue is full (never null)
+ * @param rateLimit        the app's query quota; null for none
  */
 public record Application(String name, String inputType, String defaultOutput, long latencySloMicros,
-                          List<String> linkedModels, SelectionConfig selection, OverloadResponse overloadResponse) {
+                          List<String> linkedModels, SelectionConfig selection, OverloadResponse overloadResponse,
+                          RateLimit rateLimit) {
 
     /** How an app answers a query that no replica has room for. */
     public enum OverloadResponse {
@@ -42,6 +44,12 @@ public record Application(String name, String inputType, String defaultOutput, l
             }
             throw new IllegalArgumentException("'overload_response' must be 'default' or 'reject', got '" + name + "'");
         }
+    }
+
+    /** An application without a quota. */
+    public Application(String name, String inputType, String defaultOutput, long latencySloMicros,
+            List<String> linkedModels, SelectionConfig selection, OverloadResponse overloadResponse) {
+        this(name, inputType, defaultOutput, latencySloMicros, linkedModels, selection, overloadResponse, null);
     }
 
     /** An application answering overload with its default output. */

@@ -71,7 +71,7 @@ final class RegistryChecks {
         List<String> links = modelNames(app.linkedModels());
         return links.equals(app.linkedModels()) ? app
                 : new Application(app.name(), app.inputType(), app.defaultOutput(), app.latencySloMicros(), links,
-                        app.selection(), app.overloadResponse());
+                        app.selection(), app.overloadResponse(), app.rateLimit());
     }
 
     static ModelVersion model(ModelVersion m) {

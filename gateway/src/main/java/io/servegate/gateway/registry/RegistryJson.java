@@ -41,6 +41,9 @@ final class RegistryJson {
         ObjectNode params = selection.putObject("params");
         a.selection().params().forEach(params::put);
         n.put("overloadResponse", a.overloadResponse().wireName());
+        if (a.rateLimit() != null) {
+            n.putObject("rateLimit").put("perSecond", a.rateLimit().perSecond()).put("burst", a.rateLimit().burst());
+        }
         return MAPPER.writeValueAsString(n);
     }
 
@@ -121,7 +124,11 @@ final class RegistryJson {
                 : SelectionConfig.SINGLE;
         return new Application(text(n, "name"), text(n, "inputType"), text(n, "defaultOutput"),
                 n.path("latencySloMicros").asLong(), links, selection,
-                Application.OverloadResponse.fromWireName(text(n, "overloadResponse")));
+                Application.OverloadResponse.fromWireName(text(n, "overloadResponse")), rateLimit(n.path("rateLimit")));
+    }
+
+    private static RateLimit rateLimit(JsonNode n) {
+        return n.isObject() ? new RateLimit(n.path("perSecond").asDouble(), n.path("burst").asInt()) : null;
     }
 
     static ModelVersion readModel(String json) {
