@@ -17,9 +17,11 @@ import reactor.core.publisher.Mono;
 /**
  * Creates, lists, revokes and checks apps' query keys. A key is {@code sgk_<id>_<secret>}: the
  * id (8 random bytes, hex) is public, the secret 32 random bytes (base64url); the store keeps
- * the SHA-256 of the whole key, compared in constant time. An app's keys are cached for
- * {@code cacheTtl}, so a key revoked on another gateway of the fleet stops working within that
- * time (on this gateway at once); at most {@code maxApps} apps' key lists are cached.
+ * the SHA-256 of the whole key, compared in constant time. An app's keys are read again once
+ * {@code cacheTtl} has passed (the first query after it still uses the last list while the read
+ * runs), so a key revoked on another gateway of the fleet stops working within about that time
+ * (on this gateway at once); while the store cannot be reached the last list read stays in force.
+ * At most {@code maxApps} apps' key lists are cached.
  */
 public final class QueryKeys {
 
@@ -37,7 +39,9 @@ public final class QueryKeys {
      */
     public QueryKeys(QueryKeyStore store, Duration cacheTtl, long maxApps) {
         this.store = store;
-        this.cache = Caffeine.newBuilder().expireAfterWrite(cacheTtl).maximumSize(maxApps)
+        // refreshed, not expired: while the store cannot be reached (Redis restarting) the last list
+        // read stays in force, so queries neither fail nor pass a keyed app unchecked
+        this.cache = Caffeine.newBuilder().refreshAfterWrite(cacheTtl).maximumSize(maxApps)
                 .buildAsync((app, executor) -> store.keys(app).toFuture());
     }
 

@@ -47,7 +47,10 @@ public final class QueryAccessFilter implements HandlerFilterFunction<ServerResp
             return next.handle(request);
         }
         boolean predict = vars.containsKey("app") && request.path().endsWith("/predict");
-        return verdict.flatMap(v -> switch (v.outcome()) {
+        // keys never read and the store unreachable: neither open nor refused, but unavailable
+        return verdict.onErrorMap(e -> !(e instanceof ApiException), e -> new ApiException(
+                HttpStatus.SERVICE_UNAVAILABLE, "unavailable", "the query key store cannot be reached; retry shortly"))
+                .flatMap(v -> switch (v.outcome()) {
             case PASS -> next.handle(request);
             case UNAUTHORIZED -> unauthorized(v.problem());
             case LIMITED -> limited(v, predict);
