@@ -28,7 +28,7 @@ public class WarmupConfiguration {
 
     @Bean
     Warmup warmup(ReadinessGate gate, ServegateProperties props, LongSupplier clock, MeterRegistry meters) {
-        ServegateProperties.Warmup w = props.warmup();
+        WarmupProperties w = props.warmup();
         return new Warmup(gate, new Warmup.Settings(w.maxDuration(), w.callsPerRound(), w.minRounds(), w.tolerance()),
                 clock, meters);
     }
