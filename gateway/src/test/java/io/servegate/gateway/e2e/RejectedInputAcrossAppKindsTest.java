@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.servegate.gateway.api.AdminServer;
 import io.servegate.gateway.testsupport.ContainerProcess;
+import io.servegate.gateway.testsupport.GatewayCalls;
 import io.servegate.gateway.testsupport.HttpLoad;
 import io.servegate.gateway.testsupport.HttpLoad.Outcome;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import tools.jackson.databind.ObjectMapper;
 
 /**
  * An input the model containers reject (two emulated containers that raise on the value 7 and
@@ -36,6 +37,9 @@ class RejectedInputAcrossAppKindsTest {
 
     @Autowired
     AdminServer adminServer;
+
+    @Autowired
+    ObjectMapper json;
 
     private final HttpLoad http = new HttpLoad();
 
@@ -87,24 +91,14 @@ class RejectedInputAcrossAppKindsTest {
         admin("add_model", Map.of("model_name", model, "model_version", "1", "input_type", "floats"));
         admin("add_container", Map.of("model_name", model, "model_version", "1", "address", c.address(),
                 "container_id", model + "-1"));
-        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (System.nanoTime() < until) {
-            for (var n : http.post(adminUrl() + "/admin/get_all_containers", Map.of()).body()) {
-                if ((model + "-1").equals(n.path("container_id").asString()) && n.path("available").booleanValue()) {
-                    return;
-                }
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("replica " + model + "-1 did not become available");
+        calls().awaitReady(model);
     }
 
-    private void admin(String endpoint, Map<String, ?> body) {
-        Outcome o = http.post(adminUrl() + "/admin/" + endpoint, body);
-        assertThat(o.status()).as(endpoint + " " + o.body()).isEqualTo(200);
+    private void admin(String endpoint, Map<String, ?> body) throws Exception {
+        calls().admin(endpoint, body);
     }
 
-    private String adminUrl() {
-        return "http://127.0.0.1:" + adminServer.port();
+    private GatewayCalls calls() {
+        return new GatewayCalls(queryPort, adminServer.port(), json);
     }
 }
