@@ -74,10 +74,30 @@ final class ForwardProtocol {
     private ForwardProtocol() {
     }
 
-    @SuppressWarnings("unchecked")
     static ModelInferRequest request(String model, String version, TensorType<?> type, Object input, String from,
             Route.Remote to, int hops) {
-        EncodedTensor tensor = ((TensorType<Object>) type).encode(List.of(input));
+        return routed(model, version, type, List.of(input), from, to, hops).build();
+    }
+
+    /** A {@link #PREDICT_MANY} request: {@code inputs}' rows, each with its time left in nanoseconds. */
+    static ModelInferRequest requestMany(String model, String version, TensorType<?> type, List<Object> inputs,
+            long[] remainingNanos, String from, Route.Remote to) {
+        ByteBuffer remaining = ByteBuffer.allocate(8 * remainingNanos.length).order(ByteOrder.LITTLE_ENDIAN);
+        for (long r : remainingNanos) {
+            remaining.putLong(r);
+        }
+        return routed(model, version, type, inputs, from, to, 1)
+                .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName(REMAINING).setDatatype("INT64")
+                        .addShape(remainingNanos.length))
+                .addRawInputContents(ByteString.copyFrom(remaining.flip()))
+                .build();
+    }
+
+    /** {@code inputs} as the request's input tensor, with the forwarding member and the route it took. */
+    @SuppressWarnings("unchecked")
+    private static ModelInferRequest.Builder routed(String model, String version, TensorType<?> type,
+            List<Object> inputs, String from, Route.Remote to, int hops) {
+        EncodedTensor tensor = ((TensorType<Object>) type).encode(inputs);
         return ModelInferRequest.newBuilder().setModelName(model).setModelVersion(version)
                 .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName("input")
                         .setDatatype(tensor.datatype()).addAllShape(tensor.shape()))
@@ -85,27 +105,7 @@ final class ForwardProtocol {
                 .putParameters(FROM, InferParameter.newBuilder().setStringParam(from).build())
                 .putParameters(OWNER, InferParameter.newBuilder().setStringParam(to.member()).build())
                 .putParameters(EPOCH, InferParameter.newBuilder().setInt64Param(to.epoch()).build())
-                .putParameters(HOPS, InferParameter.newBuilder().setInt64Param(hops).build())
-                .build();
-    }
-
-    /** A {@link #PREDICT_MANY} request: {@code inputs}' rows, each with its time left in nanoseconds. */
-    @SuppressWarnings("unchecked")
-    static ModelInferRequest requestMany(String model, String version, TensorType<?> type, List<Object> inputs,
-            long[] remainingNanos, String from, Route.Remote to) {
-        EncodedTensor tensor = ((TensorType<Object>) type).encode(inputs);
-        ByteBuffer remaining = ByteBuffer.allocate(8 * remainingNanos.length).order(ByteOrder.LITTLE_ENDIAN);
-        for (long r : remainingNanos) {
-            remaining.putLong(r);
-        }
-        return request(model, version, type, inputs.get(0), from, to, 1).toBuilder()
-                .setInputs(0, ModelInferRequest.InferInputTensor.newBuilder().setName("input")
-                        .setDatatype(tensor.datatype()).addAllShape(tensor.shape()))
-                .setRawInputContents(0, tensor.raw())
-                .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName(REMAINING).setDatatype("INT64")
-                        .addShape(remainingNanos.length))
-                .addRawInputContents(ByteString.copyFrom(remaining.flip()))
-                .build();
+                .putParameters(HOPS, InferParameter.newBuilder().setInt64Param(hops).build());
     }
 
     /**
