@@ -12,7 +12,6 @@ import io.grpc.netty.NettyServerBuilder;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.config.ServegateProperties;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 
@@ -164,18 +163,37 @@ public final class GrpcBytesInFlight implements UnaryOperator<NettyServerBuilder
         }
     }
 
-    /** A call closed by the first of the application and a refusal; the other's close does nothing. */
+    /**
+     * A call closed by the first of the application and a refusal; the other's close does nothing,
+     * and what the application sends after a refusal is dropped (a refusal can land after the request
+     * reached the application, which still answers it).
+     */
     private static final class ClosesOnce<Q, R> extends ForwardingServerCall.SimpleForwardingServerCall<Q, R> {
 
-        private final AtomicBoolean closed = new AtomicBoolean();
+        private boolean closed;
 
         ClosesOnce(ServerCall<Q, R> delegate) {
             super(delegate);
         }
 
         @Override
-        public void close(Status status, Metadata trailers) {
-            if (closed.compareAndSet(false, true)) {
+        public synchronized void sendHeaders(Metadata headers) {
+            if (!closed) {
+                super.sendHeaders(headers);
+            }
+        }
+
+        @Override
+        public synchronized void sendMessage(R message) {
+            if (!closed) {
+                super.sendMessage(message);
+            }
+        }
+
+        @Override
+        public synchronized void close(Status status, Metadata trailers) {
+            if (!closed) {
+                closed = true;
                 super.close(status, trailers);
             }
         }
