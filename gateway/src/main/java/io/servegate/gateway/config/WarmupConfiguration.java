@@ -28,9 +28,7 @@ public class WarmupConfiguration {
 
     @Bean
     Warmup warmup(ReadinessGate gate, ServegateProperties props, LongSupplier clock, MeterRegistry meters) {
-        WarmupProperties w = props.warmup();
-        return new Warmup(gate, new Warmup.Settings(w.maxDuration(), w.callsPerRound(), w.minRounds(), w.tolerance()),
-                clock, meters);
+        return new Warmup(gate, props, clock, meters);
     }
 
     /** Starts the warm-up when the application is ready: the query and gRPC ports are open then. */

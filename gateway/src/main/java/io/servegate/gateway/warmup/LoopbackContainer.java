@@ -6,6 +6,8 @@ import io.grpc.stub.StreamObserver;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;
+import io.servegate.oip.ServerReadyRequest;
+import io.servegate.oip.ServerReadyResponse;
 import io.servegate.oip.client.EncodedTensor;
 import io.servegate.oip.client.TensorType;
 import java.io.IOException;
@@ -17,8 +19,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A no-op model container inside the gateway, on a loopback port of its own, that the warm-up's
- * container client calls: it answers every row of a {@code ModelInfer} with {@code "0"}. No real
- * replica, and so no user's model, sees a warm-up call.
+ * container client and its private replica pool call: it answers {@code ServerReady} with yes and
+ * every row of a {@code ModelInfer} with {@code "0"}. No real replica, and so no user's model, sees
+ * a warm-up call.
  */
 final class LoopbackContainer implements AutoCloseable {
 
@@ -54,6 +57,12 @@ final class LoopbackContainer implements AutoCloseable {
     }
 
     private static final class NoOp extends GRPCInferenceServiceGrpc.GRPCInferenceServiceImplBase {
+        @Override
+        public void serverReady(ServerReadyRequest request, StreamObserver<ServerReadyResponse> answer) {
+            answer.onNext(ServerReadyResponse.newBuilder().setReady(true).build());
+            answer.onCompleted();
+        }
+
         @Override
         public void modelInfer(ModelInferRequest request, StreamObserver<ModelInferResponse> answer) {
             int rows = request.getInputsCount() == 0 || request.getInputs(0).getShapeCount() == 0 ? 1

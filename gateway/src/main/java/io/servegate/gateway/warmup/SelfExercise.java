@@ -17,6 +17,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
@@ -26,9 +27,12 @@ import java.util.function.LongSupplier;
  * admission, the OIP JSON parser, routing and the JSON error answer: the model
  * {@value #MODEL} exists nowhere, so each call ends in a 404 after its body was parsed);
  * OIP gRPC {@code ModelInfer} calls to its own gRPC port (protobuf decoding, the same model
- * lookup, a NOT_FOUND); and batches through the container client to a {@link LoopbackContainer}
- * (encoding, the gRPC client transport, decoding). No call reaches a registered model, a real
- * replica or the prediction cache; the schedulers run their first real queries cold.
+ * lookup, a NOT_FOUND); batches through the container client to a {@link LoopbackContainer}
+ * (encoding, the gRPC client transport, decoding); and, once its replica is checked and profiled,
+ * queries through a private replica pool on that container ({@link SchedulerExercise}: the
+ * scheduler, its driver, batching, the replica worker). No call reaches a registered model, a real
+ * replica or the prediction cache. The latency counts as steady only once the pool's queries are
+ * in the rounds.
  */
 final class SelfExercise {
 
@@ -50,6 +54,7 @@ final class SelfExercise {
     private final int callsPerRound;
     private final Duration maxDuration;
     private final SteadyLatency steady;
+    private final Function<String, SchedulerExercise> schedulerOn;
     private final LongSupplier clock;
 
     /**
@@ -58,8 +63,10 @@ final class SelfExercise {
      * @param grpcHost      where it reaches its own OIP gRPC port
      * @param grpcPort      that port; 0 = none, not exercised
      * @param callsPerRound calls of each kind a round makes, at once
+     * @param schedulerOn   the scheduler exercise on the loopback container at a given address
      */
-    SelfExercise(String httpHost, int httpPort, String grpcHost, int grpcPort, int callsPerRound, Duration maxDuration, SteadyLatency steady,
+    SelfExercise(String httpHost, int httpPort, String grpcHost, int grpcPort, int callsPerRound,
+            Duration maxDuration, SteadyLatency steady, Function<String, SchedulerExercise> schedulerOn,
             LongSupplier clock) {
         this.httpHost = httpHost;
         this.httpPort = httpPort;
@@ -68,6 +75,7 @@ final class SelfExercise {
         this.callsPerRound = callsPerRound;
         this.maxDuration = maxDuration;
         this.steady = steady;
+        this.schedulerOn = schedulerOn;
         this.clock = clock;
     }
 
@@ -80,12 +88,14 @@ final class SelfExercise {
         ManagedChannel channel = grpcPort == 0 ? null
                 : NettyChannelBuilder.forAddress(grpcHost, grpcPort).usePlaintext().build();
         try (LoopbackContainer container = LoopbackContainer.start();
-                ContainerClient client = ContainerClient.connect(container.address())) {
+                ContainerClient client = ContainerClient.connect(container.address());
+                SchedulerExercise scheduler = schedulerOn.apply(container.address())) {
             boolean settled = false;
             while (!settled && clock.getAsLong() - end < 0) {
+                boolean scheduled = scheduler.ready();
                 long roundStart = clock.getAsLong();
-                round(http, channel, client);
-                settled = steady.add(clock.getAsLong() - roundStart);
+                round(http, channel, client, scheduled ? scheduler : null);
+                settled = steady.add(clock.getAsLong() - roundStart) && scheduled;
             }
             return new Result(clock.getAsLong() - start, steady.rounds(), settled);
         } finally {
@@ -100,7 +110,8 @@ final class SelfExercise {
         }
     }
 
-    private void round(HttpClient http, ManagedChannel channel, ContainerClient client) {
+    /** One round; {@code scheduler} is null while its replica is not ready yet. */
+    private void round(HttpClient http, ManagedChannel channel, ContainerClient client, SchedulerExercise scheduler) {
         List<CompletableFuture<?>> calls = new ArrayList<>();
         float[] row = new float[ROW_LENGTH];
         HttpRequest request = HttpRequest.newBuilder(
@@ -116,6 +127,9 @@ final class SelfExercise {
             calls.add(http.sendAsync(request, HttpResponse.BodyHandlers.discarding()));
             calls.add(client.inferAsText(MODEL, "1", TensorType.FLOATS, Collections.nCopies(BATCH_ROWS, row),
                     CALL_TIMEOUT));
+            if (scheduler != null) {
+                calls.add(scheduler.query(row, CALL_TIMEOUT));
+            }
             if (channel != null) {
                 CompletableFuture<Void> answered = new CompletableFuture<>();
                 GRPCInferenceServiceGrpc.newFutureStub(channel)

@@ -3,7 +3,8 @@ package io.servegate.gateway.warmup;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.TimeGauge;
-import java.time.Duration;
+import io.servegate.gateway.config.ServegateProperties;
+import io.servegate.gateway.config.WarmupProperties;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -18,21 +19,21 @@ public final class Warmup {
 
     private static final Logger LOG = LoggerFactory.getLogger(Warmup.class);
 
-    /** How the exercise is run: rounds of calls until steady or out of time. */
-    public record Settings(Duration maxDuration, int callsPerRound, int minRounds, double tolerance) {
-    }
-
     private final ReadinessGate gate;
-    private final Settings settings;
+    private final ServegateProperties props;
+    private final WarmupProperties settings;
     private final LongSupplier clock;
     private volatile double seconds = Double.NaN;
     private volatile int rounds;
 
-    public Warmup(ReadinessGate gate, Settings settings, LongSupplier clock, MeterRegistry meters) {
+    /** @param props the gateway's settings: the warm-up's own, and those its private replica pool is built with */
+    public Warmup(ReadinessGate gate, ServegateProperties props, LongSupplier clock, MeterRegistry meters) {
+        WarmupProperties settings = props.warmup();
         if (settings.callsPerRound() < 1) {
             throw new IllegalArgumentException("servegate.warmup.calls-per-round must be at least 1");
         }
         this.gate = gate;
+        this.props = props;
         this.settings = settings;
         this.clock = clock;
         TimeGauge.builder("servegate.warmup.duration", this, TimeUnit.SECONDS, w -> w.seconds)
@@ -59,7 +60,8 @@ public final class Warmup {
         try {
             SelfExercise.Result r = new SelfExercise(httpHost, httpPort, grpcHost, grpcPort,
                     settings.callsPerRound(),
-                    settings.maxDuration(), new SteadyLatency(settings.minRounds(), 3, settings.tolerance()), clock)
+                    settings.maxDuration(), new SteadyLatency(settings.minRounds(), 3, settings.tolerance()),
+                    address -> new SchedulerExercise(props, clock, address), clock)
                     .run();
             rounds = r.rounds();
             if (r.steady()) {
