@@ -23,9 +23,9 @@ import java.util.function.LongSupplier;
 /**
  * The warm-up's exercise of the gateway's own query path, in rounds, until a round's time is
  * steady ({@link SteadyLatency}) or the time allowed is spent. Each round makes, concurrently:
- * OIP REST infer calls to this gateway's query port over loopback (the HTTP server, body
- * admission, the OIP JSON parser, routing and the JSON error answer: the model
- * {@value #MODEL} exists nowhere, so each call ends in a 404 after its body was parsed);
+ * OIP REST infer and Clipper predict calls to this gateway's query port over loopback (the HTTP
+ * server, body admission, both JSON parsers, routing and the JSON error answer: the model and app
+ * {@value #MODEL} exist nowhere, so each call ends in a 404 after its body was parsed);
  * OIP gRPC {@code ModelInfer} calls to its own gRPC port (protobuf decoding, the same model
  * lookup, a NOT_FOUND); batches through the container client to a {@link LoopbackContainer}
  * (encoding, the gRPC client transport, decoding); and, once its replica is checked and profiled,
@@ -114,10 +114,9 @@ final class SelfExercise {
     private void round(HttpClient http, ManagedChannel channel, ContainerClient client, SchedulerExercise scheduler) {
         List<CompletableFuture<?>> calls = new ArrayList<>();
         float[] row = new float[ROW_LENGTH];
-        HttpRequest request = HttpRequest.newBuilder(
-                        URI.create("http://" + (httpHost.contains(":") ? "[" + httpHost + "]" : httpHost) + ":" + httpPort + "/v2/models/" + PATH_MODEL + "/infer"))
-                .timeout(CALL_TIMEOUT).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(inferBody())).build();
+        String base = "http://" + (httpHost.contains(":") ? "[" + httpHost + "]" : httpHost) + ":" + httpPort;
+        HttpRequest request = post(base + "/v2/models/" + PATH_MODEL + "/infer", inferBody());
+        HttpRequest predict = post(base + "/" + PATH_MODEL + "/predict", predictBody());
         EncodedTensor tensor = TensorType.FLOATS.encode(Collections.nCopies(BATCH_ROWS, row));
         ModelInferRequest grpcRequest = ModelInferRequest.newBuilder().setModelName(MODEL)
                 .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName("input")
@@ -125,6 +124,7 @@ final class SelfExercise {
                 .addRawInputContents(tensor.raw()).build();
         for (int i = 0; i < callsPerRound; i++) {
             calls.add(http.sendAsync(request, HttpResponse.BodyHandlers.discarding()));
+            calls.add(http.sendAsync(predict, HttpResponse.BodyHandlers.discarding()));
             calls.add(client.inferAsText(MODEL, "1", TensorType.FLOATS, Collections.nCopies(BATCH_ROWS, row),
                     CALL_TIMEOUT));
             if (scheduler != null) {
@@ -141,6 +141,15 @@ final class SelfExercise {
         // an error answer (the 404, the NOT_FOUND) is as much an exercise as a success
         CompletableFuture.allOf(calls.stream().map(c -> c.handle((x, e) -> null)).toArray(CompletableFuture[]::new))
                 .join();
+    }
+
+    private static HttpRequest post(String url, String json) {
+        return HttpRequest.newBuilder(URI.create(url)).timeout(CALL_TIMEOUT).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json)).build();
+    }
+
+    private static String predictBody() {
+        return "{\"input\":[" + String.join(",", Collections.nCopies(ROW_LENGTH, "0.0")) + "]}";
     }
 
     private static String inferBody() {
