@@ -70,11 +70,11 @@ class FleetMemberRedisTest {
     }
 
     private FleetMember member(String name) {
-        return member(name, new RecordingHandover());
+        return member(name, LEASE, new RecordingHandover());
     }
 
-    private FleetMember member(String name, Handover handover) {
-        return new FleetMember(store(), name, name + ":9", PERIOD, LEASE, planner, () -> VERSIONS, Map::of,
+    private FleetMember member(String name, Duration lease, Handover handover) {
+        return new FleetMember(store(), name, name + ":9", PERIOD, lease, planner, () -> VERSIONS, Map::of,
                 System::nanoTime, new SimpleMeterRegistry(), state -> { }, handover);
     }
 
@@ -243,12 +243,15 @@ class FleetMemberRedisTest {
      */
     @Test
     void aHandOffWaitsForTheNewOwnerToBeReadyAndNoBeatLeavesAVersionUnowned() throws Exception {
-        FleetMember a = member("a");
+        // leases long enough that no member is fenced between beats on a loaded machine: that, not a
+        // hand-off, would leave versions unowned here
+        Duration lease = Duration.ofSeconds(5);
+        FleetMember a = member("a", lease, new RecordingHandover());
         beat(List.of(a), 2);
         assertThat(a.owned()).hasSize(VERSIONS.size());
         RecordingHandover bPrepares = new RecordingHandover();
         bPrepares.ready = false;
-        FleetMember b = member("b", bPrepares);
+        FleetMember b = member("b", lease, bPrepares);
         List<FleetMember> both = List.of(a, b);
         b.beat(); // joins: from here on both route every version
         for (int r = 0; r < 12; r++) {
