@@ -55,6 +55,20 @@ public record FleetResult(FleetScenario scenario, ModelStats atGateways, ModelSt
         return atGateways.arrived() / scenario.models().durationS();
     }
 
+    /**
+     * The share of the queries that arrived in the {@code seconds} whole seconds from {@code fromS}
+     * that were not answered in time; NaN when none arrived.
+     */
+    public double lossShare(int fromS, int seconds) {
+        long arrived = 0;
+        long good = 0;
+        for (int t = fromS; t < Math.min(fromS + seconds, arrivedPerSecond.length); t++) {
+            arrived += arrivedPerSecond[t];
+            good += goodPerSecond[t];
+        }
+        return arrived == 0 ? Double.NaN : 1 - (double) good / arrived;
+    }
+
     /** The run's numbers, key names stable for tools. */
     public Map<String, Object> summary() {
         ModelStats s = atGateways;
@@ -98,7 +112,10 @@ public record FleetResult(FleetScenario scenario, ModelStats atGateways, ModelSt
             perGateway.add(row);
         }
         m.put("per_gateway", perGateway);
-        if (scenario.failGateway() >= 0) {
+        if (scenario.joinAtS() >= 0) {
+            m.put("loss_share_first_10s_after_join", Summary.round(lossShare((int) Math.ceil(scenario.joinAtS()), 10)));
+        }
+        if (scenario.failGateway() >= 0 || scenario.joinAtS() >= 0) {
             m.put("arrived_per_second", arrivedPerSecond);
             m.put("good_per_second", goodPerSecond);
         }

@@ -24,7 +24,12 @@ import java.util.TreeSet;
  * is given the deadline less the hop back, so that what it answers in time reaches the gateway the
  * query arrived at in time. A stopped gateway loses what it had queued and running; its versions
  * are unowned (their queries lost) until its lease runs out, then granted to live gateways by the
- * same planner, which also take over its replicas.
+ * same planner, which also take over its replicas. A gateway that joins a loaded fleet is handed
+ * versions as the gateways' planner balances load (at its first heartbeat, then at most once per
+ * ten); each hand-off completes {@link #HANDOFF_NANOS} later, the old owner scheduling the version
+ * until then, and replicas move to the joiner with the load (drained where they were: their batches
+ * in flight finish there). A query forwarded to a gateway that no longer owns its version is relayed
+ * once to the owner, as a gateway relays it.
  */
 final class FleetRun implements QueryRouter {
 
@@ -32,6 +37,10 @@ final class FleetRun implements QueryRouter {
     /** The gateway's defaults ({@code servegate.fleet.tolerance}, {@code servegate.fleet.min-rate}). */
     private static final double TOLERANCE = 0.25;
     private static final double MIN_RATE = 1.0;
+    /** The gateway's heartbeat ({@code servegate.fleet.heartbeat}); load moves at most once per ten. */
+    private static final long HEARTBEAT_NANOS = 500_000_000L;
+    /** A hand-off's plan to its completion: the new owner says it is ready, then the old owner releases it. */
+    static final long HANDOFF_NANOS = 2 * HEARTBEAT_NANOS;
 
     private final FleetScenario scenario;
     private final Simulation sim;
@@ -42,6 +51,8 @@ final class FleetRun implements QueryRouter {
     private final Set<String> versions = new LinkedHashSet<>();
     /** Each model's owning gateway; -1 while none. */
     private final int[] owner;
+    /** Each model's gateway it is being handed to; -1 while none. */
+    private final int[] pending;
     private final boolean[] live;
     /** Arrivals per second each gateway owns, as the planner weighs them. */
     private final double[] load;
@@ -59,8 +70,8 @@ final class FleetRun implements QueryRouter {
     private long[] arrivedPerSecond = new long[16];
     private long[] goodPerSecond = new long[16];
 
-    /** What a query carries: when it arrived at its gateway, its deadline there, and whether it was forwarded. */
-    private record Stamp(long arrival, long deadline, boolean forwarded) {
+    /** What a query carries: when it arrived at its gateway, its deadline there, and the hops it was forwarded. */
+    private record Stamp(long arrival, long deadline, int hops) {
     }
 
     FleetRun(FleetScenario scenario, Simulation sim) {
@@ -76,8 +87,13 @@ final class FleetRun implements QueryRouter {
         }
         owner = new int[m.models()];
         Arrays.fill(owner, -1);
+        pending = new int[m.models()];
+        Arrays.fill(pending, -1);
         live = new boolean[scenario.gateways()];
         Arrays.fill(live, true);
+        if (scenario.joining() >= 0) {
+            live[scenario.joining()] = false;
+        }
         load = new double[scenario.gateways()];
     }
 
@@ -106,6 +122,14 @@ final class FleetRun implements QueryRouter {
             sim.events().add(new Stop(scenario.failGateway()), at);
             sim.events().add(new TakeOver(scenario.failGateway()), at + Math.round(scenario.leaseS() * SECOND));
         }
+        if (scenario.joining() >= 0) {
+            long at = Math.round(scenario.joinAtS() * SECOND);
+            sim.events().add(new Join(), at);
+            long end = Math.round(m.durationS() * SECOND);
+            for (long t = at + HEARTBEAT_NANOS; t < end; t += 10 * HEARTBEAT_NANOS) {
+                sim.events().add(new Balance(), t);
+            }
+        }
         sim.loop(m.workload(), arrivalRandom, this);
         return result(System.nanoTime() - wallStart);
     }
@@ -115,22 +139,10 @@ final class FleetRun implements QueryRouter {
      * there; returns how many it granted.
      */
     private int grant(long now) {
-        Map<String, Assignment> current = new HashMap<>();
-        for (int i = 0; i < owner.length; i++) {
-            if (owner[i] >= 0) {
-                current.put(ManyModelScenario.id(i), new Assignment(FleetScenario.gateway(owner[i]), 1, ""));
-            }
-        }
-        SortedSet<String> members = new TreeSet<>();
-        for (int g = 0; g < live.length; g++) {
-            if (live[g]) {
-                members.add(FleetScenario.gateway(g));
-            }
-        }
         int granted = 0;
-        // load-balancing hand-offs between live gateways are left out: the gateway makes them at most once per
-        // ten heartbeats, and a version's grant is what a failover waits for
-        for (OwnershipChange c : planner.plan(current, versions, members, rates)) {
+        // load-balancing hand-offs between live gateways wait for the planner's turn (Balance): a failover
+        // waits for the versions' grants
+        for (OwnershipChange c : plan()) {
             if (c.kind() != OwnershipChange.Kind.GRANT) {
                 continue;
             }
@@ -144,6 +156,47 @@ final class FleetRun implements QueryRouter {
             }
         }
         return granted;
+    }
+
+    /** What the fleet's planner would change now. */
+    private List<OwnershipChange> plan() {
+        Map<String, Assignment> current = new HashMap<>();
+        for (int i = 0; i < owner.length; i++) {
+            if (owner[i] >= 0) {
+                current.put(ManyModelScenario.id(i), new Assignment(FleetScenario.gateway(owner[i]), 1,
+                        pending[i] < 0 ? "" : FleetScenario.gateway(pending[i])));
+            }
+        }
+        SortedSet<String> members = new TreeSet<>();
+        for (int g = 0; g < live.length; g++) {
+            if (live[g]) {
+                members.add(FleetScenario.gateway(g));
+            }
+        }
+        return planner.plan(current, versions, members, rates);
+    }
+
+    /**
+     * Moves replicas to the live gateways that own more load per replica than the others, as
+     * {@link #deal} would deal them all now: the replica drains where it was and starts afresh there.
+     */
+    private void moveReplicas(long now) {
+        List<List<SimReplica>> serving = new ArrayList<>();
+        for (List<SimReplica> rs : replicas) {
+            serving.add(new ArrayList<>(rs.stream().filter(r -> r.alive && !r.retiring).toList()));
+        }
+        int[] target = deal(serving.stream().mapToInt(List::size).sum(), new int[live.length]);
+        for (int to = 0; to < live.length; to++) {
+            for (int from = 0; from < live.length && serving.get(to).size() < target[to]; from++) {
+                while (serving.get(from).size() > target[from] && serving.get(to).size() < target[to]) {
+                    SimReplica r = serving.get(from).remove(serving.get(from).size() - 1);
+                    pools.get(from).run.retire(r, now);
+                    SimReplica moved = sim.start(models.replica(r.spec.id()), pools.get(to).run, random.split());
+                    replicas.get(to).add(moved);
+                    serving.get(to).add(moved);
+                }
+            }
+        }
     }
 
     /**
@@ -183,7 +236,7 @@ final class FleetRun implements QueryRouter {
             lost++;
             return;
         }
-        Stamp q = new Stamp(now, arrival.deadline, o != at);
+        Stamp q = new Stamp(now, arrival.deadline, o == at ? 0 : 1);
         if (o == at) {
             pools.get(o).run.submit(ManyModelScenario.id(arrival.model), q, q.deadline, now);
         } else {
@@ -210,7 +263,7 @@ final class FleetRun implements QueryRouter {
     @Override
     public void answered(SchedulerRun<?> model, Object payload, long now) {
         Stamp q = (Stamp) payload;
-        long back = q.forwarded ? now + hop : now;
+        long back = now + q.hops * hop;
         boolean inTime = back <= q.deadline;
         atGateways.answered(back - q.arrival, inTime);
         if (inTime) {
@@ -275,11 +328,66 @@ final class FleetRun implements QueryRouter {
 
         @Override
         void fire(long now) {
-            if (!live[to] || owner[model] != to) {
+            int o = owner[model];
+            if (live[to] && o != to && o >= 0 && query.hops == 1) {
+                // handed on since it was sent: relayed once to the owner, its answer back the same way
+                forwarded++;
+                sim.events().add(new Forward(o, model, new Stamp(query.arrival, query.deadline, 2)), now + hop);
+                return;
+            }
+            if (!live[to] || o != to) {
                 lost++;
                 return;
             }
-            pools.get(to).run.submit(ManyModelScenario.id(model), query, query.deadline - hop, now);
+            pools.get(to).run.submit(ManyModelScenario.id(model), query, query.deadline - query.hops * hop, now);
+        }
+    }
+
+    /** The joining gateway starts its lease: arrivals reach it, and it owns nothing until handed versions. */
+    private final class Join extends Event {
+        @Override
+        void fire(long now) {
+            live[scenario.joining()] = true;
+        }
+    }
+
+    /** The planner's turn to balance load: each hand-off it plans completes {@link #HANDOFF_NANOS} later. */
+    private final class Balance extends Event {
+        @Override
+        void fire(long now) {
+            for (OwnershipChange c : plan()) {
+                int i = Integer.parseInt(c.version().substring(1));
+                int g = Integer.parseInt(c.target().substring(1));
+                if (c.kind() == OwnershipChange.Kind.HANDOFF && owner[i] >= 0 && owner[i] != g && pending[i] < 0) {
+                    pending[i] = g;
+                    sim.events().add(new HandOff(i), now + HANDOFF_NANOS);
+                }
+            }
+        }
+    }
+
+    /** A version moves to the gateway it was handed to, which registers it, and replicas follow the load. */
+    private final class HandOff extends Event {
+        private final int model;
+
+        HandOff(int model) {
+            this.model = model;
+        }
+
+        @Override
+        void fire(long now) {
+            int from = owner[model];
+            int to = pending[model];
+            pending[model] = -1;
+            double weight = Math.max(MIN_RATE, rates.get(ManyModelScenario.id(model)));
+            load[from] -= weight;
+            load[to] += weight;
+            owner[model] = to;
+            moves++;
+            if (models.registered(model)) {
+                pools.get(to).register(model, now);
+            }
+            moveReplicas(now);
         }
     }
 

@@ -21,9 +21,11 @@ import java.util.Map;
  * @param failAtS  when it stops, seconds into the run
  * @param leaseS   how long after it stopped its versions are granted to live gateways (its lease
  *                 running out); queries for them are lost until then
+ * @param joinAtS  when the last gateway joins the others, seconds into the run; negative: it is
+ *                 there from the start
  */
 public record FleetScenario(ManyModelScenario models, int gateways, Spread spread, double hopMs, int failGateway,
-        double failAtS, double leaseS) {
+        double failAtS, double leaseS, double joinAtS) {
 
     /** How arrivals are spread over the live gateways, as a load balancer in front of them would. */
     public enum Spread {
@@ -64,16 +66,25 @@ public record FleetScenario(ManyModelScenario models, int gateways, Spread sprea
             throw new IllegalArgumentException("the failing gateway must be one of " + gateways + " (g0..g"
                     + (gateways - 1) + "), with another left to take over, failing at >= 0 s");
         }
+        if (joinAtS >= 0 && (gateways < 2 || failGateway >= 0)) {
+            throw new IllegalArgumentException("a join needs at least 2 gateways (the last one joins), and no failure "
+                    + "in the same run");
+        }
+    }
+
+    /** The gateway that joins during the run, or -1. */
+    public int joining() {
+        return joinAtS >= 0 ? gateways - 1 : -1;
     }
 
     /** A fleet with no failure. */
     public static FleetScenario of(ManyModelScenario models, int gateways, Spread spread, double hopMs) {
-        return new FleetScenario(models, gateways, spread, hopMs, -1, 0, 0);
+        return new FleetScenario(models, gateways, spread, hopMs, -1, 0, 0, -1);
     }
 
     /** This fleet with another forwarding latency. */
     public FleetScenario withHopMs(double ms) {
-        return new FleetScenario(models, gateways, spread, ms, failGateway, failAtS, leaseS);
+        return new FleetScenario(models, gateways, spread, ms, failGateway, failAtS, leaseS, joinAtS);
     }
 
     /** The name of gateway {@code g}. */
@@ -92,6 +103,9 @@ public record FleetScenario(ManyModelScenario models, int gateways, Spread sprea
         if (failGateway >= 0) {
             s.put("fail", gateway(failGateway) + "@" + failAtS + "s");
             s.put("lease_s", leaseS);
+        }
+        if (joinAtS >= 0) {
+            s.put("join", gateway(joining()) + "@" + joinAtS + "s");
         }
         return s;
     }

@@ -23,9 +23,11 @@ import java.util.TreeSet;
  *       (greedy longest-processing-time);</li>
  *   <li>then, only while the most-loaded member carries more than {@code 1 + tolerance} times
  *       the mean or the least-loaded one less than {@code 1 - tolerance} times it, the heaviest
- *       version of the most-loaded member that still narrows the gap to the least-loaded one is
- *       handed over to it. Each such move lowers the sum of squared loads, so the loop
- *       ends, and a member that joins takes only what brings the fleet back within tolerance.</li>
+ *       version that still narrows the gap to the least-loaded member is handed over to it, from
+ *       the most-loaded member that has one (from a member within tolerance only while the
+ *       least-loaded one is under it). Each such move lowers the sum of squared loads, so the
+ *       loop ends, and a member that joins takes only what brings the fleet back within
+ *       tolerance, even where the most-loaded member holds one version too heavy to move.</li>
  * </ol>
  * Versions whose hand-off is in flight are not moved again.
  */
@@ -122,29 +124,44 @@ public final class OwnershipPlanner {
             List<OwnershipChange> changes) {
         double mean = load.values().stream().mapToDouble(Double::doubleValue).sum() / load.size();
         while (true) {
-            String heavy = heaviest(load);
             String light = lightest(load);
-            double gap = load.get(heavy) - load.get(light);
-            boolean within = load.get(heavy) <= mean * (1 + tolerance) && load.get(light) >= mean * (1 - tolerance);
-            if (within || gap <= 0) {
-                return;
-            }
+            boolean lightUnder = load.get(light) < mean * (1 - tolerance);
+            // from the most-loaded member that has a version lighter than its gap to the lightest: the
+            // heaviest may hold one version too heavy to move, and a member that joins still takes load
+            String from = null;
             String best = null;
-            for (String v : movable.get(heavy)) {
-                double w = weight(v, rates);
-                if (w < gap && (best == null || w > weight(best, rates))) {
-                    best = v;
+            for (String heavy : byLoadDescending(load)) {
+                double gap = load.get(heavy) - load.get(light);
+                if (gap <= 0 || !lightUnder && load.get(heavy) <= mean * (1 + tolerance)) {
+                    break;
+                }
+                for (String v : movable.get(heavy)) {
+                    double w = weight(v, rates);
+                    if (w < gap && (best == null || w > weight(best, rates))) {
+                        best = v;
+                    }
+                }
+                if (best != null) {
+                    from = heavy;
+                    break;
                 }
             }
             if (best == null) {
                 return;
             }
             double w = weight(best, rates);
-            movable.get(heavy).remove(best);
-            load.merge(heavy, -w, Double::sum);
+            movable.get(from).remove(best);
+            load.merge(from, -w, Double::sum);
             load.merge(light, w, Double::sum);
             changes.add(new OwnershipChange(best, OwnershipChange.Kind.HANDOFF, light));
         }
+    }
+
+    /** The members, most-loaded first, ties by name. */
+    private static List<String> byLoadDescending(Map<String, Double> load) {
+        List<String> members = new ArrayList<>(load.keySet());
+        members.sort(Comparator.<String>comparingDouble(m -> -load.get(m)).thenComparing(m -> m));
+        return members;
     }
 
     private double weight(String v, Map<String, Double> rates) {
@@ -156,17 +173,6 @@ public final class OwnershipPlanner {
         String best = null;
         for (Map.Entry<String, Double> e : load.entrySet()) {
             if (best == null || e.getValue() < load.get(best)) {
-                best = e.getKey();
-            }
-        }
-        return best;
-    }
-
-    /** The most-loaded member, ties to the first by name. */
-    private static String heaviest(Map<String, Double> load) {
-        String best = null;
-        for (Map.Entry<String, Double> e : load.entrySet()) {
-            if (best == null || e.getValue() > load.get(best)) {
                 best = e.getKey();
             }
         }

@@ -283,10 +283,7 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
         return queue.size();
     }
 
-    /**
-     * Queries answered late, failed, or rejected with a default so far: the numerator of
-     * Symphony's bad rate.
-     */
+    /** Queries answered late, failed, or rejected with a default so far: the numerator of Symphony's bad rate. */
     public long bad() {
         return lateOrFailed + rejectedTotal();
     }
@@ -388,10 +385,7 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
         return r == null ? 0 : r.busyNanos;
     }
 
-    /**
-     * The model's estimated service time of a batch of {@code size} (every replica's samples),
-     * or -1 while nothing has been measured.
-     */
+    /** The model's estimated service time of a batch of {@code size} (all replicas' samples); -1 before any. */
     public long estimateNanos(int size) {
         return pooled.known() ? pooled.serviceNanos(size) : -1;
     }
@@ -399,6 +393,12 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
     /** The model's transport overhead (a low quantile of round trip minus service time), 0 before any sample. */
     public long overheadNanos() {
         return pooled.overheadNanos();
+    }
+
+    /** One replica's own profile (what another gateway may seed its own with); null while it has no sample. */
+    public ReplicaEstimate estimate(String replica) {
+        Replica r = replicas.get(replica);
+        return r == null || !r.profile.known() ? null : r.profile.estimate();
     }
 
     // ---- internals ----

@@ -2,6 +2,8 @@ package io.servegate.core.scheduling;
 
 import io.servegate.core.batching.BatchLatencyProfile;
 import java.util.Arrays;
+import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
  * What a batch of each size costs on one replica (Clockwork's per-worker action profile): the
@@ -183,6 +185,15 @@ final class ReplicaProfile {
             }
         }
         return size;
+    }
+
+    /** Its estimates of sizes 1, 2, 4, … up to {@link #maxBatch} and its overhead; the profile must be known. */
+    ReplicaEstimate estimate() {
+        SortedMap<Integer, Long> service = new TreeMap<>();
+        for (int b = 1; b <= maxBatch; b = b < maxBatch && b * 2 > maxBatch ? maxBatch : b * 2) {
+            service.put(b, serviceNanos(b));
+        }
+        return new ReplicaEstimate(service, overheadNanos());
     }
 
     /** The largest size the profile covers. */

@@ -71,6 +71,30 @@ class OwnershipPlannerTest {
                 Map.of("a", 3, "b", 3, "c", 3, "d", 3));
     }
 
+    /**
+     * The most-loaded member holds one version heavier than its gap to a member that joins (the
+     * most popular model of a Zipf mix): the joiner still takes load, from the next most loaded,
+     * until it is within tolerance, and nothing more moves.
+     */
+    @Test
+    void aJoiningMemberTakesLoadEvenWhereTheHeaviestHoldsOneVersionTooHeavyToMove() {
+        Map<String, Assignment> current = new TreeMap<>();
+        Map<String, Double> rates = new TreeMap<>();
+        current.put("hot:1", new Assignment("a", 1, ""));
+        rates.put("hot:1", 100.0);
+        for (int i = 0; i < 10; i++) {
+            current.put("b" + i + ":1", new Assignment("b", 2 + i, ""));
+            current.put("c" + i + ":1", new Assignment("c", 12 + i, ""));
+            rates.put("b" + i + ":1", 10.0);
+            rates.put("c" + i + ":1", 10.0);
+        }
+        List<OwnershipChange> join = planner.plan(current, current.keySet(), members("a", "b", "c", "d"), rates);
+        // mean 75: d takes 60 (at least 0.75 × 75) from b and c alike; a's one version stays
+        assertThat(join).hasSize(6).allMatch(c -> c.kind() == Kind.HANDOFF && c.target().equals("d")
+                && !c.version().equals("hot:1"));
+        assertThat(join.stream().filter(c -> c.version().startsWith("b"))).hasSize(3);
+    }
+
     @Test
     void aLeavingMembersVersionsAreGrantedAndNothingElseMoves() {
         Map<String, Assignment> four = apply(Map.of(), planner.plan(Map.of(), versions(12),

@@ -12,6 +12,7 @@ import io.servegate.gateway.fleet.FleetNode;
 import io.servegate.gateway.fleet.FleetSecret;
 import io.servegate.gateway.fleet.ForwardClient;
 import io.servegate.gateway.fleet.Ownership;
+import io.servegate.gateway.fleet.PublishedProfiles;
 import io.servegate.gateway.fleet.RedisFleetStore;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.tracing.QueryTracing;
@@ -69,7 +70,7 @@ public class FleetConfiguration {
     FleetNode fleetNode(ServegateProperties props, Registry registry, ReplicaPool pool, ForwardClient client,
             FleetSecret secret, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters,
             @Qualifier("fleetConnections") GrpcConnectionGuard connections, QueryTracing tracing,
-            ReadinessGate readiness) {
+            ReadinessGate readiness, PublishedProfiles profiles) {
         ServegateProperties.Fleet f = props.fleet();
         GrpcBytesInFlight bytes = GrpcBytesInFlight.of(props, "fleet", meters);
         RedisFleetStore store = RedisFleetStore.connect(RedisClients.create(props.registry().redisUri(),
@@ -78,7 +79,16 @@ public class FleetConfiguration {
                 f.heartbeat(), f.lease(), f.tolerance(), f.minRate(), (int) props.limits().maxBodySize().toBytes(),
                 props.limits().maxInputLength(), secret),
                 store, registry, pool, client, arrivals, clock, meters,
-                b -> bytes.apply(connections.apply(b)), tracing, readiness.whenWarm());
+                b -> bytes.apply(connections.apply(b)), tracing, readiness.whenWarm(), profiles);
+    }
+
+    /**
+     * Only the owner of a version profiles its replicas; the others seed their profiles from what it
+     * publishes. Made before the replica pool asks whether to measure, bound to the membership later.
+     */
+    @Bean
+    PublishedProfiles publishedProfiles() {
+        return new PublishedProfiles();
     }
 
     @Bean

@@ -56,6 +56,7 @@ import io.servegate.gateway.registry.InMemoryRegistry;
 import io.servegate.gateway.registry.RedisRegistry;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.dispatch.Dispatcher;
+import io.servegate.gateway.dispatch.ProfileSharing;
 import io.servegate.gateway.dispatch.ReplicaPool;
 import io.servegate.gateway.dispatch.ReplicaProfiler;
 import io.servegate.core.trace.RunRecorder;
@@ -140,9 +141,9 @@ public class GatewayConfiguration {
 
     @Bean(destroyMethod = "close")
     ReplicaPool replicaPool(ServegateProperties props, MeterRegistry meters, LongSupplier clock, Registry registry,
-            ObjectProvider<RunRecorder> recorder) {
+            ObjectProvider<RunRecorder> recorder, ObjectProvider<ProfileSharing> sharing) {
         ReplicaPool pool = new ReplicaPool(props.batching(), props.scheduling(), props.rpc(), meters, clock,
-                Schedulers.parallel(), recorder.getIfAvailable());
+                Schedulers.parallel(), recorder.getIfAvailable(), sharing.getIfAvailable(() -> ProfileSharing.ALONE));
         registry.addListener(pool::sync);
         pool.sync(registry.snapshot());
         return pool;

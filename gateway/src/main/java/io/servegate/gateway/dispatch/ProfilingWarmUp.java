@@ -22,6 +22,8 @@ import org.slf4j.LoggerFactory;
  * accelerator's first batch of a new shape may cost hundreds of milliseconds more (autotuning,
  * lazy allocation), once.
  * Only numeric inputs can be made up; others start cold, and their first batch is the warm-up.
+ * In a fleet, a gateway that does not schedule the version sends no batch at all
+ * ({@link ProfileSharing}): it reads the metadata, which opens the connection, and no more.
  */
 final class ProfilingWarmUp implements WarmUp {
 
@@ -35,14 +37,17 @@ final class ProfilingWarmUp implements WarmUp {
 
     private final PlacedModel model;
     private final int profileMaxBatch;
+    private final ProfileSharing sharing;
 
     /**
      * @param profileMaxBatch measure batches of 1, 2, 4, … up to this size; 0 measures only a
      *                        batch of one
+     * @param sharing         whether this gateway measures the version's replicas
      */
-    ProfilingWarmUp(PlacedModel model, int profileMaxBatch) {
+    ProfilingWarmUp(PlacedModel model, int profileMaxBatch, ProfileSharing sharing) {
         this.model = model;
         this.profileMaxBatch = profileMaxBatch;
+        this.sharing = sharing;
     }
 
     @Override
@@ -56,10 +61,12 @@ final class ProfilingWarmUp implements WarmUp {
                     // no length declared: any
                     return WarmUp.zeros(model.inputType(), Math.max(1, worker.declaredInput().rowLength()));
                 })
-                .thenCompose(zeros -> zeros == null ? DONE
-                        // the first call pays the container's one-off costs: its time is not a sample
-                        : measure(worker, zeros, 1).handle((ignored, error) -> null)
-                                .thenCompose(ignored -> profile(worker, zeros, 1, 0)));
+                .thenCompose(zeros -> zeros == null ? DONE : sharing.measures(model.name(), model.version())
+                        .exceptionally(error -> true)
+                        .thenCompose(measures -> !measures ? DONE
+                                // the first call pays the container's one-off costs: its time is not a sample
+                                : measure(worker, zeros, 1).handle((ignored, error) -> null)
+                                        .thenCompose(ignored -> profile(worker, zeros, 1, 0))));
     }
 
     /**

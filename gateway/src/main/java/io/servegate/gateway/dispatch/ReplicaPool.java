@@ -9,6 +9,7 @@ import io.servegate.core.autoscaling.AutoscalerConfig;
 import io.servegate.core.autoscaling.ScalingSignals;
 import io.servegate.core.scheduling.ModelScheduler;
 import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.core.scheduling.ReplicaEstimate;
 import io.servegate.core.scheduling.SchedulerConfig;
 import io.servegate.core.trace.RunRecorder;
 import io.servegate.gateway.config.ServegateProperties;
@@ -48,6 +49,7 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
     private final Scheduler timers;
     /** Null when the run is not recorded. */
     private final RunRecorder recorder;
+    private final ProfileSharing sharing;
     /** Copy-on-write: the request path reads without locks. */
     private volatile Map<String, Registered> replicas = Map.of();
     private volatile Map<String, OwnModel> models = Map.of();
@@ -61,10 +63,13 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
     private record OwnModel(PlacedModel model, SchedulerDriver<ModelScheduler<PendingPrediction>> driver) {
     }
 
-    /** @param recorder records the run of every model version for replay, or null (the pool does not close it) */
+    /**
+     * @param recorder records the run of every model version for replay, or null (the pool does not close it)
+     * @param sharing  whether this gateway profiles a version's replicas itself
+     */
     public ReplicaPool(ServegateProperties.Batching batching, ServegateProperties.Scheduling scheduling,
             ServegateProperties.Rpc rpc, MeterRegistry meters, LongSupplier clock, Scheduler timers,
-            RunRecorder recorder) {
+            RunRecorder recorder, ProfileSharing sharing) {
         this.batching = batching;
         this.scheduling = scheduling;
         this.rpc = rpc;
@@ -72,6 +77,7 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
         this.clock = clock;
         this.timers = timers;
         this.recorder = recorder;
+        this.sharing = sharing;
         this.shared = new SharedPools(batching, scheduling, rpc, meters, clock, timers);
         this.breakers = CircuitBreakerRegistry.of(CircuitBreakerConfig.custom()
                 .failureRateThreshold(rpc.failureRateThreshold())
@@ -156,6 +162,44 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
             return -1;
         }
         return driver.read(s -> s.estimateNanos(1) < 0 ? -1 : s.estimateNanos(1) + s.overheadNanos());
+    }
+
+    /** The profiles of a version's single-model replicas here that have one, by replica id. */
+    public Map<String, ReplicaEstimate> estimates(String model, String version) {
+        SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own(model, version);
+        Map<String, ReplicaEstimate> out = new TreeMap<>();
+        if (driver != null) {
+            for (ReplicaWorker w : driver.workers()) {
+                ReplicaEstimate e = driver.read(s -> s.estimate(w.id()));
+                if (e != null) {
+                    out.put(w.id(), e);
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Seeds the profiles of a version's single-model replicas here with {@code estimates} (another
+     * gateway's, by replica id), as its own profiling pass would.
+     *
+     * @return whether every such replica here has warmed up: the version can be scheduled here now
+     */
+    public boolean seed(String model, String version, Map<String, ReplicaEstimate> estimates) {
+        SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own(model, version);
+        if (driver == null) {
+            return true;
+        }
+        boolean warm = true;
+        for (ReplicaWorker w : driver.workers()) {
+            ReplicaEstimate e = estimates.get(w.id());
+            if (e != null) {
+                e.serviceNanos().forEach((size, nanos) -> driver.profileSample(w.id(), PlacedModel.key(model, version),
+                        size, nanos, nanos + e.overheadNanos()));
+            }
+            warm &= w.warm();
+        }
+        return warm;
     }
 
     /** Replicas of a model version, for the admin API and tests. */
@@ -270,7 +314,7 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
                 ? Math.min(scheduling.profileMaxBatch(), batching.maxBatchSize()) : 0;
         return new ReplicaWorker(r.id(), r.address(), false, driver,
                 ContainerClient.connect(r.address(), (int) rpc.maxMessageSize().toBytes()),
-                breakers.circuitBreaker(r.id()), new ProfilingWarmUp(own.model(), profileMaxBatch), timers,
+                breakers.circuitBreaker(r.id()), new ProfilingWarmUp(own.model(), profileMaxBatch, sharing), timers,
                 rpc.minBatchTimeout(), w -> new ReplicaMeters(w, tags(own.model()), driver, meters));
     }
 

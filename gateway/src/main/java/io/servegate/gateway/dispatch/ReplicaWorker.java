@@ -82,6 +82,8 @@ final class ReplicaWorker implements AutoCloseable {
     private final AtomicBoolean probing = new AtomicBoolean();
     /** Whether the warm-up ran: it runs before the replica first takes queries, not after each recovery. */
     private volatile boolean warmedUp;
+    /** Whether the warm-up ran to its end (the replica may have become unavailable since). */
+    private volatile boolean warm;
     private volatile boolean closed;
     /** The input the container's metadata declares; unknown until the warm-up reads it. */
     private volatile DeclaredInput declaredInput = DeclaredInput.UNKNOWN;
@@ -124,6 +126,11 @@ final class ReplicaWorker implements AutoCloseable {
 
     String address() {
         return address;
+    }
+
+    /** Whether its warm-up ran to its end: the scheduler has what the warm-up would have told it. */
+    boolean warm() {
+        return warm;
     }
 
     /** Whether the scheduler may send batches here: ready, not closed, circuit not open. */
@@ -206,7 +213,10 @@ final class ReplicaWorker implements AutoCloseable {
                     markReady(held);
                 } else {
                     warmedUp = true;
-                    warmUp.run(this, held).whenComplete((ignored, e) -> markReady(held));
+                    warmUp.run(this, held).whenComplete((ignored, e) -> {
+                        warm = true;
+                        markReady(held);
+                    });
                 }
             });
         });

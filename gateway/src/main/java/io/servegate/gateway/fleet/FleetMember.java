@@ -8,6 +8,7 @@ import io.servegate.core.fleet.OwnershipChange;
 import io.servegate.core.fleet.OwnershipPlanner;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +38,10 @@ import org.slf4j.LoggerFactory;
  * clock, and that lease ends ({@link #safety} early) before Redis's, which was started no earlier
  * than the heartbeat was sent. A version is granted to another member only after the owner's
  * lease ran out in Redis, or handed off after the owner released it, and the owner stops
- * scheduling it before the heartbeat that releases it is sent. A member whose lease ran out
+ * scheduling it before the heartbeat that releases it is sent. An owner releases a version only
+ * once the member it goes to has said it is ready for it ({@link Handover#prepare}: the profiles
+ * published for it are loaded, its replicas warmed up), so the old owner schedules it until then;
+ * a version granted (its owner gone) is prepared before its first query is scheduled here. A member whose lease ran out
  * (a partition, a pause) is fenced: Redis refuses its heartbeats and plans, and it rejoins under
  * a new name, owning nothing until granted again at a new epoch.
  *
@@ -75,6 +79,7 @@ public final class FleetMember implements Ownership, AutoCloseable {
     private final Supplier<Map<String, Double>> rates;
     private final LongSupplier clock;
     private final Consumer<FleetState> onState;
+    private final Handover handover;
     private final Counter gained;
     private final Counter lost;
     private final Counter fenced;
@@ -85,6 +90,8 @@ public final class FleetMember implements Ownership, AutoCloseable {
     private volatile View view = View.NONE;
     private volatile CompletableFuture<Void> beaten = new CompletableFuture<>();
     private boolean joining = true;
+    /** Versions being handed to this member that it is ready for, said at its next heartbeat; guarded by {@code this}. */
+    private Set<String> readyFor = Set.of();
     private final Object refreshLock = new Object();
     /** The refresh asked for and not yet begun; guarded by {@link #refreshLock}. */
     private CompletableFuture<Void> refreshing;
@@ -98,10 +105,11 @@ public final class FleetMember implements Ownership, AutoCloseable {
      * @param versions every model version in the registry, as {@code model:version}
      * @param rates    arrivals per second this gateway saw, by version
      * @param onState  told the fleet after every heartbeat (on the heartbeat thread; it must not block)
+     * @param handover prepares versions before they are scheduled here, and publishes what their next owner needs
      */
-    public FleetMember(RedisFleetStore store, String name, String address, Duration period, Duration lease,
+    FleetMember(RedisFleetStore store, String name, String address, Duration period, Duration lease,
             OwnershipPlanner planner, Supplier<Set<String>> versions, Supplier<Map<String, Double>> rates,
-            LongSupplier clock, MeterRegistry meters, Consumer<FleetState> onState) {
+            LongSupplier clock, MeterRegistry meters, Consumer<FleetState> onState, Handover handover) {
         if (lease.compareTo(period.multipliedBy(2)) < 0) {
             throw new IllegalArgumentException("servegate.fleet.lease must be at least twice the heartbeat period");
         }
@@ -116,6 +124,7 @@ public final class FleetMember implements Ownership, AutoCloseable {
         this.rates = rates;
         this.clock = clock;
         this.onState = onState;
+        this.handover = handover;
         this.id = newId();
         this.lastBalanceNanos = clock.getAsLong() - period.toNanos() * BALANCE_EVERY;
         this.lastRefreshNanos = clock.getAsLong() - REFRESH_GAP_NANOS;
@@ -155,11 +164,15 @@ public final class FleetMember implements Ownership, AutoCloseable {
         }
     }
 
-    /** One heartbeat: releases what is being handed off, renews the lease, reads the fleet, plans if first. */
+    /**
+     * One heartbeat: releases what is being handed off to a member ready for it, says which hand-offs
+     * to it this member is ready for, renews the lease, reads the fleet, prepares what comes to it,
+     * plans if first, and publishes what the next owners of its versions need.
+     */
     synchronized void beat() {
         View before = view;
         Set<String> releases = before.state == null ? Set.of() : Set.copyOf(before.state.owners().entrySet().stream()
-                .filter(e -> e.getValue().owner().equals(before.self) && e.getValue().handingOff())
+                .filter(e -> e.getValue().owner().equals(before.self) && e.getValue().pendingReady())
                 .map(Map.Entry::getKey).toList());
         if (!releases.isEmpty()) {
             // stop scheduling them before Redis hands them on
@@ -167,11 +180,12 @@ public final class FleetMember implements Ownership, AutoCloseable {
         }
         String self = id;
         long sent = clock.getAsLong();
-        Optional<FleetState> read = store.heartbeat(self, address, lease, rates.get(), joining, releases);
+        Optional<FleetState> read = store.heartbeat(self, address, lease, rates.get(), joining, releases, readyFor);
         if (read.isEmpty()) {
             fenced.increment();
             lost.increment(owned().size());
             view = View.NONE;
+            readyFor = Set.of();
             id = newId();
             joining = true;
             LOG.warn("fleet lease of {} ran out; rejoining as {}", self, id);
@@ -180,6 +194,7 @@ public final class FleetMember implements Ownership, AutoCloseable {
         joining = false;
         List<String> had = owned();
         FleetState state = read.get();
+        boolean newlyReady = prepare(self, state, had);
         view = new View(self, state, sent + lease.toNanos() - safetyNanos, Set.of());
         List<String> has = owned();
         gained.increment(has.stream().filter(v -> !had.contains(v)).count());
@@ -206,6 +221,54 @@ public final class FleetMember implements Ownership, AutoCloseable {
                 }
             }
         }
+        try {
+            handover.publish(has);
+        } catch (RuntimeException e) {
+            LOG.warn("publishing what {} learned of its versions failed: {}", self, e.toString());
+        }
+        if (newlyReady) {
+            beatSoon(); // say so now: the old owner hands the versions on only then
+        }
+    }
+
+    /**
+     * Prepares what comes to this member in {@code state}: versions granted to it since it owned
+     * {@code had}, before it schedules them, and those being handed to it, until it is ready for
+     * them. Whether it became ready for a hand-off it has not said it is ready for yet.
+     */
+    private boolean prepare(String self, FleetState state, List<String> had) {
+        Set<String> incoming = new HashSet<>();
+        state.owners().forEach((v, a) -> {
+            if (a.pending().equals(self) && !a.pendingReady()) {
+                incoming.add(v);
+            }
+        });
+        Set<String> toPrepare = new HashSet<>(state.ownedBy(self));
+        toPrepare.removeAll(had);
+        incoming.stream().filter(v -> !readyFor.contains(v)).forEach(toPrepare::add);
+        Set<String> ready = Set.of();
+        if (!toPrepare.isEmpty()) {
+            try {
+                ready = handover.prepare(toPrepare);
+            } catch (RuntimeException e) {
+                LOG.warn("fleet member {} could not load what its new versions need; granted ones start cold, "
+                        + "hand-offs wait: {}", self, e.toString());
+            }
+        }
+        Set<String> next = new HashSet<>(readyFor);
+        next.addAll(ready);
+        next.retainAll(incoming);
+        boolean newlyReady = !readyFor.containsAll(next);
+        readyFor = Set.copyOf(next);
+        return newlyReady;
+    }
+
+    /** Completes with whether this member schedules the version, once the version has an owner. */
+    CompletableFuture<Boolean> schedules(String key) {
+        View v = view;
+        Assignment a = v.state == null ? null : v.state.owners().get(key);
+        return a != null ? CompletableFuture.completedFuture(a.owner().equals(v.self))
+                : nextBeat().thenCompose(ignored -> schedules(key));
     }
 
     /** Beats now, off the caller's thread (the registry changed: a new version wants an owner). */
@@ -231,7 +294,7 @@ public final class FleetMember implements Ownership, AutoCloseable {
     public synchronized void leave() {
         String self = id;
         view = View.NONE;
-        store.heartbeat(self, address, Duration.ZERO, Map.of(), false, List.of());
+        store.heartbeat(self, address, Duration.ZERO, Map.of(), false, List.of(), List.of());
     }
 
     @Override

@@ -9,7 +9,7 @@ import io.grpc.ServerServiceDefinition;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.core.fleet.OwnershipPlanner;
 import io.servegate.gateway.api.GrpcRequestTracing;
-import io.servegate.gateway.dispatch.Dispatcher;
+import io.servegate.gateway.dispatch.ReplicaPool;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.tracing.QueryTracing;
 import java.io.IOException;
@@ -72,10 +72,12 @@ public final class FleetNode implements AutoCloseable {
      * @param local       this gateway's replica pool, which schedules the versions it owns
      * @param connections the port's guards against slow, idle and too many clients and its admission of request bytes
      * @param tracing     traces forwarded queries, continuing their senders' traces
+     * @param profiles    the replica profiles this gateway publishes for its versions and seeds its own with
      */
-    public static FleetNode start(Settings settings, RedisFleetStore store, Registry registry, Dispatcher local,
+    public static FleetNode start(Settings settings, RedisFleetStore store, Registry registry, ReplicaPool local,
             ForwardClient client, ArrivalRates arrivals, LongSupplier clock, MeterRegistry meters,
-            UnaryOperator<NettyServerBuilder> connections, QueryTracing tracing, CompletableFuture<Void> warm) {
+            UnaryOperator<NettyServerBuilder> connections, QueryTracing tracing, CompletableFuture<Void> warm,
+            PublishedProfiles profiles) {
         LateService services = new LateService();
         String host = settings.advertiseHost().isEmpty() ? defaultHost(settings.bindAddress())
                 : settings.advertiseHost();
@@ -96,7 +98,8 @@ public final class FleetNode implements AutoCloseable {
         FleetMember member = new FleetMember(store, name, address, settings.heartbeat(), settings.lease(),
                 new OwnershipPlanner(settings.tolerance(), settings.minRate()), () -> versions(registry),
                 arrivals::rates, clock, meters, state -> client.connect(state.addresses().entrySet().stream()
-                        .filter(e -> !e.getValue().equals(address)).map(Map.Entry::getValue).toList()));
+                        .filter(e -> !e.getValue().equals(address)).map(Map.Entry::getValue).toList()), profiles);
+        profiles.bind(member, store, local);
         services.service = ServerInterceptors.intercept(new ForwardService(registry, local, member, client, clock,
                 settings.maxInputLength()).bindService(),
                 // the secret is checked first (the last interceptor runs first): refused calls are not traced

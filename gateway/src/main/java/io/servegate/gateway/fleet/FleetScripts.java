@@ -7,7 +7,8 @@ package io.servegate.gateway.fleet;
  *
  * <p>KEYS (both scripts): 1 members (sorted set, member → lease end in Redis milliseconds),
  * 2 addresses (hash, member → forwarding address), 3 rates (hash, member → its arrival rates),
- * 4 owners (hash, {@code model:version} → {@code "owner epoch pending"}), 5 epoch counter,
+ * 4 owners (hash, {@code model:version} → {@code "owner epoch pending ready"}, ready {@code 1} once the
+ * pending member said it is ready, else empty), 5 epoch counter,
  * 6 generation counter (bumped by every change of members or owners: the plans' compare-and-set).
  */
 final class FleetScripts {
@@ -26,14 +27,16 @@ final class FleetScripts {
             local function parse(v)
               local cur = redis.call('HGET', OWNERS, v)
               if not cur then return nil end
-              local owner, epoch, pending = string.match(cur, '^(%S+) (%d+) ?(%S*)$')
-              return {owner = owner, epoch = epoch, pending = pending}
+              local owner, epoch, pending, ready = string.match(cur, '^(%S+) (%d+) ?(%S*) ?(%S*)$')
+              return {owner = owner, epoch = epoch, pending = pending, ready = ready}
             end
             """;
 
     /**
      * One member's heartbeat. ARGV: 1 member, 2 address, 3 lease (ms), 4 rates, 5 {@code 1} to
-     * join, then the versions it releases (hand-offs it has stopped scheduling). Returns
+     * join, 6 the number n of versions it releases, then those n (hand-offs it has stopped
+     * scheduling, handed on only if their pending member said it was ready), then the versions
+     * being handed to it that it is ready for (it has loaded what scheduling them needs). Returns
      * {@code {"EXPIRED"}} when a member that is not joining has no live lease (it must rejoin under
      * a new name; nothing of it remains to be owned), else {@code {"OK", now, generation, members,
      * addresses, rates, owners}}. Members whose lease ran out are removed first.
@@ -54,10 +57,18 @@ final class FleetScripts {
             redis.call('ZADD', MEMBERS, now + lease, id)
             redis.call('HSET', ADDRESSES, id, address)
             redis.call('HSET', RATES, id, rates)
-            for i = 6, #ARGV do
+            local released = tonumber(ARGV[6])
+            for i = 7, 6 + released do
               local a = parse(ARGV[i])
-              if a and a.owner == id and a.pending ~= '' then
+              if a and a.owner == id and a.pending ~= '' and a.ready == '1' then
                 redis.call('HSET', OWNERS, ARGV[i], a.pending .. ' ' .. redis.call('INCR', EPOCH) .. ' ')
+                changed = true
+              end
+            end
+            for i = 7 + released, #ARGV do
+              local a = parse(ARGV[i])
+              if a and a.pending == id and a.ready ~= '1' then
+                redis.call('HSET', OWNERS, ARGV[i], a.owner .. ' ' .. a.epoch .. ' ' .. id .. ' 1')
                 changed = true
               end
             end
@@ -72,7 +83,8 @@ final class FleetScripts {
      * (the planner's own lease ran out: it is fenced), {@code {"STALE"}} (something changed since
      * it read) or {@code {"CONFLICT", version}} (a grant of a version whose owner is live, a hand-off
      * of one whose owner is not, a target that is not live); nothing is written unless all pass.
-     * A grant takes a new epoch; a hand-off keeps the owner's until the owner releases it.
+     * A grant takes a new epoch; a hand-off keeps the owner's until the owner releases it, and the
+     * pending member's word that it is ready if it names the same member again.
      */
     static final String APPLY = COMMON + """
             local id, expected = ARGV[1], ARGV[2]
@@ -95,9 +107,10 @@ final class FleetScripts {
                 redis.call('HSET', OWNERS, v, target .. ' ' .. redis.call('INCR', EPOCH) .. ' ')
               elseif kind == 'HANDOFF' then
                 local a = parse(v)
-                local pending = target
+                local pending, ready = target, ''
                 if target == a.owner then pending = '' end
-                redis.call('HSET', OWNERS, v, a.owner .. ' ' .. a.epoch .. ' ' .. pending)
+                if pending == a.pending and a.ready == '1' then ready = ' 1' end
+                redis.call('HSET', OWNERS, v, a.owner .. ' ' .. a.epoch .. ' ' .. pending .. ready)
               else
                 redis.call('HDEL', OWNERS, v)
               end

@@ -43,6 +43,7 @@ public final class RedisFleetStore implements AutoCloseable {
     private final StatefulRedisConnection<String, String> connection;
     private final RedisCommands<String, String> redis;
     private final String[] keys;
+    private final String profilesKey;
     private final String heartbeatSha;
     private final String applySha;
 
@@ -53,6 +54,7 @@ public final class RedisFleetStore implements AutoCloseable {
         String p = keyPrefix + ":fleet:";
         this.keys = new String[] {p + "members", p + "addresses", p + "rates", p + "owners", p + "epoch",
             p + "generation"};
+        this.profilesKey = p + "profiles";
         this.heartbeatSha = redis.digest(FleetScripts.HEARTBEAT);
         this.applySha = redis.digest(FleetScripts.APPLY);
     }
@@ -69,14 +71,16 @@ public final class RedisFleetStore implements AutoCloseable {
 
     /**
      * Renews {@code member}'s lease (or starts it, when {@code join}), releases the versions it
-     * has stopped scheduling, and reads the fleet; empty when a member that is not joining has no
-     * live lease any more.
+     * has stopped scheduling, says it is ready for the versions in {@code ready} that are being
+     * handed to it, and reads the fleet; empty when a member that is not joining has no live lease
+     * any more.
      */
     public Optional<FleetState> heartbeat(String member, String address, Duration lease,
-            Map<String, Double> rates, boolean join, Collection<String> releases) {
+            Map<String, Double> rates, boolean join, Collection<String> releases, Collection<String> ready) {
         List<String> argv = new ArrayList<>(List.of(member, address, Long.toString(lease.toMillis()),
-                encodeRates(rates), join ? "1" : "0"));
+                encodeRates(rates), join ? "1" : "0", Integer.toString(releases.size())));
         argv.addAll(releases);
+        argv.addAll(ready);
         List<Object> reply = run(FleetScripts.HEARTBEAT, heartbeatSha, argv);
         if ("EXPIRED".equals(reply.get(0))) {
             return Optional.empty();
@@ -104,6 +108,23 @@ public final class RedisFleetStore implements AutoCloseable {
         return ApplyResult.valueOf((String) run(FleetScripts.APPLY, applySha, argv).get(0));
     }
 
+    /** Stores what the member that schedules each version measured ({@code model:version} → encoded profiles). */
+    public void publishProfiles(Map<String, String> profiles) {
+        if (!profiles.isEmpty()) {
+            redis.hset(profilesKey, profiles);
+        }
+    }
+
+    /** The profiles published for {@code versions}, by version; versions with none are left out. */
+    public Map<String, String> profiles(Collection<String> versions) {
+        Map<String, String> out = new HashMap<>();
+        if (!versions.isEmpty()) {
+            redis.hmget(profilesKey, versions.toArray(String[]::new))
+                    .forEach(kv -> kv.ifHasValue(value -> out.put(kv.getKey(), value)));
+        }
+        return out;
+    }
+
     private List<Object> run(String script, String sha, List<String> argv) {
         String[] args = argv.toArray(String[]::new);
         try {
@@ -125,7 +146,8 @@ public final class RedisFleetStore implements AutoCloseable {
 
     static Assignment decodeAssignment(String stored) {
         String[] parts = stored.split(" ", -1);
-        return new Assignment(parts[0], Long.parseLong(parts[1]), parts.length > 2 ? parts[2] : "");
+        return new Assignment(parts[0], Long.parseLong(parts[1]), parts.length > 2 ? parts[2] : "",
+                parts.length > 3 && parts[3].equals("1"));
     }
 
     /** {@code model:version=rate} pairs separated by spaces (names hold neither character). */

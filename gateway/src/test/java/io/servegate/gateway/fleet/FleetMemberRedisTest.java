@@ -9,12 +9,14 @@ import io.servegate.gateway.config.RedisClients;
 import io.servegate.gateway.testsupport.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -68,8 +70,28 @@ class FleetMemberRedisTest {
     }
 
     private FleetMember member(String name) {
-        return new FleetMember(store(), name, name + ":9", PERIOD, LEASE, planner, () -> VERSIONS, Map::of,
-                System::nanoTime, new SimpleMeterRegistry(), state -> { });
+        return member(name, LEASE, new RecordingHandover());
+    }
+
+    private FleetMember member(String name, Duration lease, Handover handover) {
+        return new FleetMember(store(), name, name + ":9", PERIOD, lease, planner, () -> VERSIONS, Map::of,
+                System::nanoTime, new SimpleMeterRegistry(), state -> { }, handover);
+    }
+
+    /** Records what it was asked to prepare; ready for it while {@link #ready} says so. */
+    private static final class RecordingHandover implements Handover {
+        final Set<String> prepared = ConcurrentHashMap.newKeySet();
+        volatile boolean ready = true;
+
+        @Override
+        public Set<String> prepare(Collection<String> versions) {
+            prepared.addAll(versions);
+            return ready ? Set.copyOf(versions) : Set.of();
+        }
+
+        @Override
+        public void publish(Collection<String> owned) {
+        }
     }
 
     /** Beats every member {@code rounds} times, checking exclusivity after each beat. */
@@ -213,6 +235,70 @@ class FleetMemberRedisTest {
     }
 
     /**
+     * A hand-off waits for the member the version goes to: while it is not ready (its profiles not
+     * loaded, its replicas not warm) the old owner keeps scheduling every version; once it is, the
+     * versions move, each prepared before the new owner schedules it. At no beat is a version
+     * without a scheduler in either member's view (its queries would get the default), nor with two;
+     * and versions granted after their owner left are prepared before their first query too.
+     */
+    @Test
+    void aHandOffWaitsForTheNewOwnerToBeReadyAndNoBeatLeavesAVersionUnowned() throws Exception {
+        // leases long enough that no member is fenced between beats on a loaded machine: that, not a
+        // hand-off, would leave versions unowned here
+        Duration lease = Duration.ofSeconds(5);
+        FleetMember a = member("a", lease, new RecordingHandover());
+        beat(List.of(a), 2);
+        assertThat(a.owned()).hasSize(VERSIONS.size());
+        RecordingHandover bPrepares = new RecordingHandover();
+        bPrepares.ready = false;
+        FleetMember b = member("b", lease, bPrepares);
+        List<FleetMember> both = List.of(a, b);
+        b.beat(); // joins: from here on both route every version
+        for (int r = 0; r < 12; r++) {
+            beatScheduled(both, bPrepares);
+        }
+        assertThat(a.owned()).as("a, while b is not ready").hasSize(VERSIONS.size());
+        long marked = a.state().owners().values().stream().filter(x -> x.pending().equals(b.self())).count();
+        assertThat(marked).as("versions being handed to b").isBetween(8L, 12L);
+        assertThat(bPrepares.prepared).hasSize((int) marked);
+
+        bPrepares.ready = true;
+        for (int r = 0; r < 6; r++) {
+            beatScheduled(both, bPrepares);
+        }
+        assertAllOwnedOnce(both);
+        assertThat(b.owned()).hasSize((int) marked);
+
+        bPrepares.prepared.clear();
+        a.leave();
+        b.beat();
+        b.beat();
+        assertThat(b.owned()).hasSize(VERSIONS.size());
+        assertThat(bPrepares.prepared).as("granted to b when a left").hasSize(VERSIONS.size() - (int) marked);
+    }
+
+    /**
+     * Beats each member once; after each beat, every version has exactly one scheduler, every member
+     * routes it somewhere, and b schedules only what it prepared.
+     */
+    private static void beatScheduled(List<FleetMember> members, RecordingHandover bPrepares)
+            throws InterruptedException {
+        for (FleetMember m : members) {
+            m.beat();
+            assertExclusive(members);
+            for (FleetMember each : members) {
+                for (String v : VERSIONS) {
+                    String[] mv = v.split(":");
+                    assertThat(each.route(mv[0], mv[1])).as("%s at %s", v, each.self())
+                            .isNotInstanceOf(Route.Unowned.class);
+                }
+            }
+            assertThat(bPrepares.prepared).containsAll(members.get(1).owned());
+        }
+        Thread.sleep(PERIOD.toMillis());
+    }
+
+    /**
      * A member schedules a forwarded query only if its own view of Redis says it owns the version:
      * forged claims (named owner at the current epoch, at a later one, at 2^62) make it read Redis
      * again and then refuse; a claim that names another member does not even do that; a real
@@ -237,10 +323,12 @@ class FleetMemberRedisTest {
         assertThat(a.accepts(mv[0], mv[1], new Claim("x", "nobody", 0))).isCompletedWithValue(true);
         assertThat(a.owned()).contains(v);
 
-        // a hands v to b; a releases it; b has not read that yet
+        // a hands v to b; b says it is ready; a releases it; b has not read that yet
         b.beat();
         assertThat(store().apply(b.self(), b.state().generation(), List.of(new OwnershipChange(v,
                 OwnershipChange.Kind.HANDOFF, b.self())))).isEqualTo(RedisFleetStore.ApplyResult.OK);
+        b.beat();
+        b.beat();
         a.beat();
         a.beat();
         Route.Remote sent = (Route.Remote) a.route(mv[0], mv[1]);
@@ -261,10 +349,11 @@ class FleetMemberRedisTest {
         OwnershipPlanner noBalancing = new OwnershipPlanner(100, 1.0);
         java.util.concurrent.atomic.AtomicInteger beats = new java.util.concurrent.atomic.AtomicInteger();
         FleetMember a = new FleetMember(store(), "a", "a:9", PERIOD, LEASE, noBalancing, () -> VERSIONS, Map::of,
-                System::nanoTime, new SimpleMeterRegistry(), state -> { }).start();
+                System::nanoTime, new SimpleMeterRegistry(), state -> { }, new RecordingHandover()).start();
         a.beat();
         FleetMember b = new FleetMember(store(), "b", "b:9", PERIOD, LEASE, noBalancing, () -> VERSIONS, Map::of,
-                System::nanoTime, new SimpleMeterRegistry(), state -> beats.incrementAndGet()).start();
+                System::nanoTime, new SimpleMeterRegistry(), state -> beats.incrementAndGet(),
+                new RecordingHandover()).start();
         try {
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             while (b.state() == null || b.state().ownedBy(a.self()).size() != VERSIONS.size()) {

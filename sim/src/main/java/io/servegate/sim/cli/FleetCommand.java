@@ -61,6 +61,11 @@ final class FleetCommand implements Callable<Integer> {
             description = "seconds from a stop until its versions are granted to live gateways (default: ${DEFAULT-VALUE})")
     double leaseS;
 
+    @Option(names = "--join-s", defaultValue = "-1",
+            description = "the last gateway joins the others this many seconds into the run; prints the share of "
+                    + "queries lost in the 10 s after it (default: there from the start)")
+    double joinS;
+
     @Mixin
     ManyModelOptions models;
 
@@ -89,7 +94,7 @@ final class FleetCommand implements Callable<Integer> {
         FleetResult first = null;
         for (double hop : forwardMs) {
             FleetResult r = Simulation.run(new FleetScenario(many, gateways, FleetScenario.Spread.of(spread), hop,
-                    failGateway, failAt, leaseS));
+                    failGateway, failAt, leaseS, joinS));
             first = first == null ? r : first;
             double ratio = r.goodputRps() / central.goodputRps();
             Map<String, Object> s = r.summary();
@@ -98,6 +103,11 @@ final class FleetCommand implements Callable<Integer> {
             rows.add(row("fleet", hop, s, ratio));
             print("fleet", String.valueOf(hop), r.offeredRps(), r.goodputRps(), ratio, r.forwarded(), r.lost(),
                     r.atGateways().latencyMs(50), r.atGateways().latencyMs(99));
+            if (joinS >= 0) {
+                System.out.printf(Locale.ROOT, "  join of g%d at %.1f s: %.4f of the queries of the 10 s after it lost "
+                        + "(not answered in time), %.4f over the run%n", gateways - 1, joinS,
+                        r.lossShare((int) Math.ceil(joinS), 10), 1 - r.goodputRps() / r.offeredRps());
+            }
             fleetGoodput.x().add(hop);
             fleetGoodput.y().add(r.goodputRps());
         }
