@@ -2,6 +2,7 @@ package io.servegate.gateway.warmup;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.servegate.gateway.config.ServegateProperties;
+import io.servegate.gateway.dispatch.ProfileSharing;
 import io.servegate.gateway.dispatch.ReplicaPool;
 import io.servegate.gateway.registry.ContainerReplica;
 import io.servegate.gateway.registry.InMemoryRegistry;
@@ -34,7 +35,7 @@ final class SchedulerExercise implements AutoCloseable {
     SchedulerExercise(ServegateProperties props, LongSupplier clock, String containerAddress) {
         this.clock = clock;
         this.pool = new ReplicaPool(props.batching(), props.scheduling(), props.rpc(), new SimpleMeterRegistry(),
-                clock, Schedulers.parallel(), null);
+                clock, Schedulers.parallel(), null, ProfileSharing.ALONE);
         registry.addListener(pool::sync);
         registry.addModel(new ModelVersion(MODEL, VERSION, List.of(), "floats", "", "",
                 ModelVersion.ADAPTIVE_BATCH_SIZE)).block();
