@@ -1,0 +1,151 @@
+package io.servegate.gateway.rollout;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
+
+/**
+ * Drives a gateway under a rollout: queries of one-hot inputs (class {@code i} of 10, which the
+ * emulated container labels {@code i} when it has 10 classes) from distinct uids, each followed
+ * by its true label as feedback, from several threads; and the admin calls.
+ */
+final class RolloutDriver implements AutoCloseable {
+
+    static final int CLASSES = 10;
+
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private final ExecutorService threads = Executors.newFixedThreadPool(8);
+    private final String query;
+    private final String admin;
+    private final ObjectMapper json;
+    private final AtomicLong sent = new AtomicLong();
+
+    RolloutDriver(int queryPort, int adminPort, ObjectMapper json) {
+        this.query = "http://127.0.0.1:" + queryPort;
+        this.admin = "http://127.0.0.1:" + adminPort + "/admin/";
+        this.json = json;
+    }
+
+    static float[] oneHot(int i) {
+        float[] x = new float[CLASSES];
+        x[i] = 1;
+        return x;
+    }
+
+    /** Queries the app as {@code uid}, input class {@code i}; returns the output. */
+    String predict(String app, String uid, int i) throws Exception {
+        HttpResponse<String> r = post(query + "/" + app + "/predict",
+                "{\"uid\":\"" + uid + "\",\"input\":" + json.writeValueAsString(oneHot(i)) + "}");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        JsonNode n = json.readTree(r.body());
+        assertThat(n.get("default").booleanValue()).as(r.body()).isFalse();
+        return n.get("output").asString();
+    }
+
+    /** Sends the true label {@code i} of class {@code i}'s input as {@code uid}. */
+    JsonNode feedback(String app, String uid, int i) throws Exception {
+        HttpResponse<String> r = post(query + "/" + app + "/update",
+                "{\"uid\":\"" + uid + "\",\"input\":" + json.writeValueAsString(oneHot(i)) + ",\"label\":" + i + "}");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return json.readTree(r.body());
+    }
+
+    /**
+     * Queries with feedback from 8 threads, each query from a new uid, until {@code done} holds
+     * or {@code max} queries were sent.
+     *
+     * @return the queries sent by this call
+     */
+    long queryWithFeedbackUntil(String app, BooleanSupplier done, long max) throws Exception {
+        long before = sent.get();
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            workers.add(threads.submit(() -> {
+                while (!stop.get()) {
+                    long n = sent.incrementAndGet();
+                    if (n - before > max) {
+                        sent.decrementAndGet();
+                        return null;
+                    }
+                    String uid = app + "-u" + n;
+                    int i = (int) (n % CLASSES);
+                    predict(app, uid, i);
+                    feedback(app, uid, i);
+                }
+                return null;
+            }));
+        }
+        try {
+            while (workers.stream().anyMatch(w -> !w.isDone())) {
+                if (done.getAsBoolean()) {
+                    stop.set(true);
+                }
+                Thread.sleep(50);
+            }
+        } finally {
+            stop.set(true);
+        }
+        for (Future<?> w : workers) {
+            w.get();
+        }
+        return sent.get() - before;
+    }
+
+    /** POSTs {@code /admin/<endpoint>} and returns the answer, whatever its status. */
+    HttpResponse<String> adminRaw(String endpoint, String body) throws Exception {
+        return post(admin + endpoint, body);
+    }
+
+    /** POSTs {@code /admin/<endpoint>}, which must answer 200, and returns its JSON. */
+    JsonNode admin(String endpoint, Object body) throws Exception {
+        HttpResponse<String> r = post(admin + endpoint, json.writeValueAsString(body));
+        assertThat(r.statusCode()).as(endpoint + ": " + r.body()).isEqualTo(200);
+        return json.readTree(r.body());
+    }
+
+    JsonNode rollout(String model) {
+        try {
+            return admin("get_rollout", java.util.Map.of("model_name", model));
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Waits up to {@code timeout} for the model's rollout to reach {@code status}. */
+    JsonNode awaitStatus(String model, String status, Duration timeout) throws Exception {
+        long until = System.nanoTime() + timeout.toNanos();
+        JsonNode r = rollout(model);
+        while (!r.get("status").asString().equals(status)) {
+            assertThat(System.nanoTime()).as("rollout of %s reached %s: %s", model, status, r).isLessThan(until);
+            Thread.sleep(50);
+            r = rollout(model);
+        }
+        return r;
+    }
+
+    private HttpResponse<String> post(String url, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Override
+    public void close() {
+        threads.shutdownNow();
+    }
+}
