@@ -2,6 +2,9 @@ package io.servegate.gateway.rollout;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.servegate.containers.emulated.EmulatedPredictor;
+import io.servegate.oip.client.TensorType;
+import io.servegate.sdk.ModelContainer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -9,6 +12,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -21,11 +25,15 @@ import tools.jackson.databind.ObjectMapper;
 /**
  * Drives a gateway under a rollout: queries of one-hot inputs (class {@code i} of 10, which the
  * emulated container labels {@code i} when it has 10 classes) from distinct uids, each followed
- * by its true label as feedback, from several threads; and the admin calls.
+ * by its true label as feedback, from several threads; the admin calls; and the containers:
+ * emulated, in-process on loopback gRPC, labelling a one-hot input of class {@code i} with
+ * {@code i mod classes}.
  */
 final class RolloutDriver implements AutoCloseable {
 
     static final int CLASSES = 10;
+    /** Generous for a loaded shared machine: the SLO guard is not what these tests are about. */
+    static final long SLO_MICROS = 2_000_000;
 
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final ExecutorService threads = Executors.newFixedThreadPool(8);
@@ -33,6 +41,7 @@ final class RolloutDriver implements AutoCloseable {
     private final String admin;
     private final ObjectMapper json;
     private final AtomicLong sent = new AtomicLong();
+    private final List<ModelContainer<float[], String>> containers = new ArrayList<>();
 
     RolloutDriver(int queryPort, int adminPort, ObjectMapper json) {
         this.query = "http://127.0.0.1:" + queryPort;
@@ -65,12 +74,12 @@ final class RolloutDriver implements AutoCloseable {
     }
 
     /**
-     * Queries with feedback from 8 threads, each query from a new uid, until {@code done} holds
-     * or {@code max} queries were sent.
+     * Queries with feedback from 8 threads, each query from a new uid and of the next of the
+     * first {@code classes} classes, until {@code done} holds or {@code max} queries were sent.
      *
      * @return the queries sent by this call
      */
-    long queryWithFeedbackUntil(String app, BooleanSupplier done, long max) throws Exception {
+    long queryWithFeedbackUntil(String app, int classes, BooleanSupplier done, long max) throws Exception {
         long before = sent.get();
         AtomicBoolean stop = new AtomicBoolean();
         List<Future<?>> workers = new ArrayList<>();
@@ -83,7 +92,7 @@ final class RolloutDriver implements AutoCloseable {
                         return null;
                     }
                     String uid = app + "-u" + n;
-                    int i = (int) (n % CLASSES);
+                    int i = (int) (n % classes);
                     predict(app, uid, i);
                     feedback(app, uid, i);
                 }
@@ -120,7 +129,7 @@ final class RolloutDriver implements AutoCloseable {
 
     JsonNode rollout(String model) {
         try {
-            return admin("get_rollout", java.util.Map.of("model_name", model));
+            return admin("get_rollout", Map.of("model_name", model));
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
@@ -138,6 +147,45 @@ final class RolloutDriver implements AutoCloseable {
         return r;
     }
 
+    /** Version 1 with 10 classes (current), version 2 with {@code candidateClasses}, an app {@code <model>-app} on the model. */
+    void deploy(String model, int candidateClasses) throws Exception {
+        for (int v = 1; v <= 2; v++) {
+            EmulatedPredictor<float[]> p = new EmulatedPredictor<>(0.2, 0, v == 1 ? 10 : candidateClasses);
+            ModelContainer<float[], String> c = ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS,
+                    p).name(model).version(String.valueOf(v)).host("127.0.0.1").port(0).build().start();
+            containers.add(c);
+            admin("add_model", Map.of("model_name", model, "model_version", String.valueOf(v),
+                    "input_type", "floats"));
+            admin("add_container", Map.of("model_name", model, "model_version", String.valueOf(v),
+                    "address", "127.0.0.1:" + c.port()));
+        }
+        admin("set_model_version", Map.of("model_name", model, "model_version", "1"));
+        admin("add_app", Map.of("name", model + "-app", "input_type", "floats", "default_output", "-1",
+                "latency_slo_micros", SLO_MICROS));
+        admin("add_model_links", Map.of("app_name", model + "-app", "model_names", List.of(model)));
+        for (int v = 1; v <= 2; v++) {
+            awaitReady(model, String.valueOf(v));
+        }
+    }
+
+    void awaitReady(String model, String version) throws Exception {
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!readyAll(model, version)) {
+            assertThat(System.nanoTime()).as(model + ":" + version + " became ready").isLessThan(until);
+            Thread.sleep(50);
+        }
+    }
+
+    private boolean readyAll(String model, String version) throws Exception {
+        for (JsonNode c : admin("get_all_containers", Map.of())) {
+            if (c.path("model_name").asString().equals(model) && c.path("model_version").asString().equals(version)
+                    && c.path("available").booleanValue()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private HttpResponse<String> post(String url, String body) throws Exception {
         return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30))
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
@@ -147,5 +195,6 @@ final class RolloutDriver implements AutoCloseable {
     @Override
     public void close() {
         threads.shutdownNow();
+        containers.forEach(ModelContainer::close);
     }
 }

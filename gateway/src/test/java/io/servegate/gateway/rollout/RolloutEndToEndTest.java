@@ -2,11 +2,8 @@ package io.servegate.gateway.rollout;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.servegate.containers.emulated.EmulatedPredictor;
 import io.servegate.core.rollout.StickyAssignment;
 import io.servegate.gateway.api.AdminServer;
-import io.servegate.oip.client.TensorType;
-import io.servegate.sdk.ModelContainer;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,9 +35,6 @@ import tools.jackson.databind.ObjectMapper;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RolloutEndToEndTest {
 
-    /** Generous for a loaded shared machine: the SLO guard is not what these tests are about. */
-    private static final long SLO_MICROS = 2_000_000;
-
     @LocalServerPort
     int queryPort;
 
@@ -50,7 +44,6 @@ class RolloutEndToEndTest {
     @Autowired
     ObjectMapper json;
 
-    private final List<ModelContainer<float[], String>> containers = new ArrayList<>();
     private RolloutDriver driver;
 
     @BeforeAll
@@ -61,46 +54,6 @@ class RolloutEndToEndTest {
     @AfterAll
     void stop() {
         driver.close();
-        containers.forEach(ModelContainer::close);
-    }
-
-    /** Version 1 with 10 classes (current), version 2 with {@code candidateClasses}, an app on the model. */
-    private void deploy(String model, int candidateClasses) throws Exception {
-        for (int v = 1; v <= 2; v++) {
-            EmulatedPredictor<float[]> p = new EmulatedPredictor<>(0.2, 0, v == 1 ? 10 : candidateClasses);
-            ModelContainer<float[], String> c = ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS,
-                    p).name(model).version(String.valueOf(v)).host("127.0.0.1").port(0).build().start();
-            containers.add(c);
-            driver.admin("add_model", Map.of("model_name", model, "model_version", String.valueOf(v),
-                    "input_type", "floats"));
-            driver.admin("add_container", Map.of("model_name", model, "model_version", String.valueOf(v),
-                    "address", "127.0.0.1:" + c.port()));
-        }
-        driver.admin("set_model_version", Map.of("model_name", model, "model_version", "1"));
-        driver.admin("add_app", Map.of("name", model + "-app", "input_type", "floats", "default_output", "-1",
-                "latency_slo_micros", SLO_MICROS));
-        driver.admin("add_model_links", Map.of("app_name", model + "-app", "model_names", List.of(model)));
-        for (int v = 1; v <= 2; v++) {
-            awaitReady(model, String.valueOf(v));
-        }
-    }
-
-    private void awaitReady(String model, String version) throws Exception {
-        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (!readyAll(model, version)) {
-            assertThat(System.nanoTime()).as(model + ":" + version + " became ready").isLessThan(until);
-            Thread.sleep(50);
-        }
-    }
-
-    private boolean readyAll(String model, String version) throws Exception {
-        for (JsonNode c : driver.admin("get_all_containers", Map.of())) {
-            if (c.path("model_name").asString().equals(model) && c.path("model_version").asString().equals(version)
-                    && c.path("available").booleanValue()) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static Map<String, Object> start(String model, List<Double> steps, Map<String, Object> guards) {
@@ -115,10 +68,10 @@ class RolloutEndToEndTest {
 
     @Test
     void aCandidateTenPointsLessAccurateIsRolledBackBeforeItAnswersFivePercentOfQueries() throws Exception {
-        deploy("worse", 9);
+        driver.deploy("worse", 9);
         driver.admin("start_rollout", start("worse", List.of(0.02, 0.05, 0.25, 0.5, 1.0), Map.of()));
 
-        long sent = driver.queryWithFeedbackUntil("worse-app",
+        long sent = driver.queryWithFeedbackUntil("worse-app", RolloutDriver.CLASSES,
                 () -> !driver.rollout("worse").get("status").asString().equals("running"), 40_000);
 
         JsonNode r = driver.awaitStatus("worse", "rolled_back", Duration.ofSeconds(10));
@@ -137,13 +90,13 @@ class RolloutEndToEndTest {
 
     @Test
     void aCandidateAsGoodAsTheCurrentVersionIsPromotedWithoutAnOperator() throws Exception {
-        deploy("equal", 10);
+        driver.deploy("equal", 10);
         Map<String, Object> guards = Map.of("max_slo_miss_rate", 0.05, "max_error_rate", 0.05,
                 "max_loss_increase", 0.05, "min_feedback", 50, "confidence", 0.95, "min_step_queries", 50,
                 "min_step_ms", 0);
         driver.admin("start_rollout", start("equal", List.of(0.1, 0.5, 1.0), guards));
 
-        driver.queryWithFeedbackUntil("equal-app",
+        driver.queryWithFeedbackUntil("equal-app", RolloutDriver.CLASSES,
                 () -> !driver.rollout("equal").get("status").asString().equals("running"), 20_000);
 
         JsonNode r = driver.awaitStatus("equal", "promoted", Duration.ofSeconds(10));
@@ -157,7 +110,7 @@ class RolloutEndToEndTest {
 
     @Test
     void aUserOnTheCandidateStaysOnItWhileTheStepHoldsAndLeavesItWhenAborted() throws Exception {
-        deploy("sticky", 5);
+        driver.deploy("sticky", 5);
         // never advances (too much feedback required) and never rolls back (no feedback sent)
         JsonNode started = driver.admin("start_rollout", start("sticky", List.of(0.3, 1.0),
                 Map.of("min_feedback", 1_000_000_000)));
@@ -187,7 +140,7 @@ class RolloutEndToEndTest {
 
     @Test
     void adminCallsRefuseBadInputAndFollowTheRolloutsState() throws Exception {
-        deploy("admin", 10);
+        driver.deploy("admin", 10);
         expect("start_rollout", "{\"model_name\":\"nope\",\"candidate_version\":\"2\"}", 400, "model 'nope' not found");
         expect("start_rollout", "{\"model_name\":\"admin\",\"candidate_version\":\"7\"}", 400, "no version '7'");
         expect("start_rollout", "{\"model_name\":\"admin\",\"candidate_version\":\"1\"}", 400,
