@@ -52,7 +52,9 @@ public final class RolloutTraffic {
     public RolloutTraffic(RolloutCounters counters, LongSupplier clock, Duration playedTtl, long playedBytes) {
         this.counters = counters;
         this.clock = clock;
-        this.played = Caffeine.newBuilder().expireAfterWrite(playedTtl).maximumWeight(playedBytes)
+        // evicting on the writing thread keeps the bound at once, not after a background pass
+        this.played = Caffeine.newBuilder().executor(Runnable::run).expireAfterWrite(playedTtl)
+                .maximumWeight(playedBytes)
                 .weigher((PlayedKey k, Played v) -> k.weight() + v.weight()).build();
     }
 
@@ -76,6 +78,11 @@ public final class RolloutTraffic {
             next.remove(r.model());
         }
         routing = Map.copyOf(next);
+    }
+
+    /** @return the rollout that routes the model's queries here, or null */
+    Rollout routing(String model) {
+        return routing.get(model);
     }
 
     private static boolean routes(Rollout r) {
