@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.servegate.containers.emulated.EmulatedPredictor;
 import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
+import io.servegate.sdk.Predictor;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -55,14 +56,19 @@ final class RolloutDriver implements AutoCloseable {
         return x;
     }
 
-    /** Queries the app as {@code uid}, input class {@code i}; returns the output. */
+    /** Queries the app as {@code uid}, input class {@code i}; returns the output, which must not be the default. */
     String predict(String app, String uid, int i) throws Exception {
+        JsonNode n = answer(app, uid, i);
+        assertThat(n.get("default").booleanValue()).as(n.toString()).isFalse();
+        return n.get("output").asString();
+    }
+
+    /** Queries the app as {@code uid}, input class {@code i}; returns the answer, a prediction or the default. */
+    JsonNode answer(String app, String uid, int i) throws Exception {
         HttpResponse<String> r = post(query + "/" + app + "/predict",
                 "{\"uid\":\"" + uid + "\",\"input\":" + json.writeValueAsString(oneHot(i)) + "}");
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        JsonNode n = json.readTree(r.body());
-        assertThat(n.get("default").booleanValue()).as(r.body()).isFalse();
-        return n.get("output").asString();
+        return json.readTree(r.body());
     }
 
     /** Sends the true label {@code i} of class {@code i}'s input as {@code uid}. */
@@ -93,7 +99,7 @@ final class RolloutDriver implements AutoCloseable {
                     }
                     String uid = app + "-u" + n;
                     int i = (int) (n % classes);
-                    predict(app, uid, i);
+                    answer(app, uid, i);
                     feedback(app, uid, i);
                 }
                 return null;
@@ -149,8 +155,13 @@ final class RolloutDriver implements AutoCloseable {
 
     /** Version 1 with 10 classes (current), version 2 with {@code candidateClasses}, an app {@code <model>-app} on the model. */
     void deploy(String model, int candidateClasses) throws Exception {
+        deploy(model, new EmulatedPredictor<>(0.2, 0, candidateClasses), SLO_MICROS);
+    }
+
+    /** Version 1 with 10 classes (current), version 2 {@code candidate}, an app {@code <model>-app} with the SLO. */
+    void deploy(String model, Predictor<float[], String> candidate, long sloMicros) throws Exception {
         for (int v = 1; v <= 2; v++) {
-            EmulatedPredictor<float[]> p = new EmulatedPredictor<>(0.2, 0, v == 1 ? 10 : candidateClasses);
+            Predictor<float[], String> p = v == 1 ? new EmulatedPredictor<>(0.2, 0, CLASSES) : candidate;
             ModelContainer<float[], String> c = ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS,
                     p).name(model).version(String.valueOf(v)).host("127.0.0.1").port(0).build().start();
             containers.add(c);
@@ -161,7 +172,7 @@ final class RolloutDriver implements AutoCloseable {
         }
         admin("set_model_version", Map.of("model_name", model, "model_version", "1"));
         admin("add_app", Map.of("name", model + "-app", "input_type", "floats", "default_output", "-1",
-                "latency_slo_micros", SLO_MICROS));
+                "latency_slo_micros", sloMicros));
         admin("add_model_links", Map.of("app_name", model + "-app", "model_names", List.of(model)));
         for (int v = 1; v <= 2; v++) {
             awaitReady(model, String.valueOf(v));

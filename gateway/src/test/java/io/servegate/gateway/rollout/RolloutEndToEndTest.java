@@ -2,6 +2,7 @@ package io.servegate.gateway.rollout;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.servegate.containers.emulated.EmulatedPredictor;
 import io.servegate.core.rollout.StickyAssignment;
 import io.servegate.gateway.api.AdminServer;
 import java.net.http.HttpResponse;
@@ -12,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -86,6 +88,30 @@ class RolloutEndToEndTest {
         for (int u = 0; u < 200; u++) {
             assertThat(driver.predict("worse-app", "after-" + u, 9)).isEqualTo("9");
         }
+    }
+
+    @Test
+    void aCandidateThatMakesTheAppMissItsSloIsRolledBackWithinThirtySeconds() throws Exception {
+        // every tenth batch of the candidate takes 1.5 SLOs; the others are as fast as the current version
+        long sloMicros = 300_000;
+        EmulatedPredictor<float[]> fast = new EmulatedPredictor<>(0.2, 0, RolloutDriver.CLASSES);
+        AtomicInteger batches = new AtomicInteger();
+        driver.deploy("slow", (List<float[]> batch) -> {
+            if (batches.incrementAndGet() % 10 == 0) {
+                Thread.sleep(sloMicros * 3 / 2 / 1000);
+            }
+            return fast.predictBatch(batch);
+        }, sloMicros);
+        driver.admin("start_rollout", start("slow", List.of(0.05, 0.25, 1.0), Map.of()));
+
+        driver.queryWithFeedbackUntil("slow-app", RolloutDriver.CLASSES,
+                () -> !driver.rollout("slow").get("status").asString().equals("running"), 40_000);
+
+        JsonNode r = driver.awaitStatus("slow", "rolled_back", Duration.ofSeconds(10));
+        JsonNode first = r.get("history").get(0);
+        JsonNode last = r.get("history").get(r.get("history").size() - 1);
+        assertThat(last.get("reason").asString()).startsWith("guard breached: slo_miss_rate");
+        assertThat(last.get("at_ms").longValue() - first.get("at_ms").longValue()).isLessThan(30_000);
     }
 
     @Test
