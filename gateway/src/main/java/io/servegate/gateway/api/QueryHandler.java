@@ -11,12 +11,14 @@ import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
 import io.servegate.gateway.registry.SelectionConfig;
 import io.servegate.gateway.registry.StageInput;
+import io.servegate.gateway.rollout.RolloutTraffic;
 import io.servegate.oip.client.TensorType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import io.servegate.gateway.tracing.RequestTrace;
 import java.util.function.Function;
@@ -35,6 +37,7 @@ public final class QueryHandler {
     private final PredictionService predictions;
     private final SelectionService selection;
     private final PipelineService pipelines;
+    private final RolloutTraffic rollouts;
     private final Duration feedbackTimeout;
     private final JsonBodies bodies;
     private final InputParser inputs;
@@ -43,12 +46,13 @@ public final class QueryHandler {
     private final AtomicLong queryIds = new AtomicLong();
 
     public QueryHandler(Registry registry, PredictionService predictions, SelectionService selection,
-            PipelineService pipelines, Duration feedbackTimeout, JsonBodies bodies, InputParser inputs,
-            int maxBatchInputs, LongSupplier clock) {
+            PipelineService pipelines, RolloutTraffic rollouts, Duration feedbackTimeout, JsonBodies bodies,
+            InputParser inputs, int maxBatchInputs, LongSupplier clock) {
         this.registry = registry;
         this.predictions = predictions;
         this.selection = selection;
         this.pipelines = pipelines;
+        this.rollouts = rollouts;
         this.feedbackTimeout = feedbackTimeout;
         this.bodies = bodies;
         this.inputs = inputs;
@@ -135,6 +139,12 @@ public final class QueryHandler {
         String version = version(snapshot, model, requested);
         int length = !single ? linkedLength(snapshot, app)
                 : model == null || version == null ? -1 : predictions.inputLength(model, version);
+        if (single && requested == null) {
+            // the model's current version, or its rollout's candidate for this user
+            return new Query(type, length, traced(input -> rollouts.predict(app, model, version, context,
+                    () -> PredictionService.encode(type, input), arrival,
+                    v -> predictions.predict(app, model, v, type, input, arrival))));
+        }
         return new Query(type, length, traced(single
                 ? input -> predictions.predict(app, model, version, type, input, arrival)
                 : input -> selection.predict(app, snapshot, context, type, input, arrival)));
@@ -241,6 +251,15 @@ public final class QueryHandler {
             Map<String, Object> answer = new LinkedHashMap<>();
             answer.put("app", app.name());
             if (SelectionConfig.SINGLE.policy().equals(app.selection().policy())) {
+                Optional<RolloutTraffic.Joined> joined = rollouts.feedback(app, context,
+                        PredictionService.encode(type, input), label);
+                if (joined.isPresent()) {
+                    answer.put("observed", true);
+                    answer.put("rollout", joined.get().rolloutId());
+                    answer.put("version", joined.get().version());
+                    answer.put("loss", joined.get().loss());
+                    return ok(answer);
+                }
                 answer.put("observed", false);
                 answer.put("detail", "the app's selection policy (its single linked model) does not learn from feedback");
                 return ok(answer);

@@ -55,6 +55,8 @@ import io.servegate.gateway.fleet.Ownership;
 import io.servegate.gateway.registry.InMemoryRegistry;
 import io.servegate.gateway.registry.RedisRegistry;
 import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.rollout.RolloutTraffic;
+import io.servegate.gateway.api.RolloutHandler;
 import io.servegate.gateway.dispatch.Dispatcher;
 import io.servegate.gateway.dispatch.ProfileSharing;
 import io.servegate.gateway.dispatch.ReplicaPool;
@@ -258,10 +260,9 @@ public class GatewayConfiguration {
             SelectionService selection, PipelineService pipelines, JsonBodies bodies, InputParser inputs, ServegateProperties props, LongSupplier clock,
             ClipperMetrics clipperMetrics, ObjectProvider<Ownership> ownership,
             ObjectProvider<io.prometheus.metrics.model.registry.PrometheusRegistry> prometheus, MeterRegistry meters,
-            ReadinessGate readiness) {
-        QueryHandler query = new QueryHandler(registry, predictions, selection, pipelines,
-                props.selection().feedbackTimeout(), bodies, inputs, props.limits().maxBatchInputs(),
-                clock);
+            ReadinessGate readiness, RolloutTraffic rollouts) {
+        QueryHandler query = new QueryHandler(registry, predictions, selection, pipelines, rollouts,
+                props.selection().feedbackTimeout(), bodies, inputs, props.limits().maxBatchInputs(), clock);
         OipRestHandler oip = new OipRestHandler(registry, predictions, bodies, inputs, props.oip().timeout(),
                 props.limits().maxBatchInputs(), readiness);
         RouterFunction<ServerResponse> routes = RouterFunctions.route()
@@ -300,7 +301,7 @@ public class GatewayConfiguration {
     AdminServer adminServer(Registry registry, ReplicaPool pool, PredictionCache cache, SelectionService selection,
             PipelineService pipelines, JsonBodies bodies, ServegateProperties props, ContainerManager containers,
             AutoscalingService autoscaling, MeterRegistry meters, ObjectProvider<Ownership> ownership,
-            ConnectionBudget connectionBudget, QueryKeys keys) {
+            ConnectionBudget connectionBudget, QueryKeys keys, RolloutHandler rollouts) {
         String token = adminToken(props);
         QueryKeyHandler queryKeys = new QueryKeyHandler(registry, keys, bodies);
         BearerAuth.requireLoopbackOrToken(props.admin().address(), token);
@@ -355,6 +356,11 @@ public class GatewayConfiguration {
                 .POST("/admin/profile_model", profiles::profileModel)
                 .POST("/admin/get_profiles", profiles::getProfiles)
                 .POST("/admin/apply_pipeline_plan", plans::applyPipelinePlan)
+                .POST("/admin/start_rollout", rollouts::start)
+                .POST("/admin/get_rollout", rollouts::get)
+                .POST("/admin/pause_rollout", rollouts::pause)
+                .POST("/admin/resume_rollout", rollouts::resume)
+                .POST("/admin/abort_rollout", rollouts::abort)
                 .GET("/admin/get_fleet", new io.servegate.gateway.api.FleetHandler(
                         ownership.getIfAvailable(() -> Ownership.SOLO), registry)::getFleet)
                 .build();

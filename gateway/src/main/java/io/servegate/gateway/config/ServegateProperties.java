@@ -43,7 +43,8 @@ public record ServegateProperties(
         @DefaultValue Connections connections,
         @DefaultValue Fleet fleet,
         @DefaultValue Tracing tracing,
-        @DefaultValue WarmupProperties warmup) {
+        @DefaultValue WarmupProperties warmup,
+        @DefaultValue RolloutProperties rollouts) {
 
 
     /**

@@ -266,7 +266,7 @@ public final class PredictionService {
 
     /** The input as the prediction cache keys it. */
     @SuppressWarnings("unchecked")
-    static <T> EncodedInput encode(TensorType<T> type, Object input) {
+    public static <T> EncodedInput encode(TensorType<T> type, Object input) {
         if (input instanceof byte[] bytes) {
             // a bytes input is its own key: no encoding and no copy of a large image
             return new EncodedInput(bytes);
@@ -295,7 +295,7 @@ public final class PredictionService {
 
     Prediction defaultFor(Application app, PredictionException e) {
         meters(app).defaulted(e.reason());
-        return Prediction.ofDefault(app.defaultOutput(), e.getMessage());
+        return Prediction.ofDefault(app.defaultOutput(), e.reason(), e.getMessage());
     }
 
     /** Records an answer of an app whose queries may go to several models (selection policies). */

@@ -36,15 +36,15 @@ public final class RegistryException extends RuntimeException {
         return kind;
     }
 
-    static RegistryException notFound(String message) {
+    public static RegistryException notFound(String message) {
         return new RegistryException(Kind.NOT_FOUND, message);
     }
 
-    static RegistryException conflict(String message) {
+    public static RegistryException conflict(String message) {
         return new RegistryException(Kind.CONFLICT, message);
     }
 
-    static RegistryException invalid(String message) {
+    public static RegistryException invalid(String message) {
         return new RegistryException(Kind.INVALID, message);
     }
 }

@@ -91,6 +91,11 @@ class OpenApiDocumentTest {
             new Route("POST", "/admin/profile_model"),
             new Route("POST", "/admin/get_profiles"),
             new Route("POST", "/admin/apply_pipeline_plan"),
+            new Route("POST", "/admin/start_rollout"),
+            new Route("POST", "/admin/get_rollout"),
+            new Route("POST", "/admin/pause_rollout"),
+            new Route("POST", "/admin/resume_rollout"),
+            new Route("POST", "/admin/abort_rollout"),
             new Route("GET", "/admin/get_fleet"));
 
     /**
