@@ -86,7 +86,7 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
         Query<P> q = arrive(payload, deadline, tenant, now);
         arrivalRate.record(now);
         envelope.record(now);
-        tiers.arrived(tenant.priority(), now);
+        tiers.arrived(tenant, now);
         if (availableLanes() == 0) {
             reject(q, RejectReason.NO_REPLICA);
         } else if (queue.size() >= config.queueCapacity()) {

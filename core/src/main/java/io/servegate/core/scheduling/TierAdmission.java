@@ -1,5 +1,11 @@
 package io.servegate.core.scheduling;
 
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
 /**
  * Which queries of a model version's lower tiers it takes while its arrivals exceed what it
  * serves ({@link ModelScheduler#submit}). Below {@value #OVER_CAPACITY} of capacity, or while an app
@@ -22,18 +28,32 @@ final class TierAdmission {
 
     /** Arrivals per second under which a tier counts as gone. */
     static final double MIN_RATE = 0.5;
+    private static final long RATE_TAU_NANOS = 1_000_000_000L;
 
-    private final ArrivalRate[] rates = new ArrivalRate[Priority.values().length];
+    private final ArrivalRate[] tierRates = new ArrivalRate[Priority.values().length];
+    /** The apps that arrived lately; one that stops is forgotten once its rate is under {@link #MIN_RATE}. */
+    private final Map<String, AppRate> appRates = new HashMap<>();
 
-    TierAdmission() {
-        for (int i = 0; i < rates.length; i++) {
-            rates[i] = new ArrivalRate(1_000_000_000L);
+    /** An app's arrivals per second. */
+    private static final class AppRate {
+        final Tenant tenant;
+        final ArrivalRate rate = new ArrivalRate(RATE_TAU_NANOS);
+
+        AppRate(Tenant tenant) {
+            this.tenant = tenant;
         }
     }
 
-    /** A query of tier {@code p} arrived. */
-    void arrived(Priority p, long now) {
-        rates[p.ordinal()].record(now);
+    TierAdmission() {
+        for (int i = 0; i < tierRates.length; i++) {
+            tierRates[i] = new ArrivalRate(RATE_TAU_NANOS);
+        }
+    }
+
+    /** A query for {@code t}'s app arrived. */
+    void arrived(Tenant t, long now) {
+        tierRates[t.priority().ordinal()].record(now);
+        appRate(t).rate.record(now);
     }
 
     /**
@@ -49,65 +69,110 @@ final class TierAdmission {
         SchedulerConfig config = s.config();
         long overhead = profile.overheadNanos();
         int b = Math.max(1, profile.largestWithin(config.sloNanos() / 2 - overhead, config.batchCap()));
-        long batchNanos = profile.serviceNanos(b) + overhead;
-        double cost = (double) batchNanos / b; // model time per query, nanoseconds
-        double laneNanosPerSecond = lanes * 1e9;
+        double cost = (double) (profile.serviceNanos(b) + overhead) / b; // model time per query, nanoseconds
+        double capacity = lanes * 1e9 / cost; // queries per second
         double total = 0;
         double higher = 0;
         for (Priority p : Priority.values()) {
-            double rate = rates[p.ordinal()].perSecond(now);
+            double rate = tierRates[p.ordinal()].perSecond(now);
             total += rate;
             if (p.ordinal() < t.priority().ordinal()) {
                 higher += rate;
             }
         }
-        if (total * cost < OVER_CAPACITY * laneNanosPerSecond || !shared(s, t, higher)) {
+        if (total < OVER_CAPACITY * capacity || !shared(t, higher, now)) {
             return true;
         }
         // the higher tiers' arrivals meanwhile go first; riding the same batches, each adds its marginal cost
         long marginal = Math.max(1, profile.serviceNanos(2) - profile.serviceNanos(1));
-        double reserved = higher * marginal / laneNanosPerSecond;
+        double reserved = higher * marginal / (lanes * 1e9);
         if (reserved >= 1) {
             return false;
         }
-        double work = 0;
+        // the model time its tier can still use before its deadline, less the fixed cost of the batch it rides
+        double budget = (q.deadline() - now - profile.serviceNanos(1) - overhead) * lanes * (1 - reserved);
         for (Lane l : s.lanes) {
             if (l.replica.available) {
-                work += Math.max(0, l.freeAt - now);
+                budget -= Math.max(0, l.freeAt - now);
             }
         }
         for (Priority p : Priority.values()) {
             if (p.ordinal() < t.priority().ordinal()) {
-                work += cost * s.queue.queued(p);
+                budget -= cost * s.queue.queued(p);
             }
         }
-        // its tier under fair queueing: by the time its own queries (this one included) are served,
-        // each other app of the tier has had as much model time per weight, or all it has queued
-        double mine = (s.queue.queued(t.app()) + 1) * cost / t.weight();
-        work += mine * t.weight();
-        for (DeadlineQueue.AppShare other : s.queue.shares()) {
-            if (other.tenant.priority() == t.priority() && !other.tenant.app().equals(t.app())) {
-                work += Math.min(other.queued * cost, mine * other.tenant.weight());
-            }
-        }
-        // it rides the batch after that work: its fixed cost is the part not yet counted
-        double wait = work / lanes / (1 - reserved);
-        return now + wait + profile.serviceNanos(1) + overhead <= q.deadline();
+        return (s.queue.queued(t.app()) + 1) * cost <= budget * fairShare(t, Math.max(0, capacity - higher), now);
     }
 
     /**
-     * Whether {@code t}'s app shares the model now: a higher tier arrives, or another app of its
-     * tier has queries queued. An app alone is scheduled by the policy alone, as without tiers.
+     * {@code t}'s share of its tier's capacity: max-min fair on the apps' measured arrival rates,
+     * weighted (an app that asks for less than its weighted share gets what it asks, the rest is
+     * split among the others by weight), as a fraction of what the tier's apps get together.
      */
-    private static boolean shared(ModelScheduler<?> s, Tenant t, double higherRate) {
+    private double fairShare(Tenant t, double capacity, long now) {
+        List<double[]> apps = new ArrayList<>(); // {rate, weight}; this app's first
+        apps.add(new double[] {appRate(t).rate.perSecond(now), t.weight()});
+        for (Iterator<AppRate> it = appRates.values().iterator(); it.hasNext(); ) {
+            AppRate other = it.next();
+            double rate = other.rate.perSecond(now);
+            if (rate < MIN_RATE && !other.tenant.app().equals(t.app())) {
+                it.remove(); // gone: forget it
+            } else if (other.tenant.priority() == t.priority() && !other.tenant.app().equals(t.app())) {
+                apps.add(new double[] {rate, other.tenant.weight()});
+            }
+        }
+        double[] fair = new double[apps.size()];
+        boolean[] fixed = new boolean[apps.size()];
+        double left = capacity;
+        boolean changed = true;
+        while (changed) {
+            changed = false;
+            double weights = 0;
+            for (int i = 0; i < fair.length; i++) {
+                weights += fixed[i] ? 0 : apps.get(i)[1];
+            }
+            for (int i = 0; i < fair.length && weights > 0; i++) {
+                double[] a = apps.get(i);
+                if (!fixed[i] && a[0] <= left * a[1] / weights) {
+                    fair[i] = a[0]; // asks for less than its share: gets it
+                    fixed[i] = true;
+                    left -= a[0];
+                    changed = true;
+                }
+            }
+            if (!changed) {
+                for (int i = 0; i < fair.length; i++) {
+                    if (!fixed[i]) {
+                        fair[i] = left * apps.get(i)[1] / weights;
+                    }
+                }
+            }
+        }
+        double sum = 0;
+        for (double f : fair) {
+            sum += f;
+        }
+        return sum <= 0 ? 1 : fair[0] / sum;
+    }
+
+    /**
+     * Whether {@code t}'s app shares the model now: a higher tier or another app of its tier
+     * arrives. An app alone is scheduled by the policy alone, as without tiers.
+     */
+    private boolean shared(Tenant t, double higherRate, long now) {
         if (higherRate >= MIN_RATE) {
             return true;
         }
-        for (DeadlineQueue.AppShare other : s.queue.shares()) {
-            if (other.tenant.priority() == t.priority() && !other.tenant.app().equals(t.app())) {
+        for (AppRate other : appRates.values()) {
+            if (other.tenant.priority() == t.priority() && !other.tenant.app().equals(t.app())
+                    && other.rate.perSecond(now) >= MIN_RATE) {
                 return true;
             }
         }
         return false;
+    }
+
+    private AppRate appRate(Tenant t) {
+        return appRates.computeIfAbsent(t.app(), a -> new AppRate(t));
     }
 }
