@@ -83,6 +83,9 @@ final class TierAdmission {
         if (total < OVER_CAPACITY * capacity || !shared(t, higher, now)) {
             return true;
         }
+        if (higher >= OVER_CAPACITY * capacity) {
+            return false; // the higher tiers alone fill the version
+        }
         // the higher tiers' arrivals meanwhile go first; riding the same batches, each adds its marginal cost
         long marginal = Math.max(1, profile.serviceNanos(2) - profile.serviceNanos(1));
         double reserved = higher * marginal / (lanes * 1e9);

@@ -56,6 +56,15 @@ class TierSchedulingTest {
     }
 
     @Test
+    void whenTheCriticalAppAloneFillsTheVersionTheSheddableOneIsShedAtOnce() {
+        var c = run(PolicyKind.ADAPTIVE, List.of(CRITICAL, SHEDDABLE), 1, 1);
+        var alone = run(PolicyKind.ADAPTIVE, List.of(CRITICAL), 1);
+        assertThat(inSlo(c, CRITICAL) / inSlo(alone, CRITICAL)).as("critical against alone").isGreaterThanOrEqualTo(0.95);
+        assertThat(inSlo(c, SHEDDABLE)).as("sheddable in SLO").isLessThan(0.05);
+        assertThat(c.late(SHEDDABLE.app()) + c.rejectedAtDeadline(SHEDDABLE.app())).as("sheddable late").isZero();
+    }
+
+    @Test
     void withoutTiersTheSameAppsShareTheLossAlike() {
         // the control: the same load as two standard apps of equal weight, the "critical" one loses as much
         Tenant a = new Tenant("crit", Priority.STANDARD, 1);
