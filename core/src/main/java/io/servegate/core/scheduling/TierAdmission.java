@@ -36,7 +36,8 @@ final class TierAdmission {
 
     /** An app's arrivals per second. */
     private static final class AppRate {
-        final Tenant tenant;
+        /** The app as its last query named it (an app added again may change tier or weight). */
+        Tenant tenant;
         final ArrivalRate rate = new ArrivalRate(RATE_TAU_NANOS);
 
         AppRate(Tenant tenant) {
@@ -53,7 +54,9 @@ final class TierAdmission {
     /** A query for {@code t}'s app arrived. */
     void arrived(Tenant t, long now) {
         tierRates[t.priority().ordinal()].record(now);
-        appRate(t).rate.record(now);
+        AppRate a = appRate(t);
+        a.tenant = t;
+        a.rate.record(now);
     }
 
     /**
