@@ -62,6 +62,10 @@ interface QueryRouter {
     default void answered(SchedulerRun<?> model, Object payload, long now) {
     }
 
+    /** The query that carried {@code payload} was answered by a batch whose time, shared by its queries, gave it {@code modelNanos}. */
+    default void served(Object payload, long modelNanos) {
+    }
+
     /** {@code model} gave the query that carried {@code payload} a default, or lost it with its replica. */
     default void dropped(SchedulerRun<?> model, Object payload, long now) {
     }

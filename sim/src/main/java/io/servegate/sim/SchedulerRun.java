@@ -6,6 +6,7 @@ import io.servegate.core.scheduling.Query;
 import io.servegate.core.scheduling.RejectReason;
 import io.servegate.core.scheduling.Scheduler;
 import io.servegate.core.scheduling.SchedulerActions;
+import io.servegate.core.scheduling.Tenant;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -60,9 +61,14 @@ final class SchedulerRun<S extends Scheduler<Object>> implements SchedulerAction
      * once, as a gateway answers it.
      */
     void submit(String model, Object payload, long deadline, long now) {
+        submit(model, payload, deadline, Tenant.DEFAULT, now);
+    }
+
+    /** As {@link #submit(String, Object, long, long)}, for {@code tenant}'s app. */
+    void submit(String model, Object payload, long deadline, Tenant tenant, long now) {
         stats.arrived++;
         if (loadNanos.containsKey(model)) {
-            scheduler.submit(model, payload, deadline, now);
+            scheduler.submit(model, payload, deadline, tenant, now);
         } else {
             stats.defaults[RejectReason.NO_REPLICA.ordinal()]++;
             router.dropped(this, payload, now);
@@ -133,6 +139,7 @@ final class SchedulerRun<S extends Scheduler<Object>> implements SchedulerAction
         }
         scheduler.batchCompleted(batch, nanos, now);
         for (Query<Object> q : batch.queries()) {
+            router.served(q.payload(), nanos / batch.size());
             router.answered(this, q.payload(), now);
         }
     }

@@ -70,9 +70,9 @@ abstract class AbstractScheduler<P> implements Scheduler<P> {
     }
 
     /** A query arrives: counted, not yet queued. */
-    final Query<P> arrive(P payload, long deadline, long now) {
+    final Query<P> arrive(P payload, long deadline, Tenant tenant, long now) {
         arrived++;
-        return new Query<>(payload, now, deadline);
+        return new Query<>(payload, now, deadline, Objects.requireNonNull(tenant, "tenant"));
     }
 
     /** Rejects the head of {@code queue} while it is due by {@code now}. */
@@ -88,13 +88,15 @@ abstract class AbstractScheduler<P> implements Scheduler<P> {
         actions.reject(q, reason);
     }
 
-    /** The {@code count} earliest deadlines of {@code queue}, each sent once more. */
-    static <P> List<Query<P>> take(DeadlineQueue<P> queue, int count) {
-        List<Query<P>> items = new ArrayList<>(count);
-        for (int i = 0; i < count; i++) {
-            Query<P> q = queue.poll();
+    /**
+     * {@code count} queries of {@code queue} for a batch predicted to take {@code batchNanos}
+     * (0 when unknown), each sent once more: the earliest deadlines, or with several apps queued
+     * the highest tiers' and fair shares' first ({@link DeadlineQueue#take}).
+     */
+    static <P> List<Query<P>> take(DeadlineQueue<P> queue, int count, long batchNanos) {
+        List<Query<P>> items = queue.take(count, Math.max(1.0, (double) batchNanos / count));
+        for (Query<P> q : items) {
             q.attempts++;
-            items.add(q);
         }
         return items;
     }

@@ -1,8 +1,13 @@
 package io.servegate.core.scheduling;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.PriorityQueue;
 
 /**
@@ -10,6 +15,11 @@ import java.util.PriorityQueue;
  * its oldest query by arrival for Clipper's delayed batching. Queries leave in deadline order,
  * i.e. from anywhere in arrival order, so the arrival list is intrusive and unlinks in O(1):
  * it stays exactly as long as the queue.
+ *
+ * <p>It also knows whose queries it holds ({@link Tenant}): {@link #take} fills a batch from the
+ * highest tier first and, within a tier, from the app that has had the least model time for its
+ * weight (start-time fair queueing on the model time each batch is predicted to take, shared by
+ * its queries). While one app's queries are queued, that is plain earliest-deadline order.
  */
 final class DeadlineQueue<P> {
 
@@ -20,10 +30,31 @@ final class DeadlineQueue<P> {
     private Query<P> oldest;
     private Query<P> newest;
     private long nextSeq;
+    /** Apps with queries queued. */
+    private final Map<String, AppShare> shares = new HashMap<>();
+    private final int[] queuedByTier = new int[Priority.values().length];
+    /** Per tier, the model time (over weight) at which its last query taken started: where a returning app starts. */
+    private final double[] virtualTime = new double[Priority.values().length];
+
+    /** One app's queries queued, and the model time it has had over its weight (its fair-queueing tag). */
+    static final class AppShare {
+        final Tenant tenant;
+        int queued;
+        double served;
+
+        AppShare(Tenant tenant, double served) {
+            this.tenant = tenant;
+            this.served = served;
+        }
+    }
 
     void add(Query<P> q) {
         q.seq = nextSeq++;
         byDeadline.add(q);
+        Tenant t = q.tenant();
+        // an app that had nothing queued starts at its tier's virtual time: idle time earns no credit
+        shares.computeIfAbsent(t.app(), a -> new AppShare(t, virtualTime[t.priority().ordinal()])).queued++;
+        queuedByTier[t.priority().ordinal()]++;
         q.older = newest;
         q.newer = null;
         if (newest == null) {
@@ -44,12 +75,76 @@ final class DeadlineQueue<P> {
         Query<P> q = byDeadline.poll();
         if (q != null) {
             unlink(q);
+            charge(q, 0);
         }
         return q;
     }
 
+    /**
+     * Removes {@code count} queries for one batch, each charged {@code costEach} of model time
+     * (nanoseconds; the batch's predicted time over its size): the highest tier's first, within a
+     * tier the app with the least model time for its weight first, each app's earliest deadline
+     * first. With one app queued, the {@code count} earliest deadlines.
+     */
+    List<Query<P>> take(int count, double costEach) {
+        List<Query<P>> items = new ArrayList<>(count);
+        if (shares.size() <= 1) {
+            for (int i = 0; i < count; i++) {
+                Query<P> q = byDeadline.poll();
+                unlink(q);
+                charge(q, costEach);
+                items.add(q);
+            }
+            return items;
+        }
+        List<Query<P>> all = new ArrayList<>(byDeadline);
+        all.sort(EDF);
+        Map<String, ArrayDeque<Query<P>>> byApp = new LinkedHashMap<>();
+        for (Query<P> q : all) {
+            byApp.computeIfAbsent(q.tenant().app(), a -> new ArrayDeque<>()).add(q);
+        }
+        while (items.size() < count) {
+            ArrayDeque<Query<P>> next = null;
+            AppShare best = null;
+            for (ArrayDeque<Query<P>> queue : byApp.values()) {
+                if (queue.isEmpty()) {
+                    continue;
+                }
+                AppShare share = shares.get(queue.peek().tenant().app());
+                if (best == null || share.tenant.priority().ordinal() < best.tenant.priority().ordinal()
+                        || (share.tenant.priority() == best.tenant.priority() && share.served < best.served)) {
+                    best = share;
+                    next = queue;
+                }
+            }
+            Query<P> q = next.poll();
+            byDeadline.remove(q);
+            unlink(q);
+            charge(q, costEach);
+            items.add(q);
+        }
+        items.sort(EDF);
+        return items;
+    }
+
     int size() {
         return byDeadline.size();
+    }
+
+    /** Queries of tier {@code p} queued. */
+    int queued(Priority p) {
+        return queuedByTier[p.ordinal()];
+    }
+
+    /** The apps with queries queued. */
+    Collection<AppShare> shares() {
+        return shares.values();
+    }
+
+    /** The app's queries queued, 0 when none. */
+    int queued(String app) {
+        AppShare s = shares.get(app);
+        return s == null ? 0 : s.queued;
     }
 
     boolean isEmpty() {
@@ -69,6 +164,19 @@ final class DeadlineQueue<P> {
             all.add(q);
         }
         return all;
+    }
+
+    /** {@code q} left the queue; {@code cost} of model time is its app's, over its weight. */
+    private void charge(Query<P> q, double cost) {
+        Tenant t = q.tenant();
+        int tier = t.priority().ordinal();
+        queuedByTier[tier]--;
+        AppShare share = shares.get(t.app());
+        virtualTime[tier] = Math.max(virtualTime[tier], share.served);
+        share.served += cost / t.weight();
+        if (--share.queued == 0) {
+            shares.remove(t.app());
+        }
     }
 
     private void unlink(Query<P> q) {

@@ -34,6 +34,7 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
     private final ReplicaProfile pooled;
     private final ArrivalRate arrivalRate = new ArrivalRate(1_000_000_000L);
     private final ArrivalEnvelope envelope = new ArrivalEnvelope();
+    private final TierAdmission tiers = new TierAdmission();
     /** Queries answered after their deadline, or failed. */
     private long lateOrFailed;
 
@@ -75,18 +76,23 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
 
     /**
      * A query arrives. It is rejected at once when no replica is available
-     * ({@link RejectReason#NO_REPLICA}) or the queue is full ({@link RejectReason#OVERLOADED}).
+     * ({@link RejectReason#NO_REPLICA}), the queue is full ({@link RejectReason#OVERLOADED}), or
+     * the model is over capacity and its tier's share cannot answer it in time
+     * ({@link RejectReason#SHED}, {@link TierAdmission}).
      */
     @Override
-    public Query<P> submit(String modelId, P payload, long deadline, long now) {
+    public Query<P> submit(String modelId, P payload, long deadline, Tenant tenant, long now) {
         requireServed(modelId);
-        Query<P> q = arrive(payload, deadline, now);
+        Query<P> q = arrive(payload, deadline, tenant, now);
         arrivalRate.record(now);
         envelope.record(now);
-        if (!anyAvailable()) {
+        tiers.arrived(tenant, now);
+        if (availableLanes() == 0) {
             reject(q, RejectReason.NO_REPLICA);
         } else if (queue.size() >= config.queueCapacity()) {
             reject(q, RejectReason.OVERLOADED);
+        } else if (!tiers.admit(this, q, pooled.known() ? pooled : null, now)) {
+            reject(q, RejectReason.SHED);
         } else {
             queue.add(q);
             run(now);
@@ -167,7 +173,7 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
         settle(lane, now);
         List<Query<P>> failed = new ArrayList<>();
         for (Query<P> q : retry) {
-            if (mayRetry(q, now) && anyAvailable()) {
+            if (mayRetry(q, now) && availableLanes() > 0) {
                 queue.add(q);
             } else {
                 failed.add(q);
@@ -203,7 +209,7 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
 
     @Override
     void schedule(long now) {
-        if (!queue.isEmpty() && !anyAvailable()) {
+        if (!queue.isEmpty() && availableLanes() == 0) {
             for (Query<P> q : queue.drain()) {
                 reject(q, RejectReason.NO_REPLICA);
             }
@@ -263,7 +269,7 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
      * @param predictedFinish when the container is expected to finish it
      */
     void send(Lane lane, int count, long now, long predictedStart, long predictedFinish) {
-        Batch<P> batch = new Batch<>(lane, model, take(queue, count), now, predictedStart, predictedFinish,
+        Batch<P> batch = new Batch<>(lane, model, take(queue, count, predictedFinish - predictedStart), now, predictedStart, predictedFinish,
                 lane.outstanding.isEmpty());
         lane.outstanding.addLast(batch);
         lane.freeAt = Math.max(predictedFinish, now);
@@ -407,15 +413,6 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
         if (!model.equals(id)) {
             throw new IllegalArgumentException("unknown model " + id + ": this scheduler serves " + model);
         }
-    }
-
-    private boolean anyAvailable() {
-        for (Replica r : replicas.values()) {
-            if (r.available) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private ReplicaProfile newProfile() {

@@ -174,9 +174,9 @@ public final class MultiModelScheduler<P> extends AbstractScheduler<P> {
      * @throws IllegalArgumentException for a model never {@link #addModel added}
      */
     @Override
-    public Query<P> submit(String model, P payload, long deadline, long now) {
+    public Query<P> submit(String model, P payload, long deadline, Tenant tenant, long now) {
         ServedModel<P> m = model(model);
-        Query<P> q = arrive(payload, deadline, now);
+        Query<P> q = arrive(payload, deadline, tenant, now);
         if (!heldAnywhere(m)) {
             coldStarts++;
         }
@@ -311,9 +311,9 @@ public final class MultiModelScheduler<P> extends AbstractScheduler<P> {
         return load.predictedFinish();
     }
 
-    /** Sends {@code r} a batch of the {@code size} earliest deadlines of {@code m}, predicted to run from {@code start} to {@code finish}. */
+    /** Sends {@code r} a batch of {@code size} queries of {@code m} ({@link #take}), predicted to run from {@code start} to {@code finish}. */
     void send(SharedReplica r, ServedModel<P> m, int size, long start, long finish, long now) {
-        List<Query<P>> items = take(m.queue, size);
+        List<Query<P>> items = take(m.queue, size, finish - start);
         if (m.queue.isEmpty()) {
             waiting.remove(m);
         }

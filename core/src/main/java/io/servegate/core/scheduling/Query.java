@@ -15,6 +15,7 @@ public final class Query<P> {
     private final P payload;
     private final long arrival;
     private final long deadline;
+    private final Tenant tenant;
     /** Arrival order among queries of equal deadline; set when queued. */
     long seq;
     /** Batches this query was sent in. */
@@ -23,10 +24,11 @@ public final class Query<P> {
     Query<P> older;
     Query<P> newer;
 
-    Query(P payload, long arrival, long deadline) {
+    Query(P payload, long arrival, long deadline, Tenant tenant) {
         this.payload = payload;
         this.arrival = arrival;
         this.deadline = deadline;
+        this.tenant = tenant;
     }
 
     /** What the caller attached. */
@@ -42,6 +44,11 @@ public final class Query<P> {
     /** When the query must be answered, on the scheduler's clock (nanoseconds). */
     public long deadline() {
         return deadline;
+    }
+
+    /** The app it is for: its tier and weight. */
+    public Tenant tenant() {
+        return tenant;
     }
 
     /** How many batches this query has been sent in (more than one after a retried failure). */

@@ -9,5 +9,10 @@ public enum RejectReason {
     /** The model's queue was full when it arrived. */
     OVERLOADED,
     /** No replica of the model is available to serve it. */
-    NO_REPLICA
+    NO_REPLICA,
+    /**
+     * Its app's tier is below another's, and the model, over capacity, could not answer it in
+     * time after serving the higher tiers (or its tier's fair share): answered at once, not late.
+     */
+    SHED
 }

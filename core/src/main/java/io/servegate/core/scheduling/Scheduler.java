@@ -36,7 +36,17 @@ public interface Scheduler<P> {
      * @return the query, which the caller will see again in a batch or a rejection
      * @throws IllegalArgumentException for a model the scheduler does not serve
      */
-    Query<P> submit(String model, P payload, long deadline, long now);
+    default Query<P> submit(String model, P payload, long deadline, long now) {
+        return submit(model, payload, deadline, Tenant.DEFAULT, now);
+    }
+
+    /**
+     * A query for {@code model} arrives for {@code tenant}'s app. As {@link #submit(String,
+     * Object, long, long)}; when the model cannot serve everything, higher tiers are served first
+     * and the apps of a tier share the model time by weight, and a query of a lower tier that
+     * cannot be served in time is rejected at once ({@link RejectReason#SHED}).
+     */
+    Query<P> submit(String model, P payload, long deadline, Tenant tenant, long now);
 
     /**
      * A replica leaves. Its outstanding batches and loads are the driver's to fail (their

@@ -102,7 +102,7 @@ final class SymphonyPolicy implements SchedulingPolicy {
             while (before > 0 && early.get(before - 1).deadline() >= answer) {
                 before--;
             }
-            if (n - before >= b) {
+            if (n - before >= b && (b == 1 || !displaces(s, early, before, answerBase + profile.serviceNanos(1)))) {
                 size = b;
                 break;
             }
@@ -116,6 +116,30 @@ final class SymphonyPolicy implements SchedulingPolicy {
             }
         }
         return size;
+    }
+
+    /**
+     * Whether dropping the first {@code drop} of {@code early} would drop a query that a smaller
+     * batch could still answer (due no earlier than {@code answerOne}) while a lower tier is
+     * queued: a larger batch must not take the place of a higher tier's query.
+     */
+    private static <P> boolean displaces(ModelScheduler<P> s, List<Query<P>> early, int drop, long answerOne) {
+        int lowest = Priority.CRITICAL.ordinal();
+        for (Priority p : Priority.values()) {
+            if (s.queue.queued(p) > 0) {
+                lowest = p.ordinal();
+            }
+        }
+        for (Query<P> q : early) {
+            lowest = Math.max(lowest, q.tenant().priority().ordinal());
+        }
+        for (int i = 0; i < drop; i++) {
+            Query<P> q = early.get(i);
+            if (q.tenant().priority().ordinal() < lowest && q.deadline() >= answerOne) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -113,6 +113,10 @@ final class VirtualCluster<S extends Scheduler<Integer>> implements SchedulerAct
     final List<Long> deadlines = new ArrayList<>();
     final List<Integer> outcomes = new ArrayList<>(); // times each query left the scheduler
     final List<Long> answeredAt = new ArrayList<>();
+    final List<Tenant> tenantOf = new ArrayList<>();
+    final List<Long> rejectedAt = new ArrayList<>();
+    /** Per query, its share of the service time of the batch that answered it. */
+    final List<Long> modelNanos = new ArrayList<>();
     final Map<RejectReason, Integer> rejected = new HashMap<>();
     final List<Batch<Integer>> batches = new ArrayList<>();
     final List<Load> loads = new ArrayList<>();
@@ -303,6 +307,20 @@ final class VirtualCluster<S extends Scheduler<Integer>> implements SchedulerAct
         }
     }
 
+    /** Open-loop Poisson arrivals for {@link #MODEL} and {@code tenant}'s app, beside any others already planned. */
+    VirtualCluster<S> poisson(Tenant tenant, double rate, long duration, long slo) {
+        long end = now + duration;
+        long t = now;
+        while (true) {
+            t += (long) (-Math.log(1 - random.nextDouble()) / rate * 1e9);
+            if (t >= end) {
+                return this;
+            }
+            long at = t;
+            at(at, () -> submit(MODEL, at + slo, tenant));
+        }
+    }
+
     /** Submits one query for {@link #MODEL} now with the given deadline; returns its index. */
     int submit(long deadline) {
         return submit(MODEL, deadline);
@@ -310,11 +328,19 @@ final class VirtualCluster<S extends Scheduler<Integer>> implements SchedulerAct
 
     /** Submits one query for {@code model} now, due at {@code deadline}; returns its index. */
     int submit(String model, long deadline) {
+        return submit(model, deadline, Tenant.DEFAULT);
+    }
+
+    /** Submits one query for {@code model} and {@code tenant}'s app now, due at {@code deadline}; returns its index. */
+    int submit(String model, long deadline, Tenant tenant) {
         int id = deadlines.size();
         deadlines.add(deadline);
         outcomes.add(0);
         answeredAt.add(-1L);
-        scheduler.submit(model, id, deadline, now);
+        tenantOf.add(tenant);
+        rejectedAt.add(-1L);
+        modelNanos.add(0L);
+        scheduler.submit(model, id, deadline, tenant, now);
         return id;
     }
 
@@ -469,6 +495,7 @@ final class VirtualCluster<S extends Scheduler<Integer>> implements SchedulerAct
             for (Query<Integer> q : batch.queries()) {
                 leave(q.payload());
                 answeredAt.set(q.payload(), now);
+                modelNanos.set(q.payload(), (end - start) / batch.size());
             }
             scheduler.batchCompleted(batch, end - start, now);
         });
@@ -477,6 +504,7 @@ final class VirtualCluster<S extends Scheduler<Integer>> implements SchedulerAct
     @Override
     public void reject(Query<Integer> query, RejectReason reason) {
         leave(query.payload());
+        rejectedAt.set(query.payload(), now);
         rejected.merge(reason, 1, Integer::sum);
     }
 
@@ -520,6 +548,47 @@ final class VirtualCluster<S extends Scheduler<Integer>> implements SchedulerAct
         int n = 0;
         for (int i = 0; i < deadlines.size(); i++) {
             if (answeredAt.get(i) > deadlines.get(i)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Queries submitted for {@code app}. */
+    int submitted(String app) {
+        return count(app, i -> true);
+    }
+
+    /** {@code app}'s predictions answered by their deadline. */
+    int good(String app) {
+        return count(app, i -> answeredAt.get(i) >= 0 && answeredAt.get(i) <= deadlines.get(i));
+    }
+
+    /** {@code app}'s predictions answered after their deadline. */
+    int late(String app) {
+        return count(app, i -> answeredAt.get(i) > deadlines.get(i));
+    }
+
+    /** {@code app}'s queries rejected at their deadline or later (not at once). */
+    int rejectedAtDeadline(String app) {
+        return count(app, i -> rejectedAt.get(i) >= 0 && rejectedAt.get(i) >= deadlines.get(i));
+    }
+
+    /** The model time that answered {@code app}'s queries, each batch's shared equally by its queries. */
+    long modelNanos(String app) {
+        long n = 0;
+        for (int i = 0; i < deadlines.size(); i++) {
+            if (tenantOf.get(i).app().equals(app)) {
+                n += modelNanos.get(i);
+            }
+        }
+        return n;
+    }
+
+    private int count(String app, java.util.function.IntPredicate p) {
+        int n = 0;
+        for (int i = 0; i < deadlines.size(); i++) {
+            if (tenantOf.get(i).app().equals(app) && p.test(i)) {
                 n++;
             }
         }

@@ -1,6 +1,8 @@
 package io.servegate.gateway.api;
 
 import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.core.scheduling.Priority;
+import io.servegate.core.scheduling.Tenant;
 import io.servegate.gateway.containers.DeploymentSpec;
 import io.servegate.gateway.containers.ProcessCommandPolicy;
 import io.servegate.gateway.registry.Application;
@@ -80,7 +82,33 @@ public final class AdminRequests {
         Application.OverloadResponse overload = Application.OverloadResponse.fromWireName(
                 JsonBodies.optionalString(body, "overload_response", null));
         return new Application(name, inputType, defaultOutput, slo, models, config, overload,
-                rateLimit(body.get("rate_limit")));
+                rateLimit(body.get("rate_limit")), priority(body.get("priority")), weight(body.get("weight")));
+    }
+
+    /** An optional {@code priority}: standard when absent. */
+    static Priority priority(JsonNode n) {
+        if (n == null || n.isNull()) {
+            return Priority.STANDARD;
+        }
+        if (!n.isString()) {
+            throw ApiException.badRequest("'priority' must be one of critical, standard, sheddable");
+        }
+        try {
+            return Priority.parse(n.asString());
+        } catch (IllegalArgumentException e) {
+            throw ApiException.badRequest("'priority': " + e.getMessage());
+        }
+    }
+
+    /** An optional {@code weight} among the apps of the same priority: 1 when absent. */
+    static int weight(JsonNode n) {
+        if (n == null || n.isNull()) {
+            return 1;
+        }
+        if (!n.isIntegralNumber() || !n.canConvertToInt() || n.asInt() < 1 || n.asInt() > Tenant.MAX_WEIGHT) {
+            throw ApiException.badRequest("'weight' must be an integer in 1.." + Tenant.MAX_WEIGHT + ", got " + n);
+        }
+        return n.asInt();
     }
 
     /** An optional {@code rate_limit} {@code {per_second, burst}}: null when absent. */

@@ -30,6 +30,8 @@ final class AdminViews {
         m.put("confidence_threshold", a.selection().confidenceThreshold());
         m.put("overload_response", a.overloadResponse().wireName());
         m.put("rate_limit", rateLimit(a.rateLimit()));
+        m.put("priority", a.priority().wireName());
+        m.put("weight", a.weight());
         return m;
     }
 

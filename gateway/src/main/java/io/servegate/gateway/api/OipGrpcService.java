@@ -301,7 +301,7 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
         }
         Status status = switch (e.reason()) {
             case DEADLINE, INFEASIBLE, NO_ANSWER -> Status.DEADLINE_EXCEEDED;
-            case OVERLOADED -> Status.RESOURCE_EXHAUSTED;
+            case OVERLOADED, SHED -> Status.RESOURCE_EXHAUSTED;
             case NO_REPLICA, CIRCUIT_OPEN, NO_MODEL, FORWARD_FAILED -> Status.UNAVAILABLE;
             case CONTAINER_ERROR -> Status.INTERNAL;
             case INPUT_REJECTED -> Status.INVALID_ARGUMENT;

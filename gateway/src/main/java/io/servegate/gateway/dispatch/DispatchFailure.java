@@ -19,6 +19,8 @@ public enum DispatchFailure {
     CONTAINER_ERROR,
     /** The container rejected the query's input (a per-row error, or INVALID_ARGUMENT for it alone): the client's error. */
     INPUT_REJECTED,
+    /** The scheduler's: the model is over capacity and serves higher tiers (or its tier's fair shares) first. */
+    SHED,
     /** The gateway that schedules the model version (in a fleet) could not be reached, or none owns it. */
     FORWARD_FAILED;
 
@@ -29,6 +31,7 @@ public enum DispatchFailure {
             case INFEASIBLE -> INFEASIBLE;
             case OVERLOADED -> OVERLOADED;
             case NO_REPLICA -> NO_REPLICA;
+            case SHED -> SHED;
         };
     }
 

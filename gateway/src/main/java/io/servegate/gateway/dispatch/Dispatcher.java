@@ -1,5 +1,6 @@
 package io.servegate.gateway.dispatch;
 
+import io.servegate.core.scheduling.Tenant;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -14,6 +15,16 @@ public interface Dispatcher {
      * {@link DispatchException}. Work that cannot start before {@code deadlineNanos} is dropped.
      */
     CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos);
+
+    /**
+     * As {@link #submit(String, String, Object, long)}, for {@code tenant}'s app: the model
+     * version's scheduler serves higher tiers first and shares by weight when it cannot serve
+     * everything. A dispatcher without tiers ignores it.
+     */
+    default CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos,
+            Tenant tenant) {
+        return submit(model, version, input, deadlineNanos);
+    }
 
     /** Whether a model version has a replica that takes queries now; one that keeps no replicas always does. */
     default boolean ready(String model, String version) {

@@ -11,6 +11,7 @@ import io.servegate.core.scheduling.ModelScheduler;
 import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.core.scheduling.ReplicaEstimate;
 import io.servegate.core.scheduling.SchedulerConfig;
+import io.servegate.core.scheduling.Tenant;
 import io.servegate.core.trace.RunRecorder;
 import io.servegate.gateway.config.ServegateProperties;
 import io.servegate.gateway.registry.Application;
@@ -119,12 +120,18 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
 
     @Override
     public CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos) {
+        return submit(model, version, input, deadlineNanos, Tenant.DEFAULT);
+    }
+
+    @Override
+    public CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos,
+            Tenant tenant) {
         SchedulerDriver<?> driver = driver(model, version);
         if (driver == null) {
             return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.NO_REPLICA,
                     "model " + model + ":" + version));
         }
-        return driver.submit(PlacedModel.key(model, version), input, deadlineNanos);
+        return driver.submit(PlacedModel.key(model, version), input, deadlineNanos, tenant);
     }
 
     /** Whether a model version has a replica that takes queries now (on a pool: whatever models it holds). */

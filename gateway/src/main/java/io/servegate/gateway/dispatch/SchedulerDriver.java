@@ -7,6 +7,7 @@ import io.servegate.core.scheduling.Query;
 import io.servegate.core.scheduling.RejectReason;
 import io.servegate.core.scheduling.Scheduler;
 import io.servegate.core.scheduling.SchedulerActions;
+import io.servegate.core.scheduling.Tenant;
 import io.servegate.gateway.tracing.QueryTrace;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -139,8 +140,11 @@ final class SchedulerDriver<S extends Scheduler<PendingPrediction>>
 
     // ---- events ----
 
-    /** Schedules a query of {@code model}; the future completes with the output or fails with a {@link DispatchException}. */
-    CompletableFuture<String> submit(String model, Object input, long deadline) {
+    /**
+     * Schedules a query of {@code model} for {@code tenant}'s app; the future completes with the
+     * output or fails with a {@link DispatchException}.
+     */
+    CompletableFuture<String> submit(String model, Object input, long deadline, Tenant tenant) {
         // the query's trace, when its request is traced: a thread-local read when tracing is off
         QueryTrace trace = QueryTrace.current();
         if (trace != null) {
@@ -148,7 +152,7 @@ final class SchedulerDriver<S extends Scheduler<PendingPrediction>>
         }
         PendingPrediction p = new PendingPrediction(input, trace);
         event(now -> {
-            scheduler.submit(model, p, deadline, now);
+            scheduler.submit(model, p, deadline, tenant, now);
             listeners.forEach(l -> actions.add(() -> l.arrived(now, deadline)));
         });
         return p.result;

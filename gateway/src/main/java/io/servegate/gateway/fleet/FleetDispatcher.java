@@ -1,6 +1,7 @@
 package io.servegate.gateway.fleet;
 
 import io.grpc.Status;
+import io.servegate.core.scheduling.Tenant;
 import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -76,29 +77,36 @@ public final class FleetDispatcher implements Dispatcher, AutoCloseable {
 
     @Override
     public CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos) {
+        return submit(model, version, input, deadlineNanos, Tenant.DEFAULT);
+    }
+
+    /** The tenant reaches the scheduler when this gateway owns the version; a forwarded query is the owner's default tenant. */
+    @Override
+    public CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos,
+            Tenant tenant) {
         arrivals.arrived(model, version);
-        return route(model, version, input, deadlineNanos, 0, false);
+        return route(model, version, input, deadlineNanos, tenant, 0, false);
     }
 
     private CompletableFuture<String> route(String model, String version, Object input, long deadlineNanos,
-            int beatsWaited, boolean rerouted) {
+            Tenant tenant, int beatsWaited, boolean rerouted) {
         Route route = ownership.route(model, version);
         if (route instanceof Route.Remote r) {
-            return forward(r, model, version, input, deadlineNanos, rerouted);
+            return forward(r, model, version, input, deadlineNanos, tenant, rerouted);
         }
         if (route instanceof Route.Unowned u) {
             if (beatsWaited < UNOWNED_BEATS && clock.getAsLong() - deadlineNanos < 0) {
-                return ownership.nextBeat().thenCompose(x -> route(model, version, input, deadlineNanos,
+                return ownership.nextBeat().thenCompose(x -> route(model, version, input, deadlineNanos, tenant,
                         beatsWaited + 1, rerouted));
             }
             unowned.increment();
             return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.FORWARD_FAILED, u.reason()));
         }
-        return local.submit(model, version, input, deadlineNanos);
+        return local.submit(model, version, input, deadlineNanos, tenant);
     }
 
     private CompletableFuture<String> forward(Route.Remote to, String model, String version, Object input,
-            long deadlineNanos, boolean rerouted) {
+            long deadlineNanos, Tenant tenant, boolean rerouted) {
         long start = clock.getAsLong();
         long left = deadlineNanos - start;
         if (left <= 0) {
@@ -133,8 +141,8 @@ public final class FleetDispatcher implements Dispatcher, AutoCloseable {
                 .thenCompose(response -> {
                     if (ForwardProtocol.staleRoute(response) && !rerouted) {
                         forwardedRerouted.increment();
-                        return ownership.refresh().thenCompose(x -> route(model, version, input, deadlineNanos, 0,
-                                true));
+                        return ownership.refresh().thenCompose(x -> route(model, version, input, deadlineNanos, tenant,
+                                0, true));
                     }
                     forwardedAnswered.increment();
                     return CompletableFuture.completedFuture(ForwardProtocol.output(response));

@@ -3,6 +3,7 @@ package io.servegate.gateway.query;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.servegate.core.scheduling.Priority;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,6 +23,7 @@ final class AppMeters {
     private final Counter late;
     private final Map<DefaultReason, Counter> defaultsByReason = new ConcurrentHashMap<>(new EnumMap<>(DefaultReason.class));
     private volatile Counter rejected;
+    private volatile Counter shed;
     private volatile Counter inputRejected;
 
     AppMeters(String app, MeterRegistry registry) {
@@ -49,6 +51,18 @@ final class AppMeters {
         defaultsByReason.computeIfAbsent(reason, r -> Counter.builder("servegate.defaults").tag("app", app)
                 .tag("reason", r.tag()).description("Queries answered with the app's default output")
                 .register(registry)).increment();
+    }
+
+    /** A query its model's scheduler shed for higher tiers or other apps' fair shares, whether defaulted or rejected. */
+    void shed(Priority priority) {
+        Counter c = shed;
+        if (c == null) {
+            c = Counter.builder("servegate.shed").tag("app", app).tag("priority", priority.wireName())
+                    .description("Queries shed at once because their model, over capacity, served higher tiers "
+                            + "or other apps' fair shares first").register(registry);
+            shed = c;
+        }
+        c.increment();
     }
 
     void rejected() {

@@ -9,6 +9,7 @@ public enum DefaultReason {
     NO_MODEL("no model is linked to the application"),
     NO_REPLICA("no ready replica serves the model"),
     OVERLOADED("the model's queue is full or the gateway is overloaded"),
+    SHED("the model is over capacity and serves higher-priority apps or other apps' fair shares first"),
     CIRCUIT_OPEN("the replica's circuit breaker is open after repeated failures"),
     CONTAINER_ERROR("the model container failed the batch"),
     /** Not answered with the default where an API can say so: the client's input is at fault (400). */
@@ -38,6 +39,7 @@ public enum DefaultReason {
             case DEADLINE -> DEADLINE;
             case INFEASIBLE -> INFEASIBLE;
             case OVERLOADED -> OVERLOADED;
+            case SHED -> SHED;
             case NO_REPLICA -> NO_REPLICA;
             case CIRCUIT_OPEN -> CIRCUIT_OPEN;
             case CONTAINER_ERROR -> CONTAINER_ERROR;

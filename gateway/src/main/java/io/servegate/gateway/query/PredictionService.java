@@ -6,6 +6,7 @@ import io.opentelemetry.context.Scope;
 import io.servegate.core.cache.CacheKey;
 import io.servegate.core.cache.EncodedInput;
 import io.servegate.core.cache.PredictionCache;
+import io.servegate.core.scheduling.Tenant;
 import io.servegate.gateway.dispatch.DeclaredInput;
 import io.servegate.gateway.dispatch.DispatchException;
 import io.servegate.gateway.dispatch.Dispatcher;
@@ -112,7 +113,7 @@ public final class PredictionService {
         Mono<Prediction> answer = model == null || version == null
                 ? Mono.error(new PredictionException(DefaultReason.NO_MODEL,
                         model == null ? "app " + app.name() : "model " + model + " has no current version"))
-                : infer(model, version, type, input, deadline);
+                : infer(model, version, input, encode(type, input), deadline, app.tenant());
         return answer
                 .onErrorResume(PredictionException.class, e -> failed(app, e, request))
                 .doOnNext(request == null ? p -> record(app, model, version, p, arrivalNanos)
@@ -126,6 +127,9 @@ public final class PredictionService {
      * {@code request} (the request's trace, or null) records which.
      */
     Mono<Prediction> failed(Application app, PredictionException e, RequestTrace request) {
+        if (e.reason() == DefaultReason.SHED) {
+            meters(app).shed(app.priority());
+        }
         if (overloadRejected(app, e)) {
             if (request != null) {
                 request.overloadRejected(e.getMessage());
@@ -193,13 +197,19 @@ public final class PredictionService {
 
     /** {@link #infer(String, String, TensorType, Object, long)} of an input encoded once for several models. */
     Mono<Prediction> infer(String model, String version, Object input, EncodedInput encoded, long deadline) {
+        return infer(model, version, input, encoded, deadline, Tenant.DEFAULT);
+    }
+
+    /** As {@link #infer(String, String, Object, EncodedInput, long)}, scheduled for {@code tenant}'s app (its tier and weight). */
+    Mono<Prediction> infer(String model, String version, Object input, EncodedInput encoded, long deadline,
+            Tenant tenant) {
         QueryTrace trace = tracing.startQuery(model, version);
         if (trace == null) {
-            return infer(model, version, input, encoded, deadline, null);
+            return dispatch(model, version, input, encoded, deadline, tenant, null);
         }
         Mono<Prediction> answer;
         try (Scope ignored = trace.makeCurrent()) {
-            answer = infer(model, version, input, encoded, deadline, trace);
+            answer = dispatch(model, version, input, encoded, deadline, tenant, trace);
         }
         return answer.doOnNext(p -> trace.answered())
                 .doOnError(e -> trace.failed(e instanceof PredictionException p ? p.reason().name()
@@ -208,8 +218,8 @@ public final class PredictionService {
     }
 
     /** The prediction, {@code trace} (or null) told how the cache served it. */
-    private Mono<Prediction> infer(String model, String version, Object input, EncodedInput encoded, long deadline,
-            QueryTrace trace) {
+    private Mono<Prediction> dispatch(String model, String version, Object input, EncodedInput encoded, long deadline,
+            Tenant tenant, QueryTrace trace) {
         long left = deadline - clock.getAsLong();
         if (left <= 0) {
             return Mono.error(new PredictionException(DefaultReason.DEADLINE, null));
@@ -221,12 +231,12 @@ public final class PredictionService {
         CacheKey key = new CacheKey(model, version, encoded);
         CompletableFuture<String> output;
         if (trace == null) {
-            output = cache.get(key, k -> dispatcher.submit(model, version, input, deadline));
+            output = cache.get(key, k -> dispatcher.submit(model, version, input, deadline, tenant));
         } else {
             boolean[] missed = new boolean[1];
             output = cache.get(key, k -> {
                 missed[0] = true;
-                return dispatcher.submit(model, version, input, deadline);
+                return dispatcher.submit(model, version, input, deadline, tenant);
             });
             trace.cache(missed[0] ? "miss" : output.isDone() ? "hit" : "pending");
         }
@@ -274,9 +284,9 @@ public final class PredictionService {
         return new EncodedInput(type.encode(List.of((T) input)).raw().toByteArray());
     }
 
-    /** An app that asked for explicit rejection gets it when its queues are full; that is counted too. */
+    /** An app that asked for explicit rejection gets it when its queues are full or it is shed; that is counted too. */
     private boolean overloadRejected(Application app, PredictionException e) {
-        if (e.reason() != DefaultReason.OVERLOADED
+        if ((e.reason() != DefaultReason.OVERLOADED && e.reason() != DefaultReason.SHED)
                 || app.overloadResponse() != Application.OverloadResponse.REJECT) {
             return false;
         }

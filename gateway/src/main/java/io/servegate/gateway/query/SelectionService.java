@@ -143,7 +143,7 @@ public final class SelectionService {
         Function<S, Mono<Prediction>> answer = state -> {
             List<String> selected = policy.select(state, input, ThreadLocalRandom.current());
             AtomicReference<PredictionException> rejected = new AtomicReference<>();
-            return outputs(snapshot, selected, input, encoded, deadline, rejected).flatMap(outputs -> {
+            return outputs(snapshot, app, selected, input, encoded, deadline, rejected).flatMap(outputs -> {
                 if (outputs.isEmpty() && rejected.get() != null) {
                     // no model answered and one refused the input itself: the client's error, as for one model
                     return predictions.failed(app, rejected.get(), request);
@@ -205,7 +205,7 @@ public final class SelectionService {
             long deadline = clock.getAsLong() + timeout.toNanos();
             prediction = drawState(policy, app, context).flatMap(state -> {
                 List<String> selected = policy.select(state, input, ThreadLocalRandom.current());
-                return outputs(snapshot, selected, input, encoded, deadline, new AtomicReference<>())
+                return outputs(snapshot, app, selected, input, encoded, deadline, new AtomicReference<>())
                         .map(outputs -> played(policy, state, selected, outputs));
             });
         }
@@ -255,11 +255,11 @@ public final class SelectionService {
      * Each model's output by the deadline; models that fail or are late are simply absent, and the
      * first that rejected the input is kept in {@code rejected}.
      */
-    private Mono<Map<String, String>> outputs(RegistrySnapshot snapshot, List<String> models, Object input,
+    private Mono<Map<String, String>> outputs(RegistrySnapshot snapshot, Application app, List<String> models, Object input,
             EncodedInput encoded, long deadline, AtomicReference<PredictionException> rejected) {
         return Flux.fromIterable(models)
                 .flatMap(m -> snapshot.currentVersion(m)
-                        .map(v -> predictions.infer(m, v, input, encoded, deadline)
+                        .map(v -> predictions.infer(m, v, input, encoded, deadline, app.tenant())
                                 .map(p -> Map.entry(m, p.output()))
                                 .onErrorResume(PredictionException.class, e -> {
                                     if (e.reason() == DefaultReason.INPUT_REJECTED) {

@@ -1,5 +1,7 @@
 package io.servegate.gateway.registry;
 
+import io.servegate.core.scheduling.Priority;
+import io.servegate.core.scheduling.Tenant;
 import java.util.List;
 
 /**
@@ -15,10 +17,12 @@ import java.util.List;
  * @param selection        how the app chooses among its linked models (never null)
  * @param overloadResponse what a query gets when its model's queue is full (never null)
  * @param rateLimit        the app's query quota; null for none
+ * @param priority         its tier among the apps that share its models (never null; default standard)
+ * @param weight           its share among the apps of its tier, 1..{@value Tenant#MAX_WEIGHT} (default 1)
  */
 public record Application(String name, String inputType, String defaultOutput, long latencySloMicros,
                           List<String> linkedModels, SelectionConfig selection, OverloadResponse overloadResponse,
-                          RateLimit rateLimit) {
+                          RateLimit rateLimit, Priority priority, int weight) {
 
     /** How an app answers a query that no replica has room for. */
     public enum OverloadResponse {
@@ -44,6 +48,14 @@ public record Application(String name, String inputType, String defaultOutput, l
             }
             throw new IllegalArgumentException("'overload_response' must be 'default' or 'reject', got '" + name + "'");
         }
+    }
+
+    /** A standard application of weight 1. */
+    public Application(String name, String inputType, String defaultOutput, long latencySloMicros,
+            List<String> linkedModels, SelectionConfig selection, OverloadResponse overloadResponse,
+            RateLimit rateLimit) {
+        this(name, inputType, defaultOutput, latencySloMicros, linkedModels, selection, overloadResponse, rateLimit,
+                Priority.STANDARD, 1);
     }
 
     /** An application without a quota. */
@@ -73,5 +85,20 @@ public record Application(String name, String inputType, String defaultOutput, l
         linkedModels = linkedModels == null ? List.of() : List.copyOf(linkedModels);
         selection = selection == null ? SelectionConfig.SINGLE : selection;
         overloadResponse = overloadResponse == null ? OverloadResponse.DEFAULT : overloadResponse;
+        priority = priority == null ? Priority.STANDARD : priority;
+        if (weight < 1 || weight > Tenant.MAX_WEIGHT) {
+            throw new IllegalArgumentException("'weight' must be an integer in 1.." + Tenant.MAX_WEIGHT + ", got " + weight);
+        }
+    }
+
+    /** The same app linked to {@code models}. */
+    public Application withLinkedModels(List<String> models) {
+        return new Application(name, inputType, defaultOutput, latencySloMicros, models, selection, overloadResponse,
+                rateLimit, priority, weight);
+    }
+
+    /** What its queries are for, as the schedulers of its models see them. */
+    public Tenant tenant() {
+        return new Tenant(name, priority, weight);
     }
 }

@@ -69,9 +69,7 @@ final class RegistryChecks {
                     + app.latencySloMicros());
         }
         List<String> links = modelNames(app.linkedModels());
-        return links.equals(app.linkedModels()) ? app
-                : new Application(app.name(), app.inputType(), app.defaultOutput(), app.latencySloMicros(), links,
-                        app.selection(), app.overloadResponse(), app.rateLimit());
+        return links.equals(app.linkedModels()) ? app : app.withLinkedModels(links);
     }
 
     static ModelVersion model(ModelVersion m) {

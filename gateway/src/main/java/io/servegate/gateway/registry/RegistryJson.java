@@ -1,6 +1,7 @@
 package io.servegate.gateway.registry;
 
 import io.servegate.core.scheduling.PolicyKind;
+import io.servegate.core.scheduling.Priority;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -44,6 +45,8 @@ final class RegistryJson {
         if (a.rateLimit() != null) {
             n.putObject("rateLimit").put("perSecond", a.rateLimit().perSecond()).put("burst", a.rateLimit().burst());
         }
+        n.put("priority", a.priority().wireName());
+        n.put("weight", a.weight());
         return MAPPER.writeValueAsString(n);
     }
 
@@ -124,7 +127,9 @@ final class RegistryJson {
                 : SelectionConfig.SINGLE;
         return new Application(text(n, "name"), text(n, "inputType"), text(n, "defaultOutput"),
                 n.path("latencySloMicros").asLong(), links, selection,
-                Application.OverloadResponse.fromWireName(text(n, "overloadResponse")), rateLimit(n.path("rateLimit")));
+                Application.OverloadResponse.fromWireName(text(n, "overloadResponse")), rateLimit(n.path("rateLimit")),
+                n.hasNonNull("priority") ? Priority.parse(n.get("priority").asString()) : Priority.STANDARD,
+                n.path("weight").asInt(1));
     }
 
     private static RateLimit rateLimit(JsonNode n) {

@@ -289,7 +289,6 @@ final class RegistryState {
     }
 
     private static Application withLinks(Application a, Set<String> links) {
-        return new Application(a.name(), a.inputType(), a.defaultOutput(), a.latencySloMicros(), List.copyOf(links),
-                a.selection(), a.overloadResponse(), a.rateLimit());
+        return a.withLinkedModels(List.copyOf(links));
     }
 }

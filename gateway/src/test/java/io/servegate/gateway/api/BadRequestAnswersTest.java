@@ -70,6 +70,29 @@ class BadRequestAnswersTest {
     }
 
     @Test
+    void priorityAndWeightAreValidatedStoredAndShown() throws Exception {
+        String app = "{\"name\":\"tiered\",\"input_type\":\"floats\",\"default_output\":\"-1\","
+                + "\"latency_slo_micros\":100000";
+        for (String[] wrong : new String[][] {{"\"priority\":\"gold\"", "critical, standard, sheddable"},
+                {"\"priority\":3", "priority"}, {"\"weight\":0", "weight"}, {"\"weight\":1001", "weight"},
+                {"\"weight\":1.5", "weight"}, {"\"weight\":\"2\"", "weight"}}) {
+            HttpResponse<String> r = send(adminServer.port(), "POST", "/admin/add_app", app + "," + wrong[0] + "}");
+            assertThat(r.statusCode()).as(wrong[0]).isEqualTo(400);
+            assertThat(reason(r.body(), "/admin/add_app")).as(wrong[0]).contains(wrong[1]);
+        }
+        assertThat(send(adminServer.port(), "POST", "/admin/add_app",
+                app + ",\"priority\":\"Critical\",\"weight\":3}").statusCode()).isEqualTo(200);
+        JsonNode shown = json.readTree(send(adminServer.port(), "POST", "/admin/get_application",
+                "{\"name\":\"tiered\"}").body());
+        assertThat(shown.path("priority").asString()).isEqualTo("critical");
+        assertThat(shown.path("weight").asInt()).isEqualTo(3);
+        JsonNode plain = json.readTree(send(adminServer.port(), "POST", "/admin/get_application",
+                "{\"name\":\"nums-floats\"}").body());
+        assertThat(plain.path("priority").asString()).isEqualTo("standard");
+        assertThat(plain.path("weight").asInt()).isEqualTo(1);
+    }
+
+    @Test
     void integersOfAnyLengthAndNumbersBeyondTheDoubleRangeAre400() throws Exception {
         List<String> wrong = new ArrayList<>();
         for (String n : BEYOND_DOUBLE) {

@@ -92,7 +92,8 @@ class OverloadTest {
 
             long rejected = HttpLoad.count(burst, o -> o.status() == 503);
             long predicted = HttpLoad.count(burst, Outcome::predicted);
-            long overloadDefaults = HttpLoad.count(burst, o -> o.isDefault() && o.explanation().contains("queue"));
+            long overloadDefaults = HttpLoad.count(burst, o -> o.isDefault()
+                    && (o.explanation().contains("queue") || o.explanation().contains("over capacity")));
             long otherDefaults = HttpLoad.count(burst, Outcome::isDefault) - overloadDefaults;
             long errors = HttpLoad.count(burst, o -> o.status() != 200 && o.status() != 503);
             double[] rejectMs = burst.stream().filter(o -> o.status() == 503).mapToDouble(Outcome::latencyMillis)

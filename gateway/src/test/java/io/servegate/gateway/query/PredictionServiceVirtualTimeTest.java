@@ -5,6 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.servegate.core.cache.PredictionCache;
+import io.servegate.core.scheduling.Priority;
+import io.servegate.core.scheduling.Tenant;
+import io.servegate.gateway.dispatch.DispatchException;
+import io.servegate.gateway.dispatch.DispatchFailure;
+import io.servegate.gateway.dispatch.Dispatcher;
 import io.servegate.gateway.registry.Application;
 import io.servegate.oip.client.TensorType;
 import java.time.Duration;
@@ -89,6 +94,40 @@ class PredictionServiceVirtualTimeTest {
         } finally {
             VirtualTimeScheduler.reset();
         }
+    }
+
+    @Test
+    void theAppsTenantReachesTheDispatcherAndAShedQueryGetsTheOverloadResponseAndIsCounted() {
+        List<Tenant> seen = new ArrayList<>();
+        Dispatcher shedding = new Dispatcher() {
+            @Override
+            public CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos) {
+                return submit(model, version, input, deadlineNanos, Tenant.DEFAULT);
+            }
+
+            @Override
+            public CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos,
+                    Tenant tenant) {
+                seen.add(tenant);
+                return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.SHED, "tiers"));
+            }
+        };
+        PredictionService service = new PredictionService(cache, shedding, PredictionServiceVirtualTimeTest::virtualNow,
+                meters, Duration.ZERO, VirtualTimeScheduler.get(), VirtualTimeScheduler.get());
+        Application low = new Application("low", "floats", "fallback", 20_000, List.of("m"), null, null, null,
+                Priority.SHEDDABLE, 2);
+        Prediction p = service.predict(low, "m", "1", TensorType.FLOATS, INPUT, virtualNow()).block();
+        assertThat(seen).containsExactly(new Tenant("low", Priority.SHEDDABLE, 2));
+        assertThat(p.isDefault()).isTrue();
+        assertThat(p.explanation()).startsWith(DefaultReason.SHED.explanation());
+        Application rejecting = new Application("rejecting", "floats", "fallback", 20_000, List.of("m"), null,
+                Application.OverloadResponse.REJECT, null, Priority.STANDARD, 1);
+        StepVerifier.create(service.predict(rejecting, "m", "1", TensorType.FLOATS, new float[] {9f}, virtualNow()))
+                .expectError(OverloadRejectedException.class).verify();
+        assertThat(meters.get("servegate.shed").tag("app", "low").tag("priority", "sheddable").counter().count())
+                .isEqualTo(1);
+        assertThat(meters.get("servegate.shed").tag("app", "rejecting").tag("priority", "standard").counter().count())
+                .isEqualTo(1);
     }
 
     @Test

@@ -103,6 +103,16 @@ abstract class RegistryContractTest {
     }
 
     @Test
+    void appPriorityAndWeightRoundTrip() {
+        Application a = new Application("tiered", "doubles", "0.0", 100_000, List.of(), null, null, null,
+                io.servegate.core.scheduling.Priority.SHEDDABLE, 7);
+        ok(registry.addApp(a));
+        assertThat(snap().app("tiered")).contains(a);
+        assertThat(snap().app("tiered").orElseThrow().tenant())
+                .isEqualTo(new io.servegate.core.scheduling.Tenant("tiered", io.servegate.core.scheduling.Priority.SHEDDABLE, 7));
+    }
+
+    @Test
     void appsAreSortedByName() {
         ok(registry.addApp(app("zeta", "ints")));
         ok(registry.addApp(app("alpha", "ints")));

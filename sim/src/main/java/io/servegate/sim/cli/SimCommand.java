@@ -20,7 +20,7 @@ import picocli.CommandLine.Mixin;
         description = "Simulates the gateway's schedulers in virtual time and prints/writes the run's summary.",
         subcommands = {SweepCommand.class, ReplayCommand.class, Table4Command.class, SelectionCommand.class,
                 AutoscaleCommand.class, ManyModelsCommand.class, FleetCommand.class, PlanCommand.class,
-                RolloutCommand.class})
+                RolloutCommand.class, TenantsCommand.class})
 public final class SimCommand implements Callable<Integer> {
 
     @Mixin

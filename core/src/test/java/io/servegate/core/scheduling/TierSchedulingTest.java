@@ -1,0 +1,139 @@
+package io.servegate.core.scheduling;
+
+import static io.servegate.core.scheduling.VirtualCluster.MS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Apps of different tiers and weights sharing one model version, in virtual time: one exact
+ * replica, β 5 ms, α 0.5 ms, 0.5 ms transport, SLO 20 ms, profiled at registration, 10 s of
+ * Poisson arrivals, seed 5. Its capacity, counted as the admission counts it (the largest batch
+ * within half the SLO, 9 queries in 10 ms with the transport), is 900 queries/s.
+ */
+class TierSchedulingTest {
+
+    private static final long SLO = 20 * MS;
+    private static final long DURATION = 10_000 * MS;
+    private static final double CAPACITY = 900;
+
+    private static final Tenant CRITICAL = new Tenant("crit", Priority.CRITICAL, 1);
+    private static final Tenant SHEDDABLE = new Tenant("shed", Priority.SHEDDABLE, 1);
+
+    private static VirtualCluster<ModelScheduler<Integer>> cluster(PolicyKind policy) {
+        return VirtualCluster.of(SchedulerConfig.of(policy, SLO), 5)
+                .replica("a", 5 * MS, MS / 2, MS / 2).profiled("a", 64);
+    }
+
+    /** Runs the apps, each at its load (a multiple of capacity), together. */
+    private static VirtualCluster<ModelScheduler<Integer>> run(PolicyKind policy, List<Tenant> apps, double... loads) {
+        var c = cluster(policy);
+        for (int i = 0; i < apps.size(); i++) {
+            c.poisson(apps.get(i), loads[i] * CAPACITY, DURATION, SLO);
+        }
+        c.drain();
+        return c;
+    }
+
+    private static double inSlo(VirtualCluster<?> c, Tenant t) {
+        return (double) c.good(t.app()) / c.submitted(t.app());
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = PolicyKind.class, names = {"ADAPTIVE", "SYMPHONY"})
+    void atTwiceCapacityTheCriticalAppIsServedAndTheSheddableOneTakesWhatIsLeftNeverLate(PolicyKind policy) {
+        var c = run(policy, List.of(CRITICAL, SHEDDABLE), 0.5, 1.5);
+        assertThat(inSlo(c, CRITICAL)).as("critical in SLO").isGreaterThanOrEqualTo(0.99);
+        assertThat(c.late(SHEDDABLE.app())).as("sheddable answered late").isZero();
+        assertThat(c.rejectedAtDeadline(SHEDDABLE.app())).as("sheddable defaults at the deadline").isZero();
+        // what is left: the capacity the critical app does not use, served in time
+        assertThat(c.good(SHEDDABLE.app()) / 10.0).as("sheddable goodput/s").isGreaterThan(0.25 * CAPACITY);
+        assertThat(c.rejected.get(RejectReason.SHED)).as("shed at once").isPositive();
+    }
+
+    @Test
+    void whenTheCriticalAppAloneFillsTheVersionTheSheddableOneIsShedAtOnce() {
+        var c = run(PolicyKind.ADAPTIVE, List.of(CRITICAL, SHEDDABLE), 1, 1);
+        var alone = run(PolicyKind.ADAPTIVE, List.of(CRITICAL), 1);
+        assertThat(inSlo(c, CRITICAL) / inSlo(alone, CRITICAL)).as("critical against alone").isGreaterThanOrEqualTo(0.95);
+        assertThat(inSlo(c, SHEDDABLE)).as("sheddable in SLO").isLessThan(0.05);
+        assertThat(c.late(SHEDDABLE.app()) + c.rejectedAtDeadline(SHEDDABLE.app())).as("sheddable late").isZero();
+    }
+
+    @Test
+    void withoutTiersTheSameAppsShareTheLossAlike() {
+        // the control: the same load as two standard apps of equal weight, the "critical" one loses as much
+        Tenant a = new Tenant("crit", Priority.STANDARD, 1);
+        Tenant b = new Tenant("shed", Priority.STANDARD, 1);
+        var c = run(PolicyKind.ADAPTIVE, List.of(a, b), 0.5, 1.5);
+        assertThat(inSlo(c, a)).isLessThan(0.9);
+    }
+
+    @ParameterizedTest
+    @EnumSource(PolicyKind.class)
+    void equalTiersShareModelTimeByWeightAtTwiceCapacity(PolicyKind policy) {
+        Tenant one = new Tenant("one", Priority.STANDARD, 1);
+        Tenant three = new Tenant("three", Priority.STANDARD, 3);
+        var c = run(policy, List.of(one, three), 1, 1);
+        double share = (double) c.modelNanos("one") / (c.modelNanos("one") + c.modelNanos("three"));
+        assertThat(share).as("weight 1's share of model time").isBetween(0.25 * 0.9, 0.25 * 1.1);
+    }
+
+    @ParameterizedTest
+    @EnumSource(PolicyKind.class)
+    void belowCapacityEachAppGetsWhatItGetsAlone(PolicyKind policy) {
+        var both = run(policy, List.of(CRITICAL, SHEDDABLE), 0.35, 0.35);
+        for (Tenant t : List.of(CRITICAL, SHEDDABLE)) {
+            var alone = run(policy, List.of(t), 0.35);
+            // its own arrivals differ between the runs: compare the shares answered in time
+            assertThat(inSlo(both, t) / inSlo(alone, t)).as(t.app()).isGreaterThanOrEqualTo(0.99);
+        }
+        assertThat(both.rejected.getOrDefault(RejectReason.SHED, 0)).as("shed below capacity").isZero();
+    }
+
+    @ParameterizedTest
+    @EnumSource(PolicyKind.class)
+    void anAppAloneIsScheduledAsWithoutTiers(PolicyKind policy) {
+        var plain = cluster(policy).poisson(2 * CAPACITY, DURATION, SLO);
+        plain.drain();
+        var tiered = run(policy, List.of(SHEDDABLE), 2);
+        assertThat(tiered.good()).isEqualTo(plain.good());
+        assertThat(tiered.batches.size()).isEqualTo(plain.batches.size());
+        assertThat(tiered.rejected.getOrDefault(RejectReason.SHED, 0)).isZero();
+    }
+
+    @Test
+    void aBatchTakesTheHigherTierFirstThenFairSharesByWeight() {
+        DeadlineQueue<Integer> queue = new DeadlineQueue<>();
+        Tenant light = new Tenant("light", Priority.STANDARD, 1);
+        Tenant heavy = new Tenant("heavy", Priority.STANDARD, 3);
+        int id = 0;
+        for (int i = 0; i < 8; i++) {
+            // the sheddable and standard queries are due first: order alone would take them
+            queue.add(new Query<>(id++, 0, 10 + i, SHEDDABLE));
+            queue.add(new Query<>(id++, 0, 20 + i, light));
+            queue.add(new Query<>(id++, 0, 20 + i, heavy));
+        }
+        queue.add(new Query<>(id, 0, 100, CRITICAL));
+        List<Query<Integer>> first = queue.take(1, 1.0);
+        assertThat(first.get(0).tenant()).isEqualTo(CRITICAL);
+        List<Query<Integer>> next = queue.take(8, 1.0);
+        assertThat(next).extracting(Query::tenant).doesNotContain(SHEDDABLE);
+        assertThat(next.stream().filter(q -> q.tenant() == heavy).count()).isEqualTo(6);
+        assertThat(next.stream().filter(q -> q.tenant() == light).count()).isEqualTo(2);
+        assertThat(queue.size()).isEqualTo(16);
+        assertThat(queue.queued(Priority.SHEDDABLE)).isEqualTo(8);
+    }
+
+    @Test
+    void tiersAndWeightsAreValidated() {
+        assertThat(Priority.parse("Critical")).isEqualTo(Priority.CRITICAL);
+        assertThatThrownBy(() -> Priority.parse("gold")).hasMessageContaining("critical, standard, sheddable");
+        assertThatThrownBy(() -> new Tenant("a", Priority.STANDARD, 0)).hasMessageContaining("weight");
+        assertThatThrownBy(() -> new Tenant("a", Priority.STANDARD, Tenant.MAX_WEIGHT + 1)).hasMessageContaining("weight");
+    }
+}
