@@ -63,6 +63,20 @@ final class RolloutDriver implements AutoCloseable {
         return n.get("output").asString();
     }
 
+    /**
+     * Waits until the app answers a prediction (up to 20 s): a gateway that joined a fleet forwards to
+     * the version's former owner until that owner's lease runs out and the version is granted again.
+     */
+    void awaitPrediction(String app) throws Exception {
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        JsonNode n = answer(app, "await", 0);
+        while (n.get("default").booleanValue()) {
+            assertThat(System.nanoTime()).as("a prediction from " + app + "; last " + n).isLessThan(until);
+            Thread.sleep(50);
+            n = answer(app, "await", 0);
+        }
+    }
+
     /** Queries the app as {@code uid}, input class {@code i}; returns the answer, a prediction or the default. */
     JsonNode answer(String app, String uid, int i) throws Exception {
         HttpResponse<String> r = post(query + "/" + app + "/predict",

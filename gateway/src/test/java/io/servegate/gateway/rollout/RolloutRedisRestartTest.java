@@ -125,6 +125,7 @@ class RolloutRedisRestartTest {
                 .isGreaterThanOrEqualTo(before.get("evidence").get("candidate").get("queries").longValue());
         second.awaitReady(MODEL, "1");
         second.awaitReady(MODEL, "2");
+        second.awaitPrediction(APP);
         assertThat(answers(second, id, 0.5)).isEqualTo(routed);
 
         second.queryWithFeedbackUntil(APP, 5, () -> !second.rollout(MODEL).get("status").asString()
