@@ -8,7 +8,7 @@
 # rate the ratio gateway/floor. --baseline-gateway-jar OLD.jar measures another build in the
 # same run (and gateway/baseline). A Flight Recorder profile of the gateway:
 #   --gateway-jvm-arg=-Xmx1g --gateway-jvm-arg=-XX:StartFlightRecording=filename=gw.jfr,settings=profile
-# Usage: bench/cpu-per-query.sh [extra cpu-per-query options, e.g. --rates 1600 --rounds 3]
+# Usage: bench/cpu-per-query.sh [extra cpu-per-query options, e.g. --rate 1600 --rounds 3]
 # Results: bench/results/cpu-per-query-<UTC timestamp>/ (cpu-per-query.json, the servers' logs)
 # and a table on standard output.
 set -euo pipefail

@@ -8,7 +8,6 @@ import io.servegate.loadgen.load.GatewayAnswer;
 import io.servegate.loadgen.load.GatewayPredictWorkload;
 import io.servegate.loadgen.load.OpenLoop;
 import io.servegate.loadgen.load.RandomInputs;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.workload.admin.GatewayAdminClient;
 import io.servegate.workload.arrival.ArrivalPattern;
@@ -60,9 +59,8 @@ public final class AutoscaleCommand implements Callable<Integer> {
             description = "RATE:SECONDS of open-loop Poisson load, in order (default ${DEFAULT-VALUE}).")
     List<String> steps;
 
-    @Option(names = "--warmup-s", defaultValue = "20",
-            description = "Unmeasured seconds at the first step's rate before the steps (default ${DEFAULT-VALUE}).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(20);
 
     @Option(names = "--settle-s", defaultValue = "10",
             description = "Seconds after each step left out of its goodput (default ${DEFAULT-VALUE}).")
@@ -102,9 +100,8 @@ public final class AutoscaleCommand implements Callable<Integer> {
     @Mixin
     SeedOption seed;
 
-    @Option(names = "--out", defaultValue = "bench/results",
-            description = "Base directory; the run writes to <out>/" + SCENARIO + "-<UTC timestamp>/ (default ${DEFAULT-VALUE}).")
-    Path out;
+    @Mixin
+    ResultsOption results;
 
     /** One second of the run. */
     record Second(int t, double offered, long answered, long good, int replicas, int ready) {
@@ -140,7 +137,7 @@ public final class AutoscaleCommand implements Callable<Integer> {
         RateTrace trace = RateTrace.perSecond("steps " + steps, perSecond);
         RunConditions atStart = RunConditions.now();
         Instant startedAt = Instant.now();
-        Path dir = ResultsFolder.create(out, SCENARIO);
+        Path dir = results.create(SCENARIO);
         err.printf("%s: starting the gateway (process container manager)...%n", SCENARIO);
         // loopback only: the bench's admin calls carry no token, so deploy_model's command needs the opt-out
         GatewayProcess gateway = gatewayOptions.start(dir, SCENARIO, List.of(
@@ -163,9 +160,9 @@ public final class AutoscaleCommand implements Callable<Integer> {
             Duration timeout = Duration.ofMillis(timeoutMs);
             try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), APP,
                     new RandomInputs(inputLength), maxConnections, timeout)) {
-                if (warmupS > 0) {
-                    err.printf("%s: warm-up, %.0f s at %.0f/s...%n", SCENARIO, warmupS, rates[0]);
-                    new OpenLoop(rates[0], Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout, seed.seed() + 1)
+                if (warmup.seconds > 0) {
+                    err.printf("%s: warm-up, %.0f s at %.0f/s...%n", SCENARIO, warmup.seconds, rates[0]);
+                    new OpenLoop(rates[0], Duration.ZERO, warmup.duration(), timeout, seed.seed() + 1)
                             .run(load);
                 }
                 err.printf("%s: steps %s...%n", SCENARIO, steps);
@@ -300,7 +297,7 @@ public final class AutoscaleCommand implements Callable<Integer> {
     private Map<String, Object> settings(RateTrace trace) {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("steps", steps);
-        s.put("warmupS", warmupS);
+        s.put("warmupS", warmup.seconds);
         s.put("settleS", settleS);
         s.put("containers", "emulated (process manager, java -jar " + containerJar + "), beta " + betaMs
                 + " ms, alpha " + alphaMs + " ms");

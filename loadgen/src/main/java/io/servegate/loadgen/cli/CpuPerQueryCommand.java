@@ -11,7 +11,6 @@ import io.servegate.loadgen.load.OpenLoopResult;
 import io.servegate.loadgen.load.RandomInputs;
 import io.servegate.loadgen.report.BenchmarkReport;
 import io.servegate.loadgen.report.CpuPerQueryReport;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
@@ -72,20 +71,19 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
             description = "JVM option of the floor server's process, repeatable (default ${DEFAULT-VALUE}).")
     List<String> floorJvmArgs = new ArrayList<>();
 
-    @Option(names = "--rates", split = ",", defaultValue = "800,1600,4000",
-            description = "Open-loop rates in requests/s (default ${DEFAULT-VALUE}).")
-    List<Double> rates;
+    @Mixin
+    RateOption rate = new RateOption(800, 1600, 4000);
 
     @Option(names = "--rounds", defaultValue = "2",
             description = "Rounds; in each, every server takes a turn at every rate, in a rotating order "
                     + "(default ${DEFAULT-VALUE}).")
     int rounds;
 
-    @Option(names = "--duration-s", defaultValue = "10", description = "Measured seconds per leg (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(10);
 
-    @Option(names = "--warmup-s", defaultValue = "3", description = "Unmeasured seconds before each leg (default ${DEFAULT-VALUE}).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(3);
 
     @Option(names = "--jvm-warmup-s", defaultValue = "20",
             description = "Unmeasured seconds per server, once, at the highest rate, before the first leg "
@@ -104,10 +102,8 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
             description = "Per-request timeout, and drain time (default ${DEFAULT-VALUE}).")
     long timeoutMs;
 
-    @Option(names = "--out", defaultValue = "bench/results", description = "Base directory; the run writes "
-            + BENCHMARK + ".json and the servers' logs to <out>/" + BENCHMARK + "-<UTC timestamp>/ "
-            + "(default ${DEFAULT-VALUE}).")
-    Path base;
+    @Mixin
+    ResultsOption results;
 
     /** A server under test: its name, its HTTP port and what it has spent. */
     private record Server(String name, GatewayPredictWorkload client, ProcessCost cost) {
@@ -115,14 +111,14 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (rates.isEmpty() || rates.stream().anyMatch(r -> !(r > 0) || r.isInfinite()) || rounds < 1
-                || !(durationS > 0) || !(warmupS >= 0) || !(jvmWarmupS >= 0) || inputLength < 1 || maxConnections < 1
+        if (rate.all().isEmpty() || rate.all().stream().anyMatch(r -> !(r > 0) || r.isInfinite()) || rounds < 1
+                || !(duration.seconds > 0) || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || inputLength < 1 || maxConnections < 1
                 || timeoutMs < 1) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--rates must be positive numbers, --rounds, "
+            throw new CommandLine.ParameterException(spec.commandLine(), "--rate must be positive numbers, --rounds, "
                     + "--duration-s, --input-length, --max-connections and --timeout-ms positive, the warm-ups >= 0");
         }
         ArrivalPattern process = arrivals.process();
-        Path out = ResultsFolder.create(base, BENCHMARK);
+        Path out = results.create(BENCHMARK);
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
         var err = spec.commandLine().getErr();
@@ -150,20 +146,21 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
                 deploy(baseline, address);
                 servers.add(server("baseline", baseline.port(), baseline.pid(), inputs, timeout, toClose));
             }
-            double top = rates.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
+            double top = rate.all().stream().mapToDouble(Double::doubleValue).max().orElseThrow();
             for (Server s : servers) {
                 if (jvmWarmupS > 0) {
                     err.printf("%s: JVM warm-up of %s, %.0f s at %.0f req/s...%n", BENCHMARK, s.name(), jvmWarmupS, top);
                     new OpenLoop(top, process, Duration.ZERO, seconds(jvmWarmupS), timeout, seed.seed() + 7).run(s.client());
                 }
             }
+            List<Double> rates = rate.all();
             for (int round = 0; round < rounds; round++) {
                 for (int i = 0; i < rates.size(); i++) {
-                    double rate = rates.get(i);
+                    double offered = rates.get(i);
                     for (int k = 0; k < servers.size(); k++) {
                         Server s = servers.get((k + round + i) % servers.size());
-                        err.printf("%s: round %d, %.0f req/s, %s...%n", BENCHMARK, round + 1, rate, s.name());
-                        legs.add(leg(s, round, rate, process, timeout, seed.seed() + 100L * round + i));
+                        err.printf("%s: round %d, %.0f req/s, %s...%n", BENCHMARK, round + 1, offered, s.name());
+                        legs.add(leg(s, round, offered, process, timeout, seed.seed() + 100L * round + i));
                         // written after every leg, so that a run cut short keeps what it measured
                         report(startedAt, atStart, process, legs).writeJson(out);
                     }
@@ -212,12 +209,12 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
 
     private CpuPerQueryReport.Leg leg(Server s, int round, double rate, ArrivalPattern process, Duration timeout,
             long seedOfLeg) throws InterruptedException {
-        if (warmupS > 0) {
-            new OpenLoop(rate, process, Duration.ZERO, seconds(warmupS), timeout, seedOfLeg + 50).run(s.client());
+        if (warmup.seconds > 0) {
+            new OpenLoop(rate, process, Duration.ZERO, warmup.duration(), timeout, seedOfLeg + 50).run(s.client());
         }
         AnswerTally tally = new AnswerTally(slo.nanos());
         ProcessCost.Reading before = s.cost().read();
-        OpenLoopResult r = new OpenLoop(rate, process, Duration.ZERO, seconds(durationS), timeout, seedOfLeg)
+        OpenLoopResult r = new OpenLoop(rate, process, Duration.ZERO, duration.duration(), timeout, seedOfLeg)
                 .run(s.client(), tally);
         ProcessCost.Reading spent = s.cost().read().minus(before);
         long answered = r.requests();
@@ -232,10 +229,10 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
     private Map<String, Object> settings(ArrivalPattern process) {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("app", APP + " -> " + MODEL + ":" + VERSION + " (noop container in the load generator's JVM)");
-        s.put("rates", rates);
+        s.put("rates", rate.all());
         s.put("rounds", rounds);
-        s.put("durationS", durationS);
-        s.put("warmupS", warmupS);
+        s.put("durationS", duration.seconds);
+        s.put("warmupS", warmup.seconds);
         s.put("jvmWarmupS", jvmWarmupS);
         s.put("arrivals", process.describe());
         s.put("sloMs", slo.ms());

@@ -11,7 +11,6 @@ import io.servegate.loadgen.report.RunConditions;
 import io.servegate.workload.arrival.ArrivalPattern;
 import java.io.PrintWriter;
 import java.net.URI;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
@@ -34,7 +33,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "drive", mixinStandardHelpOptions = true,
         description = "Drives a running gateway's app with open-loop load and prints goodput (in time, defaults, "
-                + "errors) and latency percentiles; --out writes them as a JSON report.")
+                + "errors) and latency percentiles; --out-file writes them as a JSON report.")
 public final class DriveCommand implements Callable<Integer> {
 
     @Spec
@@ -46,18 +45,16 @@ public final class DriveCommand implements Callable<Integer> {
     @Option(names = "--app", required = true, description = "The app to query: POST /{app}/predict.")
     String app;
 
-    @Option(names = "--rate", required = true, description = "Mean offered queries per second.")
-    double rate;
+    @Mixin
+    RateOption rate = new RateOption();
 
-    @Option(names = "--duration-s", defaultValue = "10", description = "Measured seconds (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(10);
 
     // a gateway's first seconds (JIT, connection set-up, the scheduler learning the batch costs)
     // answer late: measured from the first query, they read as the gateway's steady state
-    @Option(names = "--warmup-s", defaultValue = "5",
-            description = "Unmeasured seconds of the same load first (default ${DEFAULT-VALUE}; 0 measures from the "
-                    + "first query, cold).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(5);
 
     @Option(names = "--input-shape", split = ",",
             description = "Random floats per query, as a shape whose product is the length, e.g. 784 or 1,28,28 "
@@ -75,8 +72,8 @@ public final class DriveCommand implements Callable<Integer> {
             description = "Per-query timeout, and how long to wait for answers after the last query (default ${DEFAULT-VALUE}).")
     long timeoutMs;
 
-    @Option(names = "--out", description = "Also write the results to this JSON file.")
-    Path json;
+    @Mixin
+    OutFileOption out;
 
     @Mixin
     SloOption slo;
@@ -116,7 +113,7 @@ public final class DriveCommand implements Callable<Integer> {
         OpenLoopResult result;
         try (GatewayPredictWorkload workload = GatewayPredictWorkload.clipper(url.getHost(), port, app, bodies,
                 maxConnections, timeout)) {
-            result = new OpenLoop(rate, pattern, seconds(warmupS), seconds(durationS), timeout, seed.seed())
+            result = new OpenLoop(rate.one(), pattern, warmup.duration(), duration.duration(), timeout, seed.seed())
                     .run(workload, (answer, nanos) -> tally.accept(answer, nanos));
         }
         AnswerTally.Counts counts = tally.counts();
@@ -124,14 +121,14 @@ public final class DriveCommand implements Callable<Integer> {
                 RunConditions.span(atStart, RunConditions.now()), result, counts,
                 counts.goodput() / result.durationS());
         print(spec.commandLine().getOut(), report);
-        if (json != null) {
-            report.writeJson(json);
+        if (out.file() != null) {
+            report.writeJson(out.file());
         }
         return result.requests() > 0 ? 0 : 1;
     }
 
     private void validate() {
-        if (!(rate > 0) || !(durationS > 0) || !(warmupS >= 0) || !(slo.ms() > 0) || maxConnections < 1
+        if (!(rate.one() > 0) || !(duration.seconds > 0) || !(warmup.seconds >= 0) || !(slo.ms() > 0) || maxConnections < 1
                 || timeoutMs < 1) {
             throw new IllegalArgumentException("--rate, --duration-s, --slo-ms, --max-connections and --timeout-ms "
                     + "must be positive, --warmup-s >= 0");
@@ -154,10 +151,10 @@ public final class DriveCommand implements Callable<Integer> {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("url", url.toString());
         s.put("app", app);
-        s.put("rate", rate);
+        s.put("rate", rate.one());
         s.put("arrivals", pattern.describe());
-        s.put("durationS", durationS);
-        s.put("warmupS", warmupS);
+        s.put("durationS", duration.seconds);
+        s.put("warmupS", warmup.seconds);
         s.put("input", input);
         s.put("sloMs", slo.ms());
         s.put("maxConnections", maxConnections);

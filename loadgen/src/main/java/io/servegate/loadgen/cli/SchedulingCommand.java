@@ -10,7 +10,6 @@ import io.servegate.loadgen.load.OpenLoop;
 import io.servegate.loadgen.load.OpenLoopResult;
 import io.servegate.loadgen.load.RandomInputs;
 import io.servegate.loadgen.load.TimerJitter;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.loadgen.report.SchedulingFindings;
 import io.servegate.loadgen.report.SchedulingReport;
@@ -95,13 +94,11 @@ public final class SchedulingCommand implements Callable<Integer> {
                     + "optimum), r1-gamma (one replica at 0.8x, Gamma arrivals) (default ${DEFAULT-VALUE}).")
     List<String> caseNames;
 
-    @Option(names = "--duration-s", defaultValue = "20",
-            description = "Measured seconds per case and policy (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(20);
 
-    @Option(names = "--warmup-s", defaultValue = "5",
-            description = "Unmeasured seconds of a case's load right before it is measured (default ${DEFAULT-VALUE}).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(5);
 
     @Option(names = "--jvm-warmup-s", defaultValue = "30",
             description = "Unmeasured seconds once per gateway, split evenly over the cases' loads, so that its JIT "
@@ -147,10 +144,8 @@ public final class SchedulingCommand implements Callable<Integer> {
     @Mixin
     SeedOption seed;
 
-    @Option(names = "--out", defaultValue = "bench/results",
-            description = "Base directory; the run writes to <out>/" + SCENARIO + "-<UTC timestamp>/ "
-                    + "(default ${DEFAULT-VALUE}).")
-    Path out;
+    @Mixin
+    ResultsOption results;
 
     /**
      * The cases, in issue 12's order, for one-replica cases of (β, α, SLO): their capacity is the
@@ -181,7 +176,7 @@ public final class SchedulingCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
-        Path dir = ResultsFolder.create(out, SCENARIO);
+        Path dir = results.create(SCENARIO);
         List<SchedulingReport.Run> runs = new ArrayList<>();
         List<Map<String, Object>> gateways = new ArrayList<>();
         Map<String, List<ContainerChild>> replicas = new LinkedHashMap<>();
@@ -219,7 +214,7 @@ public final class SchedulingCommand implements Callable<Integer> {
 
     private List<Case> validate() {
         CommandLine cl = spec.commandLine();
-        if (!(durationS > 0) || !(warmupS >= 0) || !(jvmWarmupS >= 0) || !(betaMs >= 0) || !(alphaMs > 0)
+        if (!(duration.seconds > 0) || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || !(betaMs >= 0) || !(alphaMs > 0)
                 || inputLength < 1 || maxConnections < 1 || timeoutMs < 1) {
             throw new CommandLine.ParameterException(cl, "need --duration-s > 0, --warmup-s and --jvm-warmup-s ≥ 0, "
                     + "--beta-ms ≥ 0, --alpha-ms > 0 and positive --input-length, --max-connections and --timeout-ms");
@@ -317,20 +312,20 @@ public final class SchedulingCommand implements Callable<Integer> {
     private SchedulingReport.Run measure(Policy policy, Case c, int index, GatewayProcess gateway,
             GatewayPredictWorkload load, List<ContainerChild> containers, PrintWriter err) throws Exception {
         Duration timeout = Duration.ofMillis(timeoutMs);
-        if (warmupS > 0) {
-            new OpenLoop(c.ratePerSec(), c.arrivals(), Duration.ZERO, GatewayOverheadCommand.seconds(warmupS),
+        if (warmup.seconds > 0) {
+            new OpenLoop(c.ratePerSec(), c.arrivals(), Duration.ZERO, warmup.duration(),
                     timeout, seed.seed() + 1000 + index).run(load);
         }
         err.printf("%s: %s, %s: open loop %.0f req/s (%s), %.1f s...%n", SCENARIO, policy, c.name(), c.ratePerSec(),
-                c.arrivals().describe(), durationS);
+                c.arrivals().describe(), duration.seconds);
         AnswerTally tally = new AnswerTally(Math.round(c.sloMs() * 1e6));
         AnswerTally lateTally = new AnswerTally(Math.round((c.sloMs() + LATE_TOLERANCE_MS) * 1e6));
         SchedulingReport.CpuReading cpuBefore = SchedulingReport.CpuReading.now(containers);
         String before = GatewayMetrics.scrapeText(gateway);
         TimerJitter.Child control = timerControl
-                ? TimerJitter.Child.start(GatewayOverheadCommand.seconds(durationS)) : null;
+                ? TimerJitter.Child.start(duration.duration()) : null;
         OpenLoopResult result = new OpenLoop(c.ratePerSec(), c.arrivals(), Duration.ZERO,
-                GatewayOverheadCommand.seconds(durationS), timeout, seed.seed() + index).run(load, (answer, nanos) -> {
+                duration.duration(), timeout, seed.seed() + index).run(load, (answer, nanos) -> {
                     tally.accept(answer, nanos);
                     lateTally.accept(answer, nanos);
                 });
@@ -359,8 +354,8 @@ public final class SchedulingCommand implements Callable<Integer> {
         s.put("eightReplicas", "beta " + TABLE4_BETA_MS + " ms, alpha " + TABLE4_ALPHA_MS + " ms, SLO "
                 + TABLE4_SLO_MS + " ms (Symphony Table 4, ResNet50)");
         s.put("gammaCv2", gammaCv2);
-        s.put("durationS", durationS);
-        s.put("warmupS", warmupS);
+        s.put("durationS", duration.seconds);
+        s.put("warmupS", warmup.seconds);
         s.put("jvmWarmupS", jvmWarmupS);
         s.put("lateToleranceMs", LATE_TOLERANCE_MS);
         s.put("timerControl", timerControl);
