@@ -3,6 +3,7 @@ package io.servegate.loadgen.cli;
 import io.servegate.containers.noop.NoopContainer;
 import io.servegate.loadgen.harness.FloorProcess;
 import io.servegate.loadgen.harness.GatewayProcess;
+import io.servegate.loadgen.harness.OtlpSink;
 import io.servegate.loadgen.harness.ProcessCost;
 import io.servegate.loadgen.load.AnswerTally;
 import io.servegate.loadgen.load.GatewayPredictWorkload;
@@ -34,13 +35,14 @@ import picocli.CommandLine.Spec;
 /**
  * What a gateway process spends per answered query, beside a floor that does only what every
  * answer needs ({@code FloorServer}: Reactor Netty HTTP in, the same OIP client out, one call
- * per request) and, optionally, another gateway build: the same noop container (in this JVM), the
+ * per request) and, optionally, another gateway build and the gateway with tracing on at given
+ * sampling ratios: the same noop container (in this JVM), the
  * same client and arrivals, the servers taking turns at each rate in each round. CPU comes from
  * each server's {@code /proc/<pid>/stat}, allocation from its JVM's thread allocation counters.
  */
 @Command(name = "cpu-per-query", mixinStandardHelpOptions = true,
         description = "CPU and allocation per answered query of the gateway, a bare Reactor Netty + OIP floor and "
-                + "optionally a baseline gateway build, side by side at fixed open-loop rates.")
+                + "optionally a baseline gateway build and the gateway with tracing on, side by side at fixed open-loop rates.")
 public final class CpuPerQueryCommand implements Callable<Integer> {
 
     static final String BENCHMARK = "cpu-per-query";
@@ -70,6 +72,11 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
     @Option(names = "--floor-jvm-arg", defaultValue = "-Xmx1g",
             description = "JVM option of the floor server's process, repeatable (default ${DEFAULT-VALUE}).")
     List<String> floorJvmArgs = new ArrayList<>();
+
+    @Option(names = "--tracing-ratio", split = ",", paramLabel = "RATIO",
+            description = "Also measure the gateway with tracing on at these sampling ratios, e.g. 1,0.1: one more "
+                    + "gateway (same jar and settings) each, exporting OTLP over HTTP to a sink in this JVM.")
+    List<Double> tracingRatios = new ArrayList<>();
 
     @Mixin
     RateOption rate = new RateOption(800, 1600, 4000);
@@ -109,8 +116,14 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
     private record Server(String name, GatewayPredictWorkload client, ProcessCost cost) {
     }
 
+    /** Where the gateways with tracing on export their spans; null without --tracing-ratio. */
+    private OtlpSink sink;
+
     @Override
     public Integer call() throws Exception {
+        if (tracingRatios.stream().anyMatch(r -> !(r > 0 && r <= 1))) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--tracing-ratio must be in (0, 1]");
+        }
         if (rate.all().isEmpty() || rate.all().stream().anyMatch(r -> !(r > 0) || r.isInfinite()) || rounds < 1
                 || !(duration.seconds > 0) || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || inputLength < 1 || maxConnections < 1
                 || timeoutMs < 1) {
@@ -145,6 +158,19 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
                 baseline.awaitReady(baseline.admin(), Duration.ofSeconds(gatewayOptions.startTimeoutS));
                 deploy(baseline, address);
                 servers.add(server("baseline", baseline.port(), baseline.pid(), inputs, timeout, toClose));
+            }
+            if (!tracingRatios.isEmpty()) {
+                sink = OtlpSink.start();
+                toClose.add(sink);
+            }
+            for (double ratio : tracingRatios) {
+                String name = "tracing-" + ratio;
+                GatewayProcess traced = gatewayOptions.start(out, name, List.of("--servegate.tracing.enabled=true",
+                        "--servegate.tracing.sampling-ratio=" + ratio, "--servegate.tracing.protocol=http-protobuf",
+                        "--servegate.tracing.endpoint=" + sink.url()));
+                toClose.add(traced);
+                deploy(traced, address);
+                servers.add(server(name, traced.port(), traced.pid(), inputs, timeout, toClose));
             }
             double top = rate.all().stream().mapToDouble(Double::doubleValue).max().orElseThrow();
             for (Server s : servers) {
@@ -245,6 +271,8 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
         s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);
         s.put("floorJvmArgs", floorJvmArgs);
         s.put("gatewayArgs", gatewayOptions.gatewayArgs);
+        s.put("tracingRatios", tracingRatios);
+        s.put("otlpExports", sink == null ? null : Map.of("requests", sink.exports(), "bytes", sink.bytes()));
         s.put("floor", "FloorServer: Reactor Netty HTTP, streaming JSON parse, one OIP ModelInfer per request");
         return s;
     }
