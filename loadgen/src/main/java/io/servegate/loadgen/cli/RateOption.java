@@ -3,7 +3,10 @@ package io.servegate.loadgen.cli;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.DoubleStream;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * The offered load of a command in queries per second (a picocli mixin): one name for every
@@ -16,6 +19,10 @@ public final class RateOption {
                     + "(default ${DEFAULT-VALUE}).")
     List<Double> rates;
 
+    /** The command this option is part of, for usage errors. */
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec command;
+
     /** With these rates by default; none: the command's own default, or required. */
     RateOption(double... defaults) {
         rates = defaults.length == 0 ? null : new ArrayList<>(DoubleStream.of(defaults).boxed().toList());
@@ -26,13 +33,13 @@ public final class RateOption {
         return rates != null && !rates.isEmpty();
     }
 
-    /** The one rate of a command that offers one; throws IllegalArgumentException if not exactly one. */
+    /** The one rate of a command that offers one; a usage error if not exactly one was given. */
     public double one() {
         if (rates == null || rates.isEmpty()) {
-            throw new IllegalArgumentException("give --rate, in queries/s");
+            throw new ParameterException(command.commandLine(), "give --rate, in queries/s");
         }
         if (rates.size() != 1) {
-            throw new IllegalArgumentException("--rate wants one rate, in queries/s, got " + rates);
+            throw new ParameterException(command.commandLine(), "--rate wants one rate, in queries/s, got " + rates);
         }
         return rates.get(0);
     }

@@ -111,7 +111,10 @@ class OptionNamesTest {
         assertThat(command(AimdCommand.class, "aimd").gatewayOptions.jvmArgs).containsExactly("-Xmx1g");
         DriveCommand drive = command(DriveCommand.class, "drive", "--url", "http://h:1", "--app", "a");
         assertThat(drive.rate.given()).isFalse();
-        org.assertj.core.api.Assertions.assertThatThrownBy(drive.rate::one).hasMessageContaining("give --rate");
+        org.assertj.core.api.Assertions.assertThatThrownBy(drive.rate::one).isInstanceOf(
+                CommandLine.ParameterException.class).hasMessageContaining("give --rate");
+        assertThat(new CommandLine(new LoadGen()).setErr(new java.io.PrintWriter(new java.io.StringWriter()))
+                .execute("aimd", "--rate", "100,200")).as("two rates where one is taken: a usage error").isEqualTo(2);
     }
 
     private static <T> T command(Class<T> type, String... args) {
