@@ -198,8 +198,7 @@ public final class AimdCommand implements Callable<Integer> {
             }
         }
         AimdReport.BatchSizeStats lastHalf = AimdReport.BatchSizeStats.of(samples, duration.seconds / 2,
-                duration.seconds,
-                analytic.bStar());
+                duration.seconds, analytic.bStar());
         boolean keptUp = load.achievedSendRate() >= 0.97 * load.scheduledRate() && load.sendLagP99Ms() <= 2.0;
         String note = String.format(Locale.ROOT, "the load generator sent %.1f req/s of %.1f scheduled (%.0f offered); "
                 + "send lag p99 %.3f ms, max %.3f ms%s", load.achievedSendRate(), load.scheduledRate(), rate.one(),

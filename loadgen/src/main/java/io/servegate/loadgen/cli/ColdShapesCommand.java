@@ -148,8 +148,7 @@ public final class ColdShapesCommand implements Callable<Integer> {
             }
         }
         Map<String, Object> report = new LinkedHashMap<>();
-        Map<String, Object> settings = new LinkedHashMap<>(Map.of("rate", rate.one(), "slo_ms", slo.ms(), "beta_ms",
-                betaMs,
+        Map<String, Object> settings = new LinkedHashMap<>(Map.of("rate", rate.one(), "slo_ms", slo.ms(), "beta_ms", betaMs,
                 "alpha_ms", alphaMs, "cold_ms", coldMs, "max_batch", maxBatch, "warmup_s", warmup.seconds,
                 "duration_s", duration.seconds, "seed", seed.seed()));
         settings.putAll(Map.of("stall_ms", stallMs, "stall_every_ms", stallEveryMs, "hog_cpus", hogCpus));

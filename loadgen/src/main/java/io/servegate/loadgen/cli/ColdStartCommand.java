@@ -106,9 +106,8 @@ public final class ColdStartCommand implements Callable<Integer> {
             }
         }
         Map<String, Object> report = new LinkedHashMap<>();
-        report.put("settings", Map.of("rate", rate.one(), "slo_ms", slo.ms(), "window_s", duration.seconds, "seed",
-                seed.seed(),
-                "cases", parsed));
+        report.put("settings", Map.of("rate", rate.one(), "slo_ms", slo.ms(), "window_s", duration.seconds,
+                "seed", seed.seed(), "cases", parsed));
         report.put("conditions", RunConditions.span(atStart, RunConditions.now()));
         report.put("runs", runs);
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
