@@ -97,13 +97,11 @@ public final class AimdCommand implements Callable<Integer> {
             description = "Floats per input, random and distinct per request (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--max-connections", defaultValue = "512",
-            description = "HTTP connections to the gateway at most (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(512);
 
-    @Option(names = "--timeout-ms", defaultValue = "10000",
-            description = "Per-request timeout, and drain time (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(10000);
 
     @Mixin
     SeedOption seed;
@@ -119,7 +117,7 @@ public final class AimdCommand implements Callable<Integer> {
         RunConditions atStart = RunConditions.now();
         var err = spec.commandLine().getErr();
         AimdReport.Analytic analytic = AimdReport.Analytic.of(betaMs, alphaMs, slo.ms());
-        Duration timeout = Duration.ofMillis(timeoutMs);
+        Duration timeout = requestTimeout.duration();
         List<long[]> polls = Collections.synchronizedList(new ArrayList<>());
         long measureFrom;
         OpenLoopResult load;
@@ -140,7 +138,7 @@ public final class AimdCommand implements Callable<Integer> {
                 return t;
             });
             try (GatewayPredictWorkload queries = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), APP,
-                    new RandomInputs(inputLength), maxConnections, timeout)) {
+                    new RandomInputs(inputLength), connections.max, timeout)) {
                 GatewayAdminClient admin = gateway.admin();
                 admin.addApp(APP, "floats", "-1", Math.round(slo.ms() * 1000));
                 admin.addModel(MODEL, VERSION, "floats", -1, "clipper"); // AIMD is Clipper's policy
@@ -232,7 +230,7 @@ public final class AimdCommand implements Callable<Integer> {
         }
         if (!(betaMs >= 0) || !(alphaMs > 0) || !(slo.ms() > betaMs + alphaMs) || !(rate.one() > 0) || !(duration.seconds > 0)
                 || !(warmup.seconds >= 0) || !(lateToleranceMs >= 0) || pollMs < 1 || inputLength < 1
-                || maxConnections < 1 || timeoutMs < 1) {
+                || connections.max < 1 || requestTimeout.ms < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need --beta-ms ≥ 0, --alpha-ms > 0, "
                     + "--slo-ms > beta + alpha, and positive --rate, --duration-s, --poll-ms, --input-length, "
                     + "--max-connections and --timeout-ms (--warmup-s and --late-tolerance-ms ≥ 0)");
@@ -261,8 +259,8 @@ public final class AimdCommand implements Callable<Integer> {
         s.put("pollMs", pollMs);
         s.put("inputLength", inputLength);
         s.put("inputs", "random, distinct per request");
-        s.put("maxConnections", maxConnections);
-        s.put("timeoutMs", timeoutMs);
+        s.put("maxConnections", connections.max);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("seed", seed.seed());
         s.put("gatewayJar", gatewayOptions.jar.toString());
         s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);

@@ -91,11 +91,11 @@ public final class AutoscaleCommand implements Callable<Integer> {
     @Option(names = "--input-length", defaultValue = "8", description = "Floats per input (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--max-connections", defaultValue = "512", description = "(default ${DEFAULT-VALUE})")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(512);
 
-    @Option(names = "--timeout-ms", defaultValue = "5000", description = "Per-request timeout (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(5000);
 
     @Mixin
     SeedOption seed;
@@ -157,9 +157,9 @@ public final class AutoscaleCommand implements Callable<Integer> {
             admin.awaitAvailableReplicas(APP, minReplicas, Duration.ofSeconds(120));
             admin.post("set_autoscaling", Map.of("model_name", APP, "min_replicas", minReplicas, "max_replicas",
                     maxReplicas, "cooldown_s", cooldownS));
-            Duration timeout = Duration.ofMillis(timeoutMs);
+            Duration timeout = requestTimeout.duration();
             try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), APP,
-                    new RandomInputs(inputLength), maxConnections, timeout)) {
+                    new RandomInputs(inputLength), connections.max, timeout)) {
                 if (warmup.seconds > 0) {
                     err.printf("%s: warm-up, %.0f s at %.0f/s...%n", SCENARIO, warmup.seconds, rates[0]);
                     new OpenLoop(rates[0], Duration.ZERO, warmup.duration(), timeout, seed.seed() + 1)
@@ -306,8 +306,8 @@ public final class AutoscaleCommand implements Callable<Integer> {
                 + cooldownS + " s, other settings default");
         s.put("arrivals", "open loop, " + ArrivalPattern.trace(trace, true).describe());
         s.put("inputLength", inputLength);
-        s.put("maxConnections", maxConnections);
-        s.put("timeoutMs", timeoutMs);
+        s.put("maxConnections", connections.max);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("seed", seed.seed());
         s.put("gatewayJar", gatewayOptions.jar.toString());
         s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);

@@ -108,8 +108,8 @@ public final class ColdShapesCommand implements Callable<Integer> {
     @Mixin
     DurationOption duration = new DurationOption(30);
 
-    @Option(names = "--max-connections", defaultValue = "256", description = "HTTP connections (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(256);
 
     @Mixin
     SeedOption seed;
@@ -181,7 +181,7 @@ public final class ColdShapesCommand implements Callable<Integer> {
                     List.of(GatewayProcess.HOST + ":" + port), "floats");
             Duration timeout = Duration.ofSeconds(5);
             try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), "cold",
-                    new RandomInputs(4), maxConnections, timeout)) {
+                    new RandomInputs(4), connections.max, timeout)) {
                 if (has(c, "cpu-hog")) {
                     hog = new ProcessBuilder("stress-ng", "--cpu", Integer.toString(hogCpus)).redirectErrorStream(true)
                             .redirectOutput(dir.resolve("stress-ng-" + name + ".log").toFile()).start();

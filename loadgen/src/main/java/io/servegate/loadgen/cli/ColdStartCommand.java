@@ -70,8 +70,8 @@ public final class ColdStartCommand implements Callable<Integer> {
     @Mixin
     DurationOption duration = new DurationOption(5);
 
-    @Option(names = "--max-connections", defaultValue = "256", description = "HTTP connections (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(256);
 
     @Mixin
     SeedOption seed;
@@ -146,7 +146,7 @@ public final class ColdStartCommand implements Callable<Integer> {
             r.put("load_average_1m", before.loadAverage1m());
             Duration timeout = Duration.ofSeconds(5);
             try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), APP,
-                    new RandomInputs(4), maxConnections, timeout)) {
+                    new RandomInputs(4), connections.max, timeout)) {
                 for (int w = 1; w <= 2; w++) {
                     window(gateway, load, "w" + w + "_", seed.seed() + w, r);
                 }

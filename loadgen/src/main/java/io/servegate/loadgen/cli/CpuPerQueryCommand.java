@@ -101,13 +101,11 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
             description = "Floats per input, random and distinct per request (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--max-connections", defaultValue = "16",
-            description = "Kept-alive HTTP connections per server at most (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(16);
 
-    @Option(names = "--timeout-ms", defaultValue = "5000",
-            description = "Per-request timeout, and drain time (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(5000);
 
     @Mixin
     ResultsOption results;
@@ -125,8 +123,8 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--tracing-ratio must be in (0, 1]");
         }
         if (rate.all().isEmpty() || rate.all().stream().anyMatch(r -> !(r > 0) || r.isInfinite()) || rounds < 1
-                || !(duration.seconds > 0) || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || inputLength < 1 || maxConnections < 1
-                || timeoutMs < 1) {
+                || !(duration.seconds > 0) || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || inputLength < 1 || connections.max < 1
+                || requestTimeout.ms < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--rate must be positive numbers, --rounds, "
                     + "--duration-s, --input-length, --max-connections and --timeout-ms positive, the warm-ups >= 0");
         }
@@ -135,7 +133,7 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
         var err = spec.commandLine().getErr();
-        Duration timeout = Duration.ofMillis(timeoutMs);
+        Duration timeout = requestTimeout.duration();
         RandomInputs inputs = new RandomInputs(inputLength);
         List<CpuPerQueryReport.Leg> legs = new ArrayList<>();
         List<AutoCloseable> toClose = new ArrayList<>();
@@ -218,7 +216,7 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
     private Server server(String name, int port, long pid, RandomInputs inputs, Duration timeout,
             List<AutoCloseable> toClose) {
         GatewayPredictWorkload client = new GatewayPredictWorkload(GatewayProcess.HOST, port, APP, inputs,
-                maxConnections, timeout);
+                connections.max, timeout);
         toClose.add(client);
         ProcessCost cost = ProcessCost.of(pid);
         toClose.add(cost);
@@ -263,8 +261,8 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
         s.put("arrivals", process.describe());
         s.put("sloMs", slo.ms());
         s.put("inputLength", inputLength);
-        s.put("maxConnections", maxConnections);
-        s.put("timeoutMs", timeoutMs);
+        s.put("maxConnections", connections.max);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("seed", seed.seed());
         s.put("gatewayJar", gatewayOptions.jar.toString());
         s.put("baselineGatewayJar", baselineJar == null ? null : baselineJar.toString());

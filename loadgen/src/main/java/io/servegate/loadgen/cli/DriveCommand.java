@@ -64,13 +64,11 @@ public final class DriveCommand implements Callable<Integer> {
     @Option(names = "--input-bytes", description = "Random bytes per query, base64 (for an app of input type bytes).")
     Integer inputBytes;
 
-    @Option(names = "--max-connections", defaultValue = "512",
-            description = "HTTP connections to the gateway at most (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(512);
 
-    @Option(names = "--timeout-ms", defaultValue = "5000",
-            description = "Per-query timeout, and how long to wait for answers after the last query (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(5000);
 
     @Mixin
     OutFileOption out;
@@ -106,13 +104,13 @@ public final class DriveCommand implements Callable<Integer> {
             input = floats.length() + " random floats";
         }
         int port = url.getPort() != -1 ? url.getPort() : "https".equals(url.getScheme()) ? 443 : 80;
-        Duration timeout = Duration.ofMillis(timeoutMs);
+        Duration timeout = requestTimeout.duration();
         RunConditions atStart = RunConditions.now();
         Instant startedAt = Instant.now();
         AnswerTally tally = new AnswerTally(slo.nanos());
         OpenLoopResult result;
         try (GatewayPredictWorkload workload = GatewayPredictWorkload.clipper(url.getHost(), port, app, bodies,
-                maxConnections, timeout)) {
+                connections.max, timeout)) {
             result = new OpenLoop(rate.one(), pattern, warmup.duration(), duration.duration(), timeout, seed.seed())
                     .run(workload, (answer, nanos) -> tally.accept(answer, nanos));
         }
@@ -128,8 +126,8 @@ public final class DriveCommand implements Callable<Integer> {
     }
 
     private void validate() {
-        if (!(rate.one() > 0) || !(duration.seconds > 0) || !(warmup.seconds >= 0) || !(slo.ms() > 0) || maxConnections < 1
-                || timeoutMs < 1) {
+        if (!(rate.one() > 0) || !(duration.seconds > 0) || !(warmup.seconds >= 0) || !(slo.ms() > 0) || connections.max < 1
+                || requestTimeout.ms < 1) {
             throw new IllegalArgumentException("--rate, --duration-s, --slo-ms, --max-connections and --timeout-ms "
                     + "must be positive, --warmup-s >= 0");
         }
@@ -157,8 +155,8 @@ public final class DriveCommand implements Callable<Integer> {
         s.put("warmupS", warmup.seconds);
         s.put("input", input);
         s.put("sloMs", slo.ms());
-        s.put("maxConnections", maxConnections);
-        s.put("timeoutMs", timeoutMs);
+        s.put("maxConnections", connections.max);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("seed", seed.seed());
         return s;
     }

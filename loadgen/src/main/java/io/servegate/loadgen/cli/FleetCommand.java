@@ -117,9 +117,8 @@ public final class FleetCommand implements Callable<Integer> {
             description = "Failover: feedback/s (default ${DEFAULT-VALUE}).")
     double feedbackRate;
 
-    @Option(names = "--max-connections", defaultValue = "256",
-            description = "HTTP connections per gateway (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(256);
 
     @Mixin
     SeedOption seed;
@@ -342,7 +341,7 @@ public final class FleetCommand implements Callable<Integer> {
 
     private GatewayPredictWorkload workload(GatewayProcess g) {
         return new GatewayPredictWorkload(GatewayProcess.HOST, g.port(), APP, new RandomInputs(INPUT_LENGTH),
-                maxConnections, timeout);
+                connections.max, timeout);
     }
 
     /** Waits until every gateway sees every other and all agree on the version's owner; returns its index. */

@@ -85,13 +85,11 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
             description = "Floats per input, random and distinct per request (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--max-connections", defaultValue = "256",
-            description = "HTTP connections to the gateway at most (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(256);
 
-    @Option(names = "--timeout-ms", defaultValue = "10000",
-            description = "Per-request timeout, and open-loop drain time (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(10000);
 
     @Mixin
     SeedOption seed;
@@ -116,7 +114,7 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
         var err = spec.commandLine().getErr();
-        Duration timeout = Duration.ofMillis(timeoutMs);
+        Duration timeout = requestTimeout.duration();
         RandomInputs inputs = new RandomInputs(inputLength);
         GatewayOverheadReport.ClosedLoopPair closed;
         List<GatewayOverheadReport.OpenLoopPair> open = new ArrayList<>();
@@ -129,7 +127,7 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
             GatewayProcess gateway = gatewayOptions.start(out, BENCHMARK);
             try (ContainerClient direct = ContainerClient.connect(address);
                     GatewayPredictWorkload viaGateway = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(),
-                            APP, inputs, maxConnections, timeout)) {
+                            APP, inputs, connections.max, timeout)) {
                 GatewayAdminClient admin = gateway.admin();
                 admin.addApp(APP, "floats", "-1", Math.round(slo.ms() * 1000));
                 admin.addModel(MODEL, VERSION, "floats", -1);
@@ -247,7 +245,7 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
     }
 
     private void validate() {
-        if (clients < 1 || inputLength < 1 || timeoutMs < 1 || maxConnections < 1 || !(duration.seconds > 0)
+        if (clients < 1 || inputLength < 1 || requestTimeout.ms < 1 || connections.max < 1 || !(duration.seconds > 0)
                 || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || !(slo.ms() > 0)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--clients, --input-length, --timeout-ms, "
                     + "--max-connections, --slo-ms and --duration-s must be positive, --warmup-s and --jvm-warmup-s ≥ 0");
@@ -281,8 +279,8 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
         s.put("sloMs", slo.ms());
         s.put("inputLength", inputLength);
         s.put("inputs", "random, distinct per request");
-        s.put("maxConnections", maxConnections);
-        s.put("timeoutMs", timeoutMs);
+        s.put("maxConnections", connections.max);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("seed", seed.seed());
         s.put("gatewayJar", gatewayOptions.jar.toString());
         s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);

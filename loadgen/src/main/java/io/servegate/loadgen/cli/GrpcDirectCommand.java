@@ -68,8 +68,8 @@ public final class GrpcDirectCommand implements Callable<Integer> {
             description = "Floats per input vector (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--timeout-ms", defaultValue = "10000", description = "Per-request deadline (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(10000);
 
     @Mixin
     ResultsOption outDir;
@@ -84,7 +84,7 @@ public final class GrpcDirectCommand implements Callable<Integer> {
         String address = noop != null ? "127.0.0.1:" + noop.port() : target.address();
         List<LoadResult> results = new ArrayList<>();
         try (ContainerClient client = ContainerClient.connect(address)) {
-            Duration timeout = Duration.ofMillis(timeoutMs);
+            Duration timeout = requestTimeout.duration();
             if (jvmWarmupS > 0) {
                 // Without this the first batch size runs on a JVM still compiling (measured: batch 1
                 // at under half the request rate of a second batch-1 run right after it).
@@ -128,7 +128,7 @@ public final class GrpcDirectCommand implements Callable<Integer> {
         if (batchSizes.isEmpty() || batchSizes.stream().anyMatch(b -> b < 1)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "batch sizes must be positive: " + batchSizes);
         }
-        if (clients < 1 || inputLength < 1 || timeoutMs < 1 || !(duration.seconds > 0) || !(warmup.seconds >= 0)
+        if (clients < 1 || inputLength < 1 || requestTimeout.ms < 1 || !(duration.seconds > 0) || !(warmup.seconds >= 0)
                 || !(jvmWarmupS >= 0)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--clients, --input-length, --timeout-ms "
                     + "and --duration-s must be positive, --warmup-s and --jvm-warmup-s ≥ 0");
@@ -146,7 +146,7 @@ public final class GrpcDirectCommand implements Callable<Integer> {
         s.put("warmupS", warmup.seconds);
         s.put("durationS", duration.seconds);
         s.put("inputLength", inputLength);
-        s.put("timeoutMs", timeoutMs);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("loop", "closed");
         return s;
     }

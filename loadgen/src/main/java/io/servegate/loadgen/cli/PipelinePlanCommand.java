@@ -115,8 +115,8 @@ public final class PipelinePlanCommand implements Callable<Integer> {
     @Option(names = "--input-length", defaultValue = "8", description = "Floats per input (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--timeout-ms", defaultValue = "5000", description = "Per-request timeout (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(5000);
 
     @Mixin
     SeedOption seed;
@@ -197,10 +197,10 @@ public final class PipelinePlanCommand implements Callable<Integer> {
             deploy(admin, "minimum", fastest, kinds, edges, 1_000_000);
             Histogram alone = new Histogram(3);
             try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(),
-                    "minimum", new RandomInputs(inputLength), 1, Duration.ofMillis(timeoutMs))) {
+                    "minimum", new RandomInputs(inputLength), 1, requestTimeout.duration())) {
                 for (int i = 0; i < WARMUP_QUERIES + minimumQueries; i++) {
                     long t0 = System.nanoTime();
-                    GatewayAnswer a = load.send().get(timeoutMs, TimeUnit.MILLISECONDS);
+                    GatewayAnswer a = load.send().get(requestTimeout.ms, TimeUnit.MILLISECONDS);
                     long took = System.nanoTime() - t0;
                     if (i >= WARMUP_QUERIES && !a.isDefault()) {
                         alone.recordValue(took);
@@ -272,7 +272,7 @@ public final class PipelinePlanCommand implements Callable<Integer> {
         AtomicLong defaults = new AtomicLong();
         Map<String, AtomicLong> defaultsByStage = new ConcurrentHashMap<>();
         RunConditions before = RunConditions.now();
-        Duration timeout = Duration.ofMillis(timeoutMs);
+        Duration timeout = requestTimeout.duration();
         OpenLoopResult r;
         try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), strategy,
                 new RandomInputs(inputLength), 512, timeout)) {

@@ -95,8 +95,8 @@ public final class ProfileCommand implements Callable<Integer> {
     @Option(names = "--input-length", defaultValue = "784", description = "Floats per input vector (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--timeout-ms", defaultValue = "10000", description = "Per-batch deadline (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(10000);
 
     @Mixin
     OutFileOption outFile;
@@ -125,7 +125,7 @@ public final class ProfileCommand implements Callable<Integer> {
                 : null;
         String address = emulated != null ? "127.0.0.1:" + emulated.port() : target.address();
         ContainerProfiler.Profile profile;
-        ContainerProfiler profiler = new ContainerProfiler(maxBatch, samples, warmup, Duration.ofMillis(timeoutMs));
+        ContainerProfiler profiler = new ContainerProfiler(maxBatch, samples, warmup, requestTimeout.duration());
         try (ContainerClient client = ContainerClient.connect(address)) {
             Random random = new Random(1);
             profile = profiler.profile(client, model, "", TensorType.FLOATS, b -> randomBatch(random, b),
@@ -187,10 +187,10 @@ public final class ProfileCommand implements Callable<Integer> {
         body.put("samples", samples);
         body.put("warmup", warmup);
         body.put("input_length", inputLength);
-        body.put("timeout_ms", timeoutMs);
+        body.put("timeout_ms", requestTimeout.ms);
         // the gateway answers once every batch size is measured
         int sizes = 32 - Integer.numberOfLeadingZeros(maxBatch);
-        long budgetMs = 60_000 + (long) sizes * (warmup + samples) * timeoutMs;
+        long budgetMs = 60_000 + (long) sizes * (warmup + samples) * requestTimeout.ms;
         JsonNode profile = new GatewayAdminClient(gateway, token, Duration.ofMillis(budgetMs)).post("profile_model", body);
         System.out.print(table(profile));
         if (outFile.file() != null) {

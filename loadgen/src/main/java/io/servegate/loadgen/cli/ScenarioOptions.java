@@ -63,13 +63,11 @@ public final class ScenarioOptions {
             description = "Floats per input of the emulated containers, random per request (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--max-connections", defaultValue = "512",
-            description = "HTTP connections to the gateway at most (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(512);
 
-    @Option(names = "--timeout-ms", defaultValue = "5000",
-            description = "Per-request timeout, and drain time (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(5000);
 
     @Mixin
     SeedOption seed;
@@ -78,8 +76,8 @@ public final class ScenarioOptions {
     ResultsOption results;
 
     void validate() {
-        if (!(duration.seconds > 0) || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || inputLength < 1 || maxConnections < 1
-                || timeoutMs < 1) {
+        if (!(duration.seconds > 0) || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || inputLength < 1 || connections.max < 1
+                || requestTimeout.ms < 1) {
             throw new IllegalArgumentException("--duration-s, --input-length, --max-connections and --timeout-ms must "
                     + "be positive, --warmup-s and --jvm-warmup-s >= 0");
         }
@@ -87,7 +85,7 @@ public final class ScenarioOptions {
     }
 
     Duration timeout() {
-        return Duration.ofMillis(timeoutMs);
+        return requestTimeout.duration();
     }
 
     /** An emulated container (batch of b takes β + α·b ms, by sleeping) in this JVM on a free loopback port. */
@@ -122,8 +120,8 @@ public final class ScenarioOptions {
     GatewayPredictWorkload workload(GatewayProcess g, String name, int length) {
         RandomInputs inputs = new RandomInputs(length);
         return target == Target.oip
-                ? GatewayPredictWorkload.oipRest(GatewayProcess.HOST, g.port(), name, inputs, maxConnections, timeout())
-                : new GatewayPredictWorkload(GatewayProcess.HOST, g.port(), name, inputs, maxConnections, timeout());
+                ? GatewayPredictWorkload.oipRest(GatewayProcess.HOST, g.port(), name, inputs, connections.max, timeout())
+                : new GatewayPredictWorkload(GatewayProcess.HOST, g.port(), name, inputs, connections.max, timeout());
     }
 
     /** Closed-loop load with no measurement, for the gateway's JIT. */
@@ -181,8 +179,8 @@ public final class ScenarioOptions {
         s.put("warmupS", warmup.seconds);
         s.put("jvmWarmupS", jvmWarmupS);
         s.put("inputLength", inputLength);
-        s.put("maxConnections", maxConnections);
-        s.put("timeoutMs", timeoutMs);
+        s.put("maxConnections", connections.max);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("seed", seed.seed());
         s.put("gatewayJar", gateway.jar.toString());
         s.put("gatewayJvmArgs", gateway.jvmArgs);

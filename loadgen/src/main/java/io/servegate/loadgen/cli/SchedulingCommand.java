@@ -133,13 +133,11 @@ public final class SchedulingCommand implements Callable<Integer> {
             description = "Floats per input, random and distinct per request (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--max-connections", defaultValue = "512",
-            description = "HTTP connections to the gateway at most, per case (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(512);
 
-    @Option(names = "--timeout-ms", defaultValue = "5000",
-            description = "Per-request timeout, and drain time (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(5000);
 
     @Mixin
     SeedOption seed;
@@ -215,7 +213,7 @@ public final class SchedulingCommand implements Callable<Integer> {
     private List<Case> validate() {
         CommandLine cl = spec.commandLine();
         if (!(duration.seconds > 0) || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || !(betaMs >= 0) || !(alphaMs > 0)
-                || inputLength < 1 || maxConnections < 1 || timeoutMs < 1) {
+                || inputLength < 1 || connections.max < 1 || requestTimeout.ms < 1) {
             throw new CommandLine.ParameterException(cl, "need --duration-s > 0, --warmup-s and --jvm-warmup-s ≥ 0, "
                     + "--beta-ms ≥ 0, --alpha-ms > 0 and positive --input-length, --max-connections and --timeout-ms");
         }
@@ -278,13 +276,13 @@ public final class SchedulingCommand implements Callable<Integer> {
         Map<String, GatewayPredictWorkload> loads = new LinkedHashMap<>();
         try {
             GatewayAdminClient admin = gateway.admin();
-            Duration timeout = Duration.ofMillis(timeoutMs);
+            Duration timeout = requestTimeout.duration();
             for (Case c : cases) {
                 // the per-model field names the same policy as the gateway-wide default: either way it applies
                 ScenarioOptions.register(admin, c.name(), c.sloMs(), -1, policy.name(),
                         replicas.get(c.name()).stream().map(ContainerChild::address).toList(), "floats");
                 loads.put(c.name(), new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), c.name(),
-                        new RandomInputs(inputLength), maxConnections, timeout));
+                        new RandomInputs(inputLength), connections.max, timeout));
             }
             if (jvmWarmupS > 0) {
                 err.printf("%s: %s: JVM warm-up, %.1f s over the cases' loads...%n", SCENARIO, policy, jvmWarmupS);
@@ -311,7 +309,7 @@ public final class SchedulingCommand implements Callable<Integer> {
     /** The case's warm-up, then its measured window with the timer control beside it. */
     private SchedulingReport.Run measure(Policy policy, Case c, int index, GatewayProcess gateway,
             GatewayPredictWorkload load, List<ContainerChild> containers, PrintWriter err) throws Exception {
-        Duration timeout = Duration.ofMillis(timeoutMs);
+        Duration timeout = requestTimeout.duration();
         if (warmup.seconds > 0) {
             new OpenLoop(c.ratePerSec(), c.arrivals(), Duration.ZERO, warmup.duration(),
                     timeout, seed.seed() + 1000 + index).run(load);
@@ -365,8 +363,8 @@ public final class SchedulingCommand implements Callable<Integer> {
         s.put("inputLength", inputLength);
         s.put("inputs", "random, distinct per request");
         s.put("target", "Clipper POST /{app}/predict");
-        s.put("maxConnections", maxConnections);
-        s.put("timeoutMs", timeoutMs);
+        s.put("maxConnections", connections.max);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("seed", seed.seed());
         s.put("gatewayJar", gatewayOptions.jar.toString());
         s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);

@@ -36,7 +36,8 @@ class OptionNamesTest {
             entry("--seed", SeedOption.class), entry("--slo-ms", SloOption.class),
             entry("--target", TargetOption.class), entry("--gateway-jar", GatewayOptions.class),
             entry("--gateway-jvm-arg", GatewayOptions.class), entry("--gateway-arg", GatewayOptions.class),
-            entry("--arrivals", ArrivalOptions.class));
+            entry("--arrivals", ArrivalOptions.class), entry("--max-connections", ConnectionsOption.class),
+            entry("--timeout-ms", TimeoutOption.class));
 
     private final CommandLine loadgen = new CommandLine(new LoadGen());
 
@@ -109,6 +110,9 @@ class OptionNamesTest {
         assertThat(command(FleetCommand.class, "fleet",
                 "--gateway-jvm-arg=-Xmx2g").gatewayOptions.jvmArgs).containsExactly("-Xmx2g");
         assertThat(command(AimdCommand.class, "aimd").gatewayOptions.jvmArgs).containsExactly("-Xmx1g");
+        assertThat(command(CpuPerQueryCommand.class, "cpu-per-query").connections.max()).isEqualTo(16);
+        assertThat(command(GrpcDirectCommand.class, "grpc-direct", "--timeout-ms", "250").requestTimeout.duration())
+                .isEqualTo(java.time.Duration.ofMillis(250));
         DriveCommand drive = command(DriveCommand.class, "drive", "--url", "http://h:1", "--app", "a");
         assertThat(drive.rate.given()).isFalse();
         org.assertj.core.api.Assertions.assertThatThrownBy(drive.rate::one).isInstanceOf(
