@@ -5,7 +5,7 @@
 # with b* = floor((SLO - beta) / alpha) = 30. Over the same window a bare timer thread in a JVM of its
 # own measures how late this machine wakes any thread (the control; --no-timer-control skips it).
 # Usage: bench/aimd.sh [extra aimd options, e.g. --rate 1500 --slo-ms 30]
-# Results: bench/results/aimd.json, the gateway's log and metrics scrape
+# Results: bench/results/aimd-<UTC timestamp>/aimd.json, the gateway's log and metrics scrape
 # (bench/results/gateway-aimd{.log,-metrics.txt}), and a summary on standard output.
 # Builds the load generator and the gateway first when their jars are missing or older than the sources.
 set -euo pipefail

@@ -4,7 +4,7 @@
 # (servegate.batching.batch-wait=2ms, a second gateway) - for the emulated container (a batch of b
 # sleeps 5 + 0.5 b ms; 800 req/s) and the real fmnist-cnn ONNX model (a child JVM; 400 req/s).
 # Usage: bench/batching-gain.sh [batching-gain options, e.g. --models emulated --duration-s 30
-#        --emulated-rate 1200 --target oip --arrivals gamma --cv2 4]
+#        --emulated-rate 1200 --api oip --arrivals gamma --cv2 4]
 # Results: bench/results/batching-gain-<UTC timestamp>/ (batching-gain.json, index.html, PNG plots,
 # gateway and container logs). Takes ~3 minutes with the defaults.
 set -euo pipefail

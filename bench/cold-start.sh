@@ -19,6 +19,6 @@ java -XX:ArchiveClassesAtExit="$bench_jars/gateway.jsa" -Xlog:cds=off -Xlog:cds+
     --servegate.oip.grpc-port=0 >"$bench_jars/cds.log" 2>&1
 cds="-XX:SharedArchiveFile=$bench_jars/gateway.jsa -Xlog:cds=off -Xlog:cds+dynamic=off"
 off=--servegate.warmup.enabled=false
-java -jar "$LOADGEN_JAR" cold-start --jar "$jar" \
+java -jar "$LOADGEN_JAR" cold-start --gateway-jar "$jar" \
     --case "off=$off" --case "warmup=" --case "off+cds=$cds $off" --case "warmup+cds=$cds" \
     --case "warmup+c1=-XX:TieredStopAtLevel=1" --case "warmup+cds+c1=$cds -XX:TieredStopAtLevel=1" "$@"

@@ -71,18 +71,14 @@ public final class AimdCommand implements Callable<Integer> {
     @Mixin
     SloOption slo;
 
-    @Option(names = "--rate", defaultValue = "2000",
-            description = "Offered requests/s (default ${DEFAULT-VALUE}).")
-    double rate;
+    @Mixin
+    RateOption rate = new RateOption(2000);
 
-    @Option(names = "--duration-s", defaultValue = "20", description = "Measured seconds (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(20);
 
-    @Option(names = "--warmup-s", defaultValue = "30",
-            description = "Unmeasured seconds of the same load first, so that the gateway's JIT has compiled its "
-                    + "query path (its compiler threads use CPU for about 30 s under load); AIMD starts adapting "
-                    + "here (default ${DEFAULT-VALUE}).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(30);
 
     @Option(names = "--late-tolerance-ms", defaultValue = "2",
             description = "Answers later than SLO + this count as late (default ${DEFAULT-VALUE}).")
@@ -101,29 +97,27 @@ public final class AimdCommand implements Callable<Integer> {
             description = "Floats per input, random and distinct per request (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--max-connections", defaultValue = "512",
-            description = "HTTP connections to the gateway at most (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(512);
 
-    @Option(names = "--timeout-ms", defaultValue = "10000",
-            description = "Per-request timeout, and drain time (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(10000);
 
     @Mixin
     SeedOption seed;
 
-    @Option(names = "--out", defaultValue = "bench/results", description = "Directory for " + BENCHMARK
-            + ".json and the gateway's log (default ${DEFAULT-VALUE}).")
-    Path out;
+    @Mixin
+    ResultsOption results;
 
     @Override
     public Integer call() throws Exception {
         validate();
+        Path out = results.create(BENCHMARK);
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
         var err = spec.commandLine().getErr();
         AimdReport.Analytic analytic = AimdReport.Analytic.of(betaMs, alphaMs, slo.ms());
-        Duration timeout = Duration.ofMillis(timeoutMs);
+        Duration timeout = requestTimeout.duration();
         List<long[]> polls = Collections.synchronizedList(new ArrayList<>());
         long measureFrom;
         OpenLoopResult load;
@@ -144,7 +138,7 @@ public final class AimdCommand implements Callable<Integer> {
                 return t;
             });
             try (GatewayPredictWorkload queries = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), APP,
-                    new RandomInputs(inputLength), maxConnections, timeout)) {
+                    new RandomInputs(inputLength), connections.max, timeout)) {
                 GatewayAdminClient admin = gateway.admin();
                 admin.addApp(APP, "floats", "-1", Math.round(slo.ms() * 1000));
                 admin.addModel(MODEL, VERSION, "floats", -1, "clipper"); // AIMD is Clipper's policy
@@ -166,18 +160,19 @@ public final class AimdCommand implements Callable<Integer> {
                         pollFailure.compareAndSet(null, e);
                     }
                 }, 0, pollMs, TimeUnit.MILLISECONDS);
-                if (warmupS > 0) {
-                    err.printf("%s: warm-up, open loop, %.0f req/s, %.1f s...%n", BENCHMARK, rate, warmupS);
-                    new OpenLoop(rate, arrivals.process(), Duration.ZERO, GatewayOverheadCommand.seconds(warmupS),
+                if (warmup.seconds > 0) {
+                    err.printf("%s: warm-up, open loop, %.0f req/s, %.1f s...%n", BENCHMARK, rate.one(),
+                            warmup.seconds);
+                    new OpenLoop(rate.one(), arrivals.process(), Duration.ZERO, warmup.duration(),
                             timeout, seed.seed() + 1000).run(queries);
                 }
-                err.printf("%s: open loop, %.0f req/s, %.1f s...%n", BENCHMARK, rate, durationS);
+                err.printf("%s: open loop, %.0f req/s, %.1f s...%n", BENCHMARK, rate.one(), duration.seconds);
                 GatewayMetrics before = GatewayMetrics.scrape(gateway);
                 // the control: a bare timer thread in a JVM of its own, over the same window
                 TimerJitter.Child control = timerControl
-                        ? TimerJitter.Child.start(GatewayOverheadCommand.seconds(durationS)) : null;
+                        ? TimerJitter.Child.start(duration.duration()) : null;
                 measureFrom = System.nanoTime();
-                load = new OpenLoop(rate, arrivals.process(), Duration.ZERO, GatewayOverheadCommand.seconds(durationS),
+                load = new OpenLoop(rate.one(), arrivals.process(), Duration.ZERO, duration.duration(),
                         timeout, seed.seed()).run(queries, tally);
                 inside = GatewayOverheadCommand.inside(before, GatewayMetrics.scrape(gateway));
                 machineFloor = control == null ? null : control.await(Duration.ofSeconds(30));
@@ -200,11 +195,11 @@ public final class AimdCommand implements Callable<Integer> {
                 samples.add(new AimdReport.Sample((p[0] - measureFrom) / 1e9, (int) p[1], (int) p[2]));
             }
         }
-        AimdReport.BatchSizeStats lastHalf = AimdReport.BatchSizeStats.of(samples, durationS / 2, durationS,
-                analytic.bStar());
+        AimdReport.BatchSizeStats lastHalf = AimdReport.BatchSizeStats.of(samples, duration.seconds / 2,
+                duration.seconds, analytic.bStar());
         boolean keptUp = load.achievedSendRate() >= 0.97 * load.scheduledRate() && load.sendLagP99Ms() <= 2.0;
         String note = String.format(Locale.ROOT, "the load generator sent %.1f req/s of %.1f scheduled (%.0f offered); "
-                + "send lag p99 %.3f ms, max %.3f ms%s", load.achievedSendRate(), load.scheduledRate(), rate,
+                + "send lag p99 %.3f ms, max %.3f ms%s", load.achievedSendRate(), load.scheduledRate(), rate.one(),
                 load.sendLagP99Ms(), load.sendLagMaxMs(), keptUp ? "" : " - it did NOT keep up, so the offered load "
                         + "was lower and burstier than scheduled (latencies still count from the schedule)");
         AimdReport report = new AimdReport(BENCHMARK, startedAt.toString(), settings(),
@@ -233,9 +228,9 @@ public final class AimdCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
-        if (!(betaMs >= 0) || !(alphaMs > 0) || !(slo.ms() > betaMs + alphaMs) || !(rate > 0) || !(durationS > 0)
-                || !(warmupS >= 0) || !(lateToleranceMs >= 0) || pollMs < 1 || inputLength < 1
-                || maxConnections < 1 || timeoutMs < 1) {
+        if (!(betaMs >= 0) || !(alphaMs > 0) || !(slo.ms() > betaMs + alphaMs) || !(rate.one() > 0) || !(duration.seconds > 0)
+                || !(warmup.seconds >= 0) || !(lateToleranceMs >= 0) || pollMs < 1 || inputLength < 1
+                || connections.max < 1 || requestTimeout.ms < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need --beta-ms ≥ 0, --alpha-ms > 0, "
                     + "--slo-ms > beta + alpha, and positive --rate, --duration-s, --poll-ms, --input-length, "
                     + "--max-connections and --timeout-ms (--warmup-s and --late-tolerance-ms ≥ 0)");
@@ -256,16 +251,16 @@ public final class AimdCommand implements Callable<Integer> {
         s.put("betaMs", betaMs);
         s.put("alphaMs", alphaMs);
         s.put("sloMs", slo.ms());
-        s.put("rate", rate);
+        s.put("rate", rate.one());
         s.put("arrivals", arrivals.process().describe());
-        s.put("warmupS", warmupS);
-        s.put("durationS", durationS);
+        s.put("warmupS", warmup.seconds);
+        s.put("durationS", duration.seconds);
         s.put("lateToleranceMs", lateToleranceMs);
         s.put("pollMs", pollMs);
         s.put("inputLength", inputLength);
         s.put("inputs", "random, distinct per request");
-        s.put("maxConnections", maxConnections);
-        s.put("timeoutMs", timeoutMs);
+        s.put("maxConnections", connections.max);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("seed", seed.seed());
         s.put("gatewayJar", gatewayOptions.jar.toString());
         s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);

@@ -8,7 +8,6 @@ import io.servegate.loadgen.load.GatewayAnswer;
 import io.servegate.loadgen.load.GatewayPredictWorkload;
 import io.servegate.loadgen.load.OpenLoop;
 import io.servegate.loadgen.load.RandomInputs;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.workload.admin.GatewayAdminClient;
 import io.servegate.workload.arrival.ArrivalPattern;
@@ -60,9 +59,8 @@ public final class AutoscaleCommand implements Callable<Integer> {
             description = "RATE:SECONDS of open-loop Poisson load, in order (default ${DEFAULT-VALUE}).")
     List<String> steps;
 
-    @Option(names = "--warmup-s", defaultValue = "20",
-            description = "Unmeasured seconds at the first step's rate before the steps (default ${DEFAULT-VALUE}).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(20);
 
     @Option(names = "--settle-s", defaultValue = "10",
             description = "Seconds after each step left out of its goodput (default ${DEFAULT-VALUE}).")
@@ -93,18 +91,17 @@ public final class AutoscaleCommand implements Callable<Integer> {
     @Option(names = "--input-length", defaultValue = "8", description = "Floats per input (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--max-connections", defaultValue = "512", description = "(default ${DEFAULT-VALUE})")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(512);
 
-    @Option(names = "--timeout-ms", defaultValue = "5000", description = "Per-request timeout (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(5000);
 
     @Mixin
     SeedOption seed;
 
-    @Option(names = "--out", defaultValue = "bench/results",
-            description = "Base directory; the run writes to <out>/" + SCENARIO + "-<UTC timestamp>/ (default ${DEFAULT-VALUE}).")
-    Path out;
+    @Mixin
+    ResultsOption results;
 
     /** One second of the run. */
     record Second(int t, double offered, long answered, long good, int replicas, int ready) {
@@ -140,7 +137,7 @@ public final class AutoscaleCommand implements Callable<Integer> {
         RateTrace trace = RateTrace.perSecond("steps " + steps, perSecond);
         RunConditions atStart = RunConditions.now();
         Instant startedAt = Instant.now();
-        Path dir = ResultsFolder.create(out, SCENARIO);
+        Path dir = results.create(SCENARIO);
         err.printf("%s: starting the gateway (process container manager)...%n", SCENARIO);
         // loopback only: the bench's admin calls carry no token, so deploy_model's command needs the opt-out
         GatewayProcess gateway = gatewayOptions.start(dir, SCENARIO, List.of(
@@ -160,12 +157,12 @@ public final class AutoscaleCommand implements Callable<Integer> {
             admin.awaitAvailableReplicas(APP, minReplicas, Duration.ofSeconds(120));
             admin.post("set_autoscaling", Map.of("model_name", APP, "min_replicas", minReplicas, "max_replicas",
                     maxReplicas, "cooldown_s", cooldownS));
-            Duration timeout = Duration.ofMillis(timeoutMs);
+            Duration timeout = requestTimeout.duration();
             try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), APP,
-                    new RandomInputs(inputLength), maxConnections, timeout)) {
-                if (warmupS > 0) {
-                    err.printf("%s: warm-up, %.0f s at %.0f/s...%n", SCENARIO, warmupS, rates[0]);
-                    new OpenLoop(rates[0], Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout, seed.seed() + 1)
+                    new RandomInputs(inputLength), connections.max, timeout)) {
+                if (warmup.seconds > 0) {
+                    err.printf("%s: warm-up, %.0f s at %.0f/s...%n", SCENARIO, warmup.seconds, rates[0]);
+                    new OpenLoop(rates[0], Duration.ZERO, warmup.duration(), timeout, seed.seed() + 1)
                             .run(load);
                 }
                 err.printf("%s: steps %s...%n", SCENARIO, steps);
@@ -300,7 +297,7 @@ public final class AutoscaleCommand implements Callable<Integer> {
     private Map<String, Object> settings(RateTrace trace) {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("steps", steps);
-        s.put("warmupS", warmupS);
+        s.put("warmupS", warmup.seconds);
         s.put("settleS", settleS);
         s.put("containers", "emulated (process manager, java -jar " + containerJar + "), beta " + betaMs
                 + " ms, alpha " + alphaMs + " ms");
@@ -309,8 +306,8 @@ public final class AutoscaleCommand implements Callable<Integer> {
                 + cooldownS + " s, other settings default");
         s.put("arrivals", "open loop, " + ArrivalPattern.trace(trace, true).describe());
         s.put("inputLength", inputLength);
-        s.put("maxConnections", maxConnections);
-        s.put("timeoutMs", timeoutMs);
+        s.put("maxConnections", connections.max);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("seed", seed.seed());
         s.put("gatewayJar", gatewayOptions.jar.toString());
         s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);

@@ -3,7 +3,6 @@ package io.servegate.loadgen.cli;
 import io.servegate.loadgen.harness.ContainerChild;
 import io.servegate.loadgen.harness.GatewayProcess;
 import io.servegate.loadgen.load.GatewayPredictWorkload;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.loadgen.report.ScenarioReport;
 import io.servegate.loadgen.scenario.Measurement;
@@ -118,7 +117,7 @@ public final class BatchingGainCommand implements Callable<Integer> {
         var err = spec.commandLine().getErr();
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
-        Path dir = ResultsFolder.create(options.out, SCENARIO);
+        Path dir = options.results.create(SCENARIO);
         List<Measurement> results = new ArrayList<>();
         List<Map<String, Object>> gateways = new ArrayList<>();
         List<String> failures = new ArrayList<>();

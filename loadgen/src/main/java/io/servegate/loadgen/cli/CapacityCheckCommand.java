@@ -9,7 +9,6 @@ import io.servegate.loadgen.harness.PrometheusText;
 import io.servegate.loadgen.load.GatewayPredictWorkload;
 import io.servegate.loadgen.load.OpenLoop;
 import io.servegate.loadgen.load.RandomInputs;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.workload.admin.GatewayAdminClient;
 import io.servegate.workload.report.HtmlReport;
@@ -62,12 +61,11 @@ public final class CapacityCheckCommand implements Callable<Integer> {
             description = "The emulated container's time per query (β; α is 0) (default ${DEFAULT-VALUE}).")
     double serviceMs;
 
-    @Option(names = "--duration-s", defaultValue = "20", description = "Measured seconds per load (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(20);
 
-    @Option(names = "--warmup-s", defaultValue = "10",
-            description = "Seconds at 0.3 load per replica count that calibrate the service time (default ${DEFAULT-VALUE}).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(10);
 
     @Option(names = "--container-jar", defaultValue = "containers/emulated/target/emulated-container.jar",
             description = "(default ${DEFAULT-VALUE})")
@@ -76,9 +74,8 @@ public final class CapacityCheckCommand implements Callable<Integer> {
     @Mixin
     SeedOption seed;
 
-    @Option(names = "--out", defaultValue = "bench/results",
-            description = "Base directory; the run writes to <out>/" + SCENARIO + "-<UTC timestamp>/ (default ${DEFAULT-VALUE}).")
-    Path out;
+    @Mixin
+    ResultsOption results;
 
     /**
      * One measured point.
@@ -122,7 +119,7 @@ public final class CapacityCheckCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         RunConditions atStart = RunConditions.now();
         Instant startedAt = Instant.now();
-        Path dir = ResultsFolder.create(out, SCENARIO);
+        Path dir = results.create(SCENARIO);
         GatewayProcess gateway = gatewayOptions.start(dir, SCENARIO, List.of(
                 "--servegate.containers.manager=process",
                 "--servegate.containers.process.require-admin-token=false"));
@@ -156,20 +153,20 @@ public final class CapacityCheckCommand implements Callable<Integer> {
             // calibration: the service time per query as the scheduler's lanes are held, at low load
             PrometheusText before = PrometheusText.parse(GatewayMetrics.scrapeText(gateway));
             double profileMs = profileMs(before, name);
-            new OpenLoop(0.3 * c * 1000 / profileMs, Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout,
+            new OpenLoop(0.3 * c * 1000 / profileMs, Duration.ZERO, warmup.duration(), timeout,
                     seed.seed()).run(load);
             Window calibration = Window.between(before, PrometheusText.parse(GatewayMetrics.scrapeText(gateway)), name,
-                    warmupS);
+                    warmup.seconds);
             double lowLoadMs = calibration.serviceMs();
             for (double rho : loads) {
                 before = PrometheusText.parse(GatewayMetrics.scrapeText(gateway));
                 double rate = rho * c * 1000 / lowLoadMs;
                 err.printf(Locale.ROOT, "%s: %d replica(s), load %.2f: %.0f/s (service %.3f ms at low load)...%n",
                         SCENARIO, c, rho, rate, lowLoadMs);
-                new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(durationS), timeout,
+                new OpenLoop(rate, Duration.ZERO, duration.duration(), timeout,
                         seed.seed() + Math.round(rho * 100)).run(load);
                 Window w = Window.between(before, PrometheusText.parse(GatewayMetrics.scrapeText(gateway)), name,
-                        durationS);
+                        duration.seconds);
                 double predicted = MdcQueue.meanLatency(w.rate(), c, w.serviceMs() / 1000) * 1000;
                 double predictedLowLoad = MdcQueue.meanLatency(w.rate(), c, lowLoadMs / 1000) * 1000;
                 Point p = new Point(c, rho, w.rate(), profileMs, lowLoadMs, w.serviceMs(), predicted,
@@ -222,9 +219,9 @@ public final class CapacityCheckCommand implements Callable<Integer> {
         settings.put("loads", loads);
         settings.put("containers", "emulated (process manager), " + serviceMs + " ms per query");
         settings.put("scheduling", "clipper, batch size 1 (FCFS, one query per replica at a time); SLO 10 s");
-        settings.put("durationS", durationS);
+        settings.put("durationS", duration.seconds);
         settings.put("calibration", "the service time at 0.3 of c/ℓ(1) over the warm-up sets the loads' rates");
-        settings.put("warmupS", warmupS);
+        settings.put("warmupS", warmup.seconds);
         settings.put("seed", seed.seed());
         Map<String, Object> all = new LinkedHashMap<>();
         all.put("scenario", SCENARIO);

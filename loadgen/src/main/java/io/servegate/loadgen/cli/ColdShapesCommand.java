@@ -9,7 +9,6 @@ import io.servegate.loadgen.load.GatewayPredictWorkload;
 import io.servegate.loadgen.load.OpenLoop;
 import io.servegate.loadgen.load.OpenLoopResult;
 import io.servegate.loadgen.load.RandomInputs;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -25,6 +24,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
@@ -54,7 +54,7 @@ public final class ColdShapesCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--gateway", required = true, description = "LABEL=JAR, repeatable: the gateways to compare.")
+    @Option(names = "--compare", required = true, description = "LABEL=JAR, repeatable: the gateway builds to compare.")
     List<String> gateways;
 
     @Option(names = "--cases", split = ",", defaultValue = "control,cold,cold-warmed",
@@ -70,11 +70,11 @@ public final class ColdShapesCommand implements Callable<Integer> {
                     + "settings (default ${DEFAULT-VALUE}).")
     Path container;
 
-    @Option(names = "--rate", defaultValue = "400", description = "Requests/s, Poisson (default ${DEFAULT-VALUE}).")
-    double rate;
+    @Mixin
+    RateOption rate = new RateOption(400);
 
-    @Option(names = "--slo-ms", defaultValue = "50", description = "The app's SLO (default ${DEFAULT-VALUE}).")
-    double sloMs;
+    @Mixin
+    SloOption slo = new SloOption(50);
 
     @Option(names = "--beta-ms", defaultValue = "10", description = "Cost per batch (default ${DEFAULT-VALUE}).")
     double betaMs;
@@ -102,25 +102,25 @@ public final class ColdShapesCommand implements Callable<Integer> {
             description = "The container's declared maximum batch (default ${DEFAULT-VALUE}).")
     int maxBatch;
 
-    @Option(names = "--warmup-s", defaultValue = "30", description = "Unmeasured load first (default ${DEFAULT-VALUE}).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(30);
 
-    @Option(names = "--duration-s", defaultValue = "30", description = "Measured window (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(30);
 
-    @Option(names = "--max-connections", defaultValue = "256", description = "HTTP connections (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(256);
 
-    @Option(names = "--seed", defaultValue = "1", description = "Arrival schedule seed (default ${DEFAULT-VALUE}).")
-    long seed;
+    @Mixin
+    SeedOption seed;
 
-    @Option(names = "--out", defaultValue = "bench/results", description = "Results folder (default ${DEFAULT-VALUE}).")
-    Path out;
+    @Mixin
+    ResultsOption results;
 
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
-        Path dir = ResultsFolder.create(out, SCENARIO);
+        Path dir = results.create(SCENARIO);
         List<Map<String, Object>> runs = new ArrayList<>();
         RunConditions atStart = RunConditions.now();
         for (String c : cases) {
@@ -139,7 +139,8 @@ public final class ColdShapesCommand implements Callable<Integer> {
             for (String g : gateways) {
                 int eq = g.indexOf('=');
                 if (eq <= 0) {
-                    throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--gateway wants LABEL=JAR, got " + g);
+                    throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                            "--compare wants LABEL=JAR, got " + g);
                 }
                 String label = g.substring(0, eq);
                 runs.add(run(label, Path.of(g.substring(eq + 1)), c, c + "-" + label + (time > 1 ? "-" + time : ""),
@@ -147,9 +148,9 @@ public final class ColdShapesCommand implements Callable<Integer> {
             }
         }
         Map<String, Object> report = new LinkedHashMap<>();
-        Map<String, Object> settings = new LinkedHashMap<>(Map.of("rate", rate, "slo_ms", sloMs, "beta_ms", betaMs,
-                "alpha_ms", alphaMs, "cold_ms", coldMs, "max_batch", maxBatch, "warmup_s", warmupS,
-                "duration_s", durationS, "seed", seed));
+        Map<String, Object> settings = new LinkedHashMap<>(Map.of("rate", rate.one(), "slo_ms", slo.ms(), "beta_ms", betaMs,
+                "alpha_ms", alphaMs, "cold_ms", coldMs, "max_batch", maxBatch, "warmup_s", warmup.seconds,
+                "duration_s", duration.seconds, "seed", seed.seed()));
         settings.putAll(Map.of("stall_ms", stallMs, "stall_every_ms", stallEveryMs, "hog_cpus", hogCpus));
         report.put("settings", settings);
         report.put("conditions", RunConditions.span(atStart, RunConditions.now()));
@@ -176,26 +177,27 @@ public final class ColdShapesCommand implements Callable<Integer> {
             int port = awaitPort(containerProcess, dir.resolve("container-" + name + ".log"));
             gateway = GatewayProcess.start(jar, List.of("-Xmx1g"), List.of(), dir.resolve("gateway-" + name + ".log"));
             gateway.awaitReady(gateway.admin(), Duration.ofSeconds(120));
-            ScenarioOptions.register(gateway.admin(), "cold", sloMs, -1, null,
+            ScenarioOptions.register(gateway.admin(), "cold", slo.ms(), -1, null,
                     List.of(GatewayProcess.HOST + ":" + port), "floats");
             Duration timeout = Duration.ofSeconds(5);
             try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), "cold",
-                    new RandomInputs(4), maxConnections, timeout)) {
+                    new RandomInputs(4), connections.max, timeout)) {
                 if (has(c, "cpu-hog")) {
                     hog = new ProcessBuilder("stress-ng", "--cpu", Integer.toString(hogCpus)).redirectErrorStream(true)
                             .redirectOutput(dir.resolve("stress-ng-" + name + ".log").toFile()).start();
                 }
-                err.printf("%s: %s on %s: warm-up %.0f s at %.0f/s...%n", SCENARIO, c, label, warmupS, rate);
-                if (warmupS > 0) {
-                    new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout, seed + 1000)
+                err.printf("%s: %s on %s: warm-up %.0f s at %.0f/s...%n", SCENARIO, c, label, warmup.seconds,
+                        rate.one());
+                if (warmup.seconds > 0) {
+                    new OpenLoop(rate.one(), Duration.ZERO, warmup.duration(), timeout, seed.seed() + 1000)
                             .run(load);
                 }
-                AnswerTally inSlo = new AnswerTally(Math.round(sloMs * 1e6));
-                AnswerTally late = new AnswerTally(Math.round((sloMs + LATE_TOLERANCE_MS) * 1e6));
+                AnswerTally inSlo = new AnswerTally(Math.round(slo.ms() * 1e6));
+                AnswerTally late = new AnswerTally(Math.round((slo.ms() + LATE_TOLERANCE_MS) * 1e6));
                 RunConditions before = RunConditions.now();
                 GatewayMetrics gatewayBefore = GatewayMetrics.scrape(gateway);
-                OpenLoopResult result = new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(durationS),
-                        timeout, seed).run(load, (answer, nanos) -> {
+                OpenLoopResult result = new OpenLoop(rate.one(), Duration.ZERO, duration.duration(),
+                        timeout, seed.seed()).run(load, (answer, nanos) -> {
                             inSlo.accept(answer, nanos);
                             late.accept(answer, nanos);
                         });

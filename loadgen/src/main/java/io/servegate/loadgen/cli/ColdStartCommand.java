@@ -11,7 +11,6 @@ import io.servegate.loadgen.load.GatewayPredictWorkload;
 import io.servegate.loadgen.load.OpenLoop;
 import io.servegate.loadgen.load.OpenLoopResult;
 import io.servegate.loadgen.load.RandomInputs;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
@@ -30,6 +29,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
@@ -53,31 +53,31 @@ public final class ColdStartCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--jar", required = true, description = "The gateway's executable jar.")
-    Path jar;
+    @Mixin
+    GatewayOptions gatewayOptions;
 
     @Option(names = "--case", required = true,
             description = "LABEL=ARGS, repeatable: ARGS space-separated, those starting with -X or -D for the JVM, "
                     + "the others (--name=value) for the gateway; e.g. off=--servegate.warmup.enabled=false")
     List<String> cases;
 
-    @Option(names = "--rate", defaultValue = "800", description = "Requests/s, Poisson (default ${DEFAULT-VALUE}).")
-    double rate;
+    @Mixin
+    RateOption rate = new RateOption(800);
 
-    @Option(names = "--slo-ms", defaultValue = "20", description = "The app's SLO (default ${DEFAULT-VALUE}).")
-    double sloMs;
+    @Mixin
+    SloOption slo;
 
-    @Option(names = "--duration-s", defaultValue = "5", description = "Each of the two windows (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(5);
 
-    @Option(names = "--max-connections", defaultValue = "256", description = "HTTP connections (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(256);
 
-    @Option(names = "--seed", defaultValue = "1", description = "Arrival schedule seed (default ${DEFAULT-VALUE}).")
-    long seed;
+    @Mixin
+    SeedOption seed;
 
-    @Option(names = "--out", defaultValue = "bench/results", description = "Results folder (default ${DEFAULT-VALUE}).")
-    Path out;
+    @Mixin
+    ResultsOption results;
 
     private final HttpClient http = HttpClient.newHttpClient();
 
@@ -93,7 +93,7 @@ public final class ColdStartCommand implements Callable<Integer> {
             parsed.put(c.substring(0, eq), Arrays.stream(c.substring(eq + 1).trim().split("\\s+"))
                     .filter(a -> !a.isEmpty()).toList());
         }
-        Path dir = ResultsFolder.create(out, SCENARIO);
+        Path dir = results.create(SCENARIO);
         RunConditions atStart = RunConditions.now();
         List<Map<String, Object>> runs = new ArrayList<>();
         try (ModelContainer<float[], String> noop = NoopContainer.builder(TensorType.FLOATS).name(APP)
@@ -106,8 +106,8 @@ public final class ColdStartCommand implements Callable<Integer> {
             }
         }
         Map<String, Object> report = new LinkedHashMap<>();
-        report.put("settings", Map.of("rate", rate, "slo_ms", sloMs, "window_s", durationS, "seed", seed,
-                "cases", parsed));
+        report.put("settings", Map.of("rate", rate.one(), "slo_ms", slo.ms(), "window_s", duration.seconds,
+                "seed", seed.seed(), "cases", parsed));
         report.put("conditions", RunConditions.span(atStart, RunConditions.now()));
         report.put("runs", runs);
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
@@ -125,15 +125,17 @@ public final class ColdStartCommand implements Callable<Integer> {
 
     private Map<String, Object> run(String label, List<String> args, String container, Path dir, PrintWriter err)
             throws Exception {
-        List<String> jvm = new ArrayList<>(List.of("-Xmx1g"));
+        List<String> jvm = new ArrayList<>(gatewayOptions.jvmArgs);
         jvm.addAll(args.stream().filter(a -> a.startsWith("-X") || a.startsWith("-D")).toList());
-        List<String> gatewayArgs = args.stream().filter(a -> a.startsWith("--")).toList();
+        List<String> gatewayArgs = new ArrayList<>(gatewayOptions.gatewayArgs);
+        gatewayArgs.addAll(args.stream().filter(a -> a.startsWith("--")).toList());
         RunConditions before = RunConditions.now();
         long start = System.nanoTime();
-        GatewayProcess gateway = GatewayProcess.start(jar, jvm, gatewayArgs, dir.resolve("gateway-" + label + ".log"));
+        GatewayProcess gateway = GatewayProcess.start(gatewayOptions.jar, jvm, gatewayArgs,
+                dir.resolve("gateway-" + label + ".log"));
         try {
-            gateway.awaitReady(gateway.admin(), Duration.ofSeconds(120));
-            ScenarioOptions.register(gateway.admin(), APP, sloMs, -1, null, List.of(container), "floats");
+            gateway.awaitReady(gateway.admin(), gatewayOptions.startTimeout());
+            ScenarioOptions.register(gateway.admin(), APP, slo.ms(), -1, null, List.of(container), "floats");
             awaitHealthReady(gateway, Duration.ofSeconds(120));
             double readyS = (System.nanoTime() - start) / 1e9;
             Map<String, Object> r = new LinkedHashMap<>();
@@ -144,13 +146,14 @@ public final class ColdStartCommand implements Callable<Integer> {
             r.put("load_average_1m", before.loadAverage1m());
             Duration timeout = Duration.ofSeconds(5);
             try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), APP,
-                    new RandomInputs(4), maxConnections, timeout)) {
+                    new RandomInputs(4), connections.max, timeout)) {
                 for (int w = 1; w <= 2; w++) {
-                    window(gateway, load, "w" + w + "_", seed + w, r);
+                    window(gateway, load, "w" + w + "_", seed.seed() + w, r);
                 }
             }
             err.printf("%s: %s ready after %.2f s; in SLO, client/gateway: first %.0f s %.1f %%/%.1f %%, next %.1f %%/%.1f %%"
-                    + " (load average %.2f)%n", SCENARIO, label, readyS, durationS, r.get("w1_client_in_slo_pct"),
+                    + " (load average %.2f)%n", SCENARIO, label, readyS, duration.seconds,
+                            r.get("w1_client_in_slo_pct"),
                     r.get("w1_gateway_in_slo_pct"), r.get("w2_client_in_slo_pct"), r.get("w2_gateway_in_slo_pct"),
                     before.loadAverage1m());
             return r;
@@ -162,9 +165,9 @@ public final class ColdStartCommand implements Callable<Integer> {
     /** One window of load; its figures go into {@code r} under {@code prefix}. */
     private void window(GatewayProcess gateway, GatewayPredictWorkload load, String prefix, long windowSeed,
             Map<String, Object> r) throws Exception {
-        AnswerTally tally = new AnswerTally(Math.round(sloMs * 1e6));
+        AnswerTally tally = new AnswerTally(Math.round(slo.ms() * 1e6));
         String textBefore = GatewayMetrics.scrapeText(gateway);
-        OpenLoopResult result = new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(durationS),
+        OpenLoopResult result = new OpenLoop(rate.one(), Duration.ZERO, duration.duration(),
                 Duration.ofSeconds(5), windowSeed).run(load, tally);
         String textAfter = GatewayMetrics.scrapeText(gateway);
         AnswerTally.Counts counts = tally.counts();

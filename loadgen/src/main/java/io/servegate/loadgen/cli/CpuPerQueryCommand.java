@@ -3,6 +3,7 @@ package io.servegate.loadgen.cli;
 import io.servegate.containers.noop.NoopContainer;
 import io.servegate.loadgen.harness.FloorProcess;
 import io.servegate.loadgen.harness.GatewayProcess;
+import io.servegate.loadgen.harness.OtlpSink;
 import io.servegate.loadgen.harness.ProcessCost;
 import io.servegate.loadgen.load.AnswerTally;
 import io.servegate.loadgen.load.GatewayPredictWorkload;
@@ -11,7 +12,6 @@ import io.servegate.loadgen.load.OpenLoopResult;
 import io.servegate.loadgen.load.RandomInputs;
 import io.servegate.loadgen.report.BenchmarkReport;
 import io.servegate.loadgen.report.CpuPerQueryReport;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
@@ -35,13 +35,14 @@ import picocli.CommandLine.Spec;
 /**
  * What a gateway process spends per answered query, beside a floor that does only what every
  * answer needs ({@code FloorServer}: Reactor Netty HTTP in, the same OIP client out, one call
- * per request) and, optionally, another gateway build: the same noop container (in this JVM), the
+ * per request) and, optionally, another gateway build and the gateway with tracing on at given
+ * sampling ratios: the same noop container (in this JVM), the
  * same client and arrivals, the servers taking turns at each rate in each round. CPU comes from
  * each server's {@code /proc/<pid>/stat}, allocation from its JVM's thread allocation counters.
  */
 @Command(name = "cpu-per-query", mixinStandardHelpOptions = true,
         description = "CPU and allocation per answered query of the gateway, a bare Reactor Netty + OIP floor and "
-                + "optionally a baseline gateway build, side by side at fixed open-loop rates.")
+                + "optionally a baseline gateway build and the gateway with tracing on, side by side at fixed open-loop rates.")
 public final class CpuPerQueryCommand implements Callable<Integer> {
 
     static final String BENCHMARK = "cpu-per-query";
@@ -72,20 +73,24 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
             description = "JVM option of the floor server's process, repeatable (default ${DEFAULT-VALUE}).")
     List<String> floorJvmArgs = new ArrayList<>();
 
-    @Option(names = "--rates", split = ",", defaultValue = "800,1600,4000",
-            description = "Open-loop rates in requests/s (default ${DEFAULT-VALUE}).")
-    List<Double> rates;
+    @Option(names = "--tracing-ratio", split = ",", paramLabel = "RATIO",
+            description = "Also measure the gateway with tracing on at these sampling ratios, e.g. 1,0.1: one more "
+                    + "gateway (same jar and settings) each, exporting OTLP over HTTP to a sink in this JVM.")
+    List<Double> tracingRatios = new ArrayList<>();
+
+    @Mixin
+    RateOption rate = new RateOption(800, 1600, 4000);
 
     @Option(names = "--rounds", defaultValue = "2",
             description = "Rounds; in each, every server takes a turn at every rate, in a rotating order "
                     + "(default ${DEFAULT-VALUE}).")
     int rounds;
 
-    @Option(names = "--duration-s", defaultValue = "10", description = "Measured seconds per leg (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(10);
 
-    @Option(names = "--warmup-s", defaultValue = "3", description = "Unmeasured seconds before each leg (default ${DEFAULT-VALUE}).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(3);
 
     @Option(names = "--jvm-warmup-s", defaultValue = "20",
             description = "Unmeasured seconds per server, once, at the highest rate, before the first leg "
@@ -96,37 +101,39 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
             description = "Floats per input, random and distinct per request (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--max-connections", defaultValue = "16",
-            description = "Kept-alive HTTP connections per server at most (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(16);
 
-    @Option(names = "--timeout-ms", defaultValue = "5000",
-            description = "Per-request timeout, and drain time (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(5000);
 
-    @Option(names = "--out", defaultValue = "bench/results", description = "Base directory; the run writes "
-            + BENCHMARK + ".json and the servers' logs to <out>/" + BENCHMARK + "-<UTC timestamp>/ "
-            + "(default ${DEFAULT-VALUE}).")
-    Path base;
+    @Mixin
+    ResultsOption results;
 
     /** A server under test: its name, its HTTP port and what it has spent. */
     private record Server(String name, GatewayPredictWorkload client, ProcessCost cost) {
     }
 
+    /** Where the gateways with tracing on export their spans; null without --tracing-ratio. */
+    private OtlpSink sink;
+
     @Override
     public Integer call() throws Exception {
-        if (rates.isEmpty() || rates.stream().anyMatch(r -> !(r > 0) || r.isInfinite()) || rounds < 1
-                || !(durationS > 0) || !(warmupS >= 0) || !(jvmWarmupS >= 0) || inputLength < 1 || maxConnections < 1
-                || timeoutMs < 1) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--rates must be positive numbers, --rounds, "
+        if (tracingRatios.stream().anyMatch(r -> !(r > 0 && r <= 1))) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--tracing-ratio must be in (0, 1]");
+        }
+        if (rate.all().isEmpty() || rate.all().stream().anyMatch(r -> !(r > 0) || r.isInfinite()) || rounds < 1
+                || !(duration.seconds > 0) || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || inputLength < 1 || connections.max < 1
+                || requestTimeout.ms < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--rate must be positive numbers, --rounds, "
                     + "--duration-s, --input-length, --max-connections and --timeout-ms positive, the warm-ups >= 0");
         }
         ArrivalPattern process = arrivals.process();
-        Path out = ResultsFolder.create(base, BENCHMARK);
+        Path out = results.create(BENCHMARK);
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
         var err = spec.commandLine().getErr();
-        Duration timeout = Duration.ofMillis(timeoutMs);
+        Duration timeout = requestTimeout.duration();
         RandomInputs inputs = new RandomInputs(inputLength);
         List<CpuPerQueryReport.Leg> legs = new ArrayList<>();
         List<AutoCloseable> toClose = new ArrayList<>();
@@ -150,20 +157,34 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
                 deploy(baseline, address);
                 servers.add(server("baseline", baseline.port(), baseline.pid(), inputs, timeout, toClose));
             }
-            double top = rates.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
+            if (!tracingRatios.isEmpty()) {
+                sink = OtlpSink.start();
+                toClose.add(sink);
+            }
+            for (double ratio : tracingRatios) {
+                String name = "tracing-" + ratio;
+                GatewayProcess traced = gatewayOptions.start(out, name, List.of("--servegate.tracing.enabled=true",
+                        "--servegate.tracing.sampling-ratio=" + ratio, "--servegate.tracing.protocol=http-protobuf",
+                        "--servegate.tracing.endpoint=" + sink.url()));
+                toClose.add(traced);
+                deploy(traced, address);
+                servers.add(server(name, traced.port(), traced.pid(), inputs, timeout, toClose));
+            }
+            double top = rate.all().stream().mapToDouble(Double::doubleValue).max().orElseThrow();
             for (Server s : servers) {
                 if (jvmWarmupS > 0) {
                     err.printf("%s: JVM warm-up of %s, %.0f s at %.0f req/s...%n", BENCHMARK, s.name(), jvmWarmupS, top);
                     new OpenLoop(top, process, Duration.ZERO, seconds(jvmWarmupS), timeout, seed.seed() + 7).run(s.client());
                 }
             }
+            List<Double> rates = rate.all();
             for (int round = 0; round < rounds; round++) {
                 for (int i = 0; i < rates.size(); i++) {
-                    double rate = rates.get(i);
+                    double offered = rates.get(i);
                     for (int k = 0; k < servers.size(); k++) {
                         Server s = servers.get((k + round + i) % servers.size());
-                        err.printf("%s: round %d, %.0f req/s, %s...%n", BENCHMARK, round + 1, rate, s.name());
-                        legs.add(leg(s, round, rate, process, timeout, seed.seed() + 100L * round + i));
+                        err.printf("%s: round %d, %.0f req/s, %s...%n", BENCHMARK, round + 1, offered, s.name());
+                        legs.add(leg(s, round, offered, process, timeout, seed.seed() + 100L * round + i));
                         // written after every leg, so that a run cut short keeps what it measured
                         report(startedAt, atStart, process, legs).writeJson(out);
                     }
@@ -195,7 +216,7 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
     private Server server(String name, int port, long pid, RandomInputs inputs, Duration timeout,
             List<AutoCloseable> toClose) {
         GatewayPredictWorkload client = new GatewayPredictWorkload(GatewayProcess.HOST, port, APP, inputs,
-                maxConnections, timeout);
+                connections.max, timeout);
         toClose.add(client);
         ProcessCost cost = ProcessCost.of(pid);
         toClose.add(cost);
@@ -212,12 +233,12 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
 
     private CpuPerQueryReport.Leg leg(Server s, int round, double rate, ArrivalPattern process, Duration timeout,
             long seedOfLeg) throws InterruptedException {
-        if (warmupS > 0) {
-            new OpenLoop(rate, process, Duration.ZERO, seconds(warmupS), timeout, seedOfLeg + 50).run(s.client());
+        if (warmup.seconds > 0) {
+            new OpenLoop(rate, process, Duration.ZERO, warmup.duration(), timeout, seedOfLeg + 50).run(s.client());
         }
         AnswerTally tally = new AnswerTally(slo.nanos());
         ProcessCost.Reading before = s.cost().read();
-        OpenLoopResult r = new OpenLoop(rate, process, Duration.ZERO, seconds(durationS), timeout, seedOfLeg)
+        OpenLoopResult r = new OpenLoop(rate, process, Duration.ZERO, duration.duration(), timeout, seedOfLeg)
                 .run(s.client(), tally);
         ProcessCost.Reading spent = s.cost().read().minus(before);
         long answered = r.requests();
@@ -232,22 +253,24 @@ public final class CpuPerQueryCommand implements Callable<Integer> {
     private Map<String, Object> settings(ArrivalPattern process) {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("app", APP + " -> " + MODEL + ":" + VERSION + " (noop container in the load generator's JVM)");
-        s.put("rates", rates);
+        s.put("rates", rate.all());
         s.put("rounds", rounds);
-        s.put("durationS", durationS);
-        s.put("warmupS", warmupS);
+        s.put("durationS", duration.seconds);
+        s.put("warmupS", warmup.seconds);
         s.put("jvmWarmupS", jvmWarmupS);
         s.put("arrivals", process.describe());
         s.put("sloMs", slo.ms());
         s.put("inputLength", inputLength);
-        s.put("maxConnections", maxConnections);
-        s.put("timeoutMs", timeoutMs);
+        s.put("maxConnections", connections.max);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("seed", seed.seed());
         s.put("gatewayJar", gatewayOptions.jar.toString());
         s.put("baselineGatewayJar", baselineJar == null ? null : baselineJar.toString());
         s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);
         s.put("floorJvmArgs", floorJvmArgs);
         s.put("gatewayArgs", gatewayOptions.gatewayArgs);
+        s.put("tracingRatios", tracingRatios);
+        s.put("otlpExports", sink == null ? null : Map.of("requests", sink.exports(), "bytes", sink.bytes()));
         s.put("floor", "FloorServer: Reactor Netty HTTP, streaming JSON parse, one OIP ModelInfer per request");
         return s;
     }

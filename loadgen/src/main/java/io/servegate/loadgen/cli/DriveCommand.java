@@ -11,7 +11,6 @@ import io.servegate.loadgen.report.RunConditions;
 import io.servegate.workload.arrival.ArrivalPattern;
 import java.io.PrintWriter;
 import java.net.URI;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
@@ -34,7 +33,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "drive", mixinStandardHelpOptions = true,
         description = "Drives a running gateway's app with open-loop load and prints goodput (in time, defaults, "
-                + "errors) and latency percentiles; --out writes them as a JSON report.")
+                + "errors) and latency percentiles; --out-file writes them as a JSON report.")
 public final class DriveCommand implements Callable<Integer> {
 
     @Spec
@@ -46,18 +45,16 @@ public final class DriveCommand implements Callable<Integer> {
     @Option(names = "--app", required = true, description = "The app to query: POST /{app}/predict.")
     String app;
 
-    @Option(names = "--rate", required = true, description = "Mean offered queries per second.")
-    double rate;
+    @Mixin
+    RateOption rate = new RateOption();
 
-    @Option(names = "--duration-s", defaultValue = "10", description = "Measured seconds (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(10);
 
     // a gateway's first seconds (JIT, connection set-up, the scheduler learning the batch costs)
     // answer late: measured from the first query, they read as the gateway's steady state
-    @Option(names = "--warmup-s", defaultValue = "5",
-            description = "Unmeasured seconds of the same load first (default ${DEFAULT-VALUE}; 0 measures from the "
-                    + "first query, cold).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(5);
 
     @Option(names = "--input-shape", split = ",",
             description = "Random floats per query, as a shape whose product is the length, e.g. 784 or 1,28,28 "
@@ -67,16 +64,14 @@ public final class DriveCommand implements Callable<Integer> {
     @Option(names = "--input-bytes", description = "Random bytes per query, base64 (for an app of input type bytes).")
     Integer inputBytes;
 
-    @Option(names = "--max-connections", defaultValue = "512",
-            description = "HTTP connections to the gateway at most (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(512);
 
-    @Option(names = "--timeout-ms", defaultValue = "5000",
-            description = "Per-query timeout, and how long to wait for answers after the last query (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(5000);
 
-    @Option(names = "--out", description = "Also write the results to this JSON file.")
-    Path json;
+    @Mixin
+    OutFileOption out;
 
     @Mixin
     SloOption slo;
@@ -109,14 +104,14 @@ public final class DriveCommand implements Callable<Integer> {
             input = floats.length() + " random floats";
         }
         int port = url.getPort() != -1 ? url.getPort() : "https".equals(url.getScheme()) ? 443 : 80;
-        Duration timeout = Duration.ofMillis(timeoutMs);
+        Duration timeout = requestTimeout.duration();
         RunConditions atStart = RunConditions.now();
         Instant startedAt = Instant.now();
         AnswerTally tally = new AnswerTally(slo.nanos());
         OpenLoopResult result;
         try (GatewayPredictWorkload workload = GatewayPredictWorkload.clipper(url.getHost(), port, app, bodies,
-                maxConnections, timeout)) {
-            result = new OpenLoop(rate, pattern, seconds(warmupS), seconds(durationS), timeout, seed.seed())
+                connections.max, timeout)) {
+            result = new OpenLoop(rate.one(), pattern, warmup.duration(), duration.duration(), timeout, seed.seed())
                     .run(workload, (answer, nanos) -> tally.accept(answer, nanos));
         }
         AnswerTally.Counts counts = tally.counts();
@@ -124,15 +119,15 @@ public final class DriveCommand implements Callable<Integer> {
                 RunConditions.span(atStart, RunConditions.now()), result, counts,
                 counts.goodput() / result.durationS());
         print(spec.commandLine().getOut(), report);
-        if (json != null) {
-            report.writeJson(json);
+        if (out.file() != null) {
+            report.writeJson(out.file());
         }
         return result.requests() > 0 ? 0 : 1;
     }
 
     private void validate() {
-        if (!(rate > 0) || !(durationS > 0) || !(warmupS >= 0) || !(slo.ms() > 0) || maxConnections < 1
-                || timeoutMs < 1) {
+        if (!(rate.one() > 0) || !(duration.seconds > 0) || !(warmup.seconds >= 0) || !(slo.ms() > 0) || connections.max < 1
+                || requestTimeout.ms < 1) {
             throw new IllegalArgumentException("--rate, --duration-s, --slo-ms, --max-connections and --timeout-ms "
                     + "must be positive, --warmup-s >= 0");
         }
@@ -154,14 +149,14 @@ public final class DriveCommand implements Callable<Integer> {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("url", url.toString());
         s.put("app", app);
-        s.put("rate", rate);
+        s.put("rate", rate.one());
         s.put("arrivals", pattern.describe());
-        s.put("durationS", durationS);
-        s.put("warmupS", warmupS);
+        s.put("durationS", duration.seconds);
+        s.put("warmupS", warmup.seconds);
         s.put("input", input);
         s.put("sloMs", slo.ms());
-        s.put("maxConnections", maxConnections);
-        s.put("timeoutMs", timeoutMs);
+        s.put("maxConnections", connections.max);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("seed", seed.seed());
         return s;
     }

@@ -16,7 +16,6 @@ import io.servegate.loadgen.load.RandomInputs;
 import io.servegate.loadgen.load.RoundRobinWorkload;
 import io.servegate.loadgen.load.TimelineWorkload;
 import io.servegate.loadgen.load.Workload;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.workload.admin.GatewayAdminClient;
 import java.io.IOException;
@@ -34,6 +33,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
@@ -62,15 +62,10 @@ public final class FleetCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--gateway-jar", required = true, description = "The gateway's executable jar.")
-    Path gatewayJar;
+    @Mixin
+    GatewayOptions gatewayOptions = new GatewayOptions("-Xmx512m");
 
-    @Option(names = "--gateway-jvm-arg", defaultValue = "-Xmx512m",
-            description = "JVM option of every gateway (default ${DEFAULT-VALUE}).")
-    List<String> gatewayJvmArgs;
 
-    @Option(names = "--gateway-arg", description = "Further --name=value setting of every gateway, repeatable.")
-    List<String> gatewayArgs = new ArrayList<>();
 
     @Option(names = "--gateways", defaultValue = "3", description = "Gateways in the fleet (default ${DEFAULT-VALUE}).")
     int gateways;
@@ -88,11 +83,11 @@ public final class FleetCommand implements Callable<Integer> {
     @Option(names = "--redis-server", defaultValue = "redis-server", description = "(default ${DEFAULT-VALUE}).")
     String redisServer;
 
-    @Option(names = "--rate", defaultValue = "700", description = "Requests/s, Poisson (default ${DEFAULT-VALUE}).")
-    double rate;
+    @Mixin
+    RateOption rate = new RateOption(700);
 
-    @Option(names = "--slo-ms", defaultValue = "50", description = "The app's SLO (default ${DEFAULT-VALUE}).")
-    double sloMs;
+    @Mixin
+    SloOption slo = new SloOption(50);
 
     @Option(names = "--beta-ms", defaultValue = "10", description = "Cost per batch (default ${DEFAULT-VALUE}).")
     double betaMs;
@@ -104,12 +99,11 @@ public final class FleetCommand implements Callable<Integer> {
             description = "Replicas' maximum batch (default ${DEFAULT-VALUE}).")
     int maxBatch;
 
-    @Option(names = "--warmup-s", defaultValue = "60",
-            description = "Unmeasured load first (default ${DEFAULT-VALUE}).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(60);
 
-    @Option(names = "--duration-s", defaultValue = "30", description = "Measured window (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(30);
 
     @Option(names = "--before-kill-s", defaultValue = "10",
             description = "Failover: load before the kill (default ${DEFAULT-VALUE}).")
@@ -123,22 +117,21 @@ public final class FleetCommand implements Callable<Integer> {
             description = "Failover: feedback/s (default ${DEFAULT-VALUE}).")
     double feedbackRate;
 
-    @Option(names = "--max-connections", defaultValue = "256",
-            description = "HTTP connections per gateway (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(256);
 
-    @Option(names = "--seed", defaultValue = "1", description = "Arrival schedule seed (default ${DEFAULT-VALUE}).")
-    long seed;
+    @Mixin
+    SeedOption seed;
 
-    @Option(names = "--out", defaultValue = "bench/results", description = "Results folder (default ${DEFAULT-VALUE}).")
-    Path out;
+    @Mixin
+    ResultsOption results;
 
     private final Duration timeout = Duration.ofSeconds(5);
 
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
-        Path dir = ResultsFolder.create(out, SCENARIO);
+        Path dir = results.create(SCENARIO);
         RunConditions atStart = RunConditions.now();
         Map<String, Object> report = new LinkedHashMap<>();
         report.put("settings", settings());
@@ -171,9 +164,10 @@ public final class FleetCommand implements Callable<Integer> {
     private Map<String, Object> single(List<String> addresses, Path dir, PrintWriter err) throws Exception {
         GatewayProcess g = start(List.of(), dir, "single");
         try (GatewayPredictWorkload w = workload(g)) {
-            ScenarioOptions.register(g.admin(), APP, sloMs, -1, null, addresses, "floats");
+            ScenarioOptions.register(g.admin(), APP, slo.ms(), -1, null, addresses, "floats");
             awaitPredicting(w);
-            err.printf("%s: one gateway: warm-up %.0f s, then %.0f s at %.0f/s...%n", SCENARIO, warmupS, durationS, rate);
+            err.printf("%s: one gateway: warm-up %.0f s, then %.0f s at %.0f/s...%n", SCENARIO, warmup.seconds,
+                    duration.seconds, rate.one());
             Map<String, Object> m = measure(w, 0);
             err.printf("%s: one gateway: %.1f %% in SLO, p50 %.2f ms%n", SCENARIO, m.get("in_slo_pct"),
                     ((LatencySummary) m.get("latency")).p50Ms());
@@ -200,16 +194,16 @@ public final class FleetCommand implements Callable<Integer> {
                 loads.add(workload(fleet.get(i)));
             }
             GatewayAdminClient admin = fleet.get(0).admin();
-            ScenarioOptions.register(admin, APP, sloMs, -1, null, addresses, "floats");
+            ScenarioOptions.register(admin, APP, slo.ms(), -1, null, addresses, "floats");
             admin.post("add_app", Map.of("name", FEEDBACK_APP, "input_type", "floats", "default_output", "-1",
-                    "latency_slo_micros", Math.round(sloMs * 1000), "selection_policy", "exp3"));
+                    "latency_slo_micros", Math.round(slo.ms() * 1000), "selection_policy", "exp3"));
             admin.addModelLinks(FEEDBACK_APP, List.of(APP));
             int owner = awaitOwner(fleet);
             for (GatewayPredictWorkload w : loads) {
                 awaitPredicting(w);
             }
             err.printf("%s: fleet of %d, gw%d owns the model: warm-up %.0f s, then %.0f s at %.0f/s round robin...%n",
-                    SCENARIO, gateways, owner, warmupS, durationS, rate);
+                    SCENARIO, gateways, owner, warmup.seconds, duration.seconds, rate.one());
             RoundRobinWorkload spread = new RoundRobinWorkload(loads);
             Map<String, Object> m = measure(spread, 1);
             m.put("owner", "gw" + owner);
@@ -253,7 +247,7 @@ public final class FleetCommand implements Callable<Integer> {
         RoundRobinWorkload spread = new RoundRobinWorkload(loads);
         long start = System.nanoTime();
         int seconds = beforeKillS + afterKillS;
-        TimelineWorkload timeline = new TimelineWorkload(spread, start, Math.round(sloMs * 1e6), seconds);
+        TimelineWorkload timeline = new TimelineWorkload(spread, start, Math.round(slo.ms() * 1e6), seconds);
         List<Integer> ports = fleet.stream().map(GatewayProcess::port).toList();
         Map<String, Object> f = new LinkedHashMap<>();
         try (FeedbackStream feedback = new FeedbackStream(GatewayProcess.HOST, ports, FEEDBACK_APP,
@@ -261,7 +255,8 @@ public final class FleetCommand implements Callable<Integer> {
             feedback.start(feedbackRate);
             CompletableFuture<OpenLoopResult> load = CompletableFuture.supplyAsync(() -> {
                 try {
-                    return new OpenLoop(rate, Duration.ZERO, Duration.ofSeconds(seconds), timeout, seed + 2).run(timeline);
+                    return new OpenLoop(rate.one(), Duration.ZERO, Duration.ofSeconds(seconds), timeout,
+                            seed.seed() + 2).run(timeline);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new IllegalStateException(e);
@@ -306,13 +301,13 @@ public final class FleetCommand implements Callable<Integer> {
 
     /** Warm-up, then the measured window at {@code rate}: goodput against the SLO by the client's count. */
     private Map<String, Object> measure(Workload w, int run) throws InterruptedException {
-        if (warmupS > 0) {
-            new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout, seed + 1000 + run).run(w);
+        if (warmup.seconds > 0) {
+            new OpenLoop(rate.one(), Duration.ZERO, warmup.duration(), timeout, seed.seed() + 1000 + run).run(w);
         }
-        AnswerTally tally = new AnswerTally(Math.round(sloMs * 1e6));
+        AnswerTally tally = new AnswerTally(Math.round(slo.ms() * 1e6));
         RunConditions before = RunConditions.now();
-        OpenLoopResult r = new OpenLoop(rate, Duration.ZERO, GatewayOverheadCommand.seconds(durationS), timeout,
-                seed).run(w, tally);
+        OpenLoopResult r = new OpenLoop(rate.one(), Duration.ZERO, duration.duration(), timeout,
+                seed.seed()).run(w, tally);
         AnswerTally.Counts counts = tally.counts();
         long sent = Math.max(1, r.sentInWindow());
         Map<String, Object> m = new LinkedHashMap<>();
@@ -332,10 +327,11 @@ public final class FleetCommand implements Callable<Integer> {
     private GatewayProcess start(List<String> args, Path dir, String name) throws IOException, InterruptedException {
         List<String> all = new ArrayList<>(args);
         all.add("--logging.level.root=WARN");
-        all.addAll(gatewayArgs);
-        GatewayProcess g = GatewayProcess.start(gatewayJar, gatewayJvmArgs, all, dir.resolve("gateway-" + name + ".log"));
+        all.addAll(gatewayOptions.gatewayArgs);
+        GatewayProcess g = GatewayProcess.start(gatewayOptions.jar, gatewayOptions.jvmArgs, all,
+                dir.resolve("gateway-" + name + ".log"));
         try {
-            g.awaitReady(g.admin(), Duration.ofSeconds(120));
+            g.awaitReady(g.admin(), gatewayOptions.startTimeout());
             return g;
         } catch (IOException | InterruptedException | RuntimeException e) {
             g.close();
@@ -345,7 +341,7 @@ public final class FleetCommand implements Callable<Integer> {
 
     private GatewayPredictWorkload workload(GatewayProcess g) {
         return new GatewayPredictWorkload(GatewayProcess.HOST, g.port(), APP, new RandomInputs(INPUT_LENGTH),
-                maxConnections, timeout);
+                connections.max, timeout);
     }
 
     /** Waits until every gateway sees every other and all agree on the version's owner; returns its index. */
@@ -393,19 +389,19 @@ public final class FleetCommand implements Callable<Integer> {
         s.put("gateways", gateways);
         s.put("replicas", replicas);
         s.put("replica", container + ": a batch of b takes " + betaMs + " + " + alphaMs + "·b ms");
-        s.put("rate", rate);
+        s.put("rate", rate.one());
         s.put("arrivals", "Poisson");
-        s.put("slo_ms", sloMs);
+        s.put("slo_ms", slo.ms());
         s.put("max_batch", maxBatch);
-        s.put("warmup_s", warmupS);
-        s.put("duration_s", durationS);
+        s.put("warmup_s", warmup.seconds);
+        s.put("duration_s", duration.seconds);
         s.put("before_kill_s", beforeKillS);
         s.put("after_kill_s", afterKillS);
         s.put("feedback_rate", feedbackRate);
-        s.put("seed", seed);
-        s.put("gateway_jar", gatewayJar.toString());
-        s.put("gateway_jvm_args", gatewayJvmArgs);
-        s.put("gateway_args", gatewayArgs);
+        s.put("seed", seed.seed());
+        s.put("gateway_jar", gatewayOptions.jar.toString());
+        s.put("gateway_jvm_args", gatewayOptions.jvmArgs);
+        s.put("gateway_args", gatewayOptions.gatewayArgs);
         return s;
     }
 }

@@ -19,10 +19,10 @@ public final class GatewayOptions {
             description = "The gateway's executable jar (default ${DEFAULT-VALUE}).")
     Path jar;
 
-    @Option(names = "--gateway-jvm-arg", defaultValue = "-Xmx1g",
+    @Option(names = "--gateway-jvm-arg",
             description = "JVM option of the gateway process, repeatable; give as --gateway-jvm-arg=-X... "
                     + "(default ${DEFAULT-VALUE}).")
-    List<String> jvmArgs = new ArrayList<>();
+    List<String> jvmArgs;
 
     @Option(names = "--gateway-arg",
             description = "Extra gateway setting, repeatable, e.g. --gateway-arg=--servegate.batching.batch-wait=1ms.")
@@ -31,6 +31,20 @@ public final class GatewayOptions {
     @Option(names = "--gateway-start-timeout-s", defaultValue = "120",
             description = "Seconds to wait for the gateway's /admin/ping (default ${DEFAULT-VALUE}).")
     long startTimeoutS;
+
+    public GatewayOptions() {
+        this("-Xmx1g");
+    }
+
+    /** With this JVM option of the gateway by default. */
+    GatewayOptions(String jvmArg) {
+        jvmArgs = new ArrayList<>(List.of(jvmArg));
+    }
+
+    /** How long to wait for a started gateway's admin API. */
+    Duration startTimeout() {
+        return Duration.ofSeconds(startTimeoutS);
+    }
 
     /**
      * Starts the gateway with its output in {@code dir/gateway-<benchmark>.log} and waits until
@@ -48,7 +62,7 @@ public final class GatewayOptions {
         GatewayProcess gateway = GatewayProcess.start(jar, jvmArgs, args,
                 dir.resolve("gateway-" + benchmark + ".log"));
         try {
-            gateway.awaitReady(gateway.admin(), Duration.ofSeconds(startTimeoutS));
+            gateway.awaitReady(gateway.admin(), startTimeout());
             return gateway;
         } catch (IOException | InterruptedException | RuntimeException e) {
             gateway.close();

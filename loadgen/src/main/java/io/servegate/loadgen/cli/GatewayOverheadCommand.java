@@ -14,7 +14,6 @@ import io.servegate.loadgen.load.RandomInputs;
 import io.servegate.loadgen.load.Workload;
 import io.servegate.loadgen.report.BenchmarkReport;
 import io.servegate.loadgen.report.GatewayOverheadReport;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.oip.client.ContainerClient;
 import io.servegate.oip.client.TensorType;
@@ -63,13 +62,11 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
     @Option(names = "--clients", defaultValue = "8", description = "Closed-loop clients (default ${DEFAULT-VALUE}).")
     int clients;
 
-    @Option(names = "--duration-s", defaultValue = "10",
-            description = "Measured seconds per leg and setting (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(10);
 
-    @Option(names = "--warmup-s", defaultValue = "3",
-            description = "Unmeasured seconds before each measurement (default ${DEFAULT-VALUE}).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(3);
 
     @Option(names = "--jvm-warmup-s", defaultValue = "30",
             description = "Unmeasured closed-loop seconds, once, before the first measurement: a sixth on the direct "
@@ -78,10 +75,8 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
                     + "(default ${DEFAULT-VALUE}).")
     double jvmWarmupS;
 
-    @Option(names = "--rates", split = ",", defaultValue = "500,2000",
-            description = "Open-loop rates in requests/s (arrivals per --arrivals); empty for none "
-                    + "(default ${DEFAULT-VALUE}).")
-    List<Double> rates;
+    @Mixin
+    RateOption rate = new RateOption(500, 2000);
 
     @Mixin
     SloOption slo;
@@ -90,21 +85,17 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
             description = "Floats per input, random and distinct per request (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--max-connections", defaultValue = "256",
-            description = "HTTP connections to the gateway at most (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(256);
 
-    @Option(names = "--timeout-ms", defaultValue = "10000",
-            description = "Per-request timeout, and open-loop drain time (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(10000);
 
     @Mixin
     SeedOption seed;
 
-    @Option(names = "--out", defaultValue = "bench/results", description = "Base directory; the run writes "
-            + BENCHMARK + ".json, index.html, PNG plots and the gateway's log to <out>/" + BENCHMARK
-            + "-<UTC timestamp>/ (default ${DEFAULT-VALUE}).")
-    Path base;
+    @Mixin
+    ResultsOption results;
 
     /** This run's results folder. */
     private Path out;
@@ -118,12 +109,12 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
-        out = ResultsFolder.create(base, BENCHMARK);
+        out = results.create(BENCHMARK);
         long sloNanos = slo.nanos();
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
         var err = spec.commandLine().getErr();
-        Duration timeout = Duration.ofMillis(timeoutMs);
+        Duration timeout = requestTimeout.duration();
         RandomInputs inputs = new RandomInputs(inputLength);
         GatewayOverheadReport.ClosedLoopPair closed;
         List<GatewayOverheadReport.OpenLoopPair> open = new ArrayList<>();
@@ -136,7 +127,7 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
             GatewayProcess gateway = gatewayOptions.start(out, BENCHMARK);
             try (ContainerClient direct = ContainerClient.connect(address);
                     GatewayPredictWorkload viaGateway = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(),
-                            APP, inputs, maxConnections, timeout)) {
+                            APP, inputs, connections.max, timeout)) {
                 GatewayAdminClient admin = gateway.admin();
                 admin.addApp(APP, "floats", "-1", Math.round(slo.ms() * 1000));
                 admin.addModel(MODEL, VERSION, "floats", -1);
@@ -156,8 +147,8 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
 
                 // Each leg: an unmeasured warm-up run, then the measured run; the gateway is scraped
                 // around its measured runs only.
-                ClosedLoop warm = warmupS > 0 ? new ClosedLoop(clients, Duration.ZERO, seconds(warmupS)) : null;
-                ClosedLoop loop = new ClosedLoop(clients, Duration.ZERO, seconds(durationS));
+                ClosedLoop warm = warmup.seconds > 0 ? new ClosedLoop(clients, Duration.ZERO, warmup.duration()) : null;
+                ClosedLoop loop = new ClosedLoop(clients, Duration.ZERO, duration.duration());
                 err.printf("%s: closed loop, %d clients, direct...%n", BENCHMARK, clients);
                 if (warm != null) {
                     warm.run(directLeg);
@@ -177,20 +168,22 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
                         GatewayOverheadReport.Ratios.of(g.requestsPerSec(), d.requestsPerSec(), g.latency(),
                                 d.latency()));
 
+                List<Double> rates = rate.all();
                 for (int i = 0; i < rates.size(); i++) {
-                    double rate = rates.get(i);
-                    OpenLoop warmOpen = warmupS > 0
-                            ? new OpenLoop(rate, process, Duration.ZERO, seconds(warmupS), timeout, seed.seed() + 1000 + i)
+                    double offered = rates.get(i);
+                    OpenLoop warmOpen = warmup.seconds > 0
+                            ? new OpenLoop(offered, process, Duration.ZERO, warmup.duration(), timeout,
+                                    seed.seed() + 1000 + i)
                             : null;
-                    OpenLoop openLoop = new OpenLoop(rate, process, Duration.ZERO, seconds(durationS), timeout,
+                    OpenLoop openLoop = new OpenLoop(offered, process, Duration.ZERO, duration.duration(), timeout,
                             seed.seed() + i);
-                    err.printf("%s: open loop, %.0f req/s, direct...%n", BENCHMARK, rate);
+                    err.printf("%s: open loop, %.0f req/s, direct...%n", BENCHMARK, offered);
                     if (warmOpen != null) {
                         warmOpen.run(directLeg);
                     }
                     AnswerTally openDirectTally = new AnswerTally(sloNanos);
                     OpenLoopResult od = openLoop.run(directLeg, openDirectTally);
-                    err.printf("%s: open loop, %.0f req/s, gateway...%n", BENCHMARK, rate);
+                    err.printf("%s: open loop, %.0f req/s, gateway...%n", BENCHMARK, offered);
                     if (warmOpen != null) {
                         warmOpen.run(viaGateway);
                     }
@@ -198,7 +191,7 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
                     GatewayMetrics openBefore = GatewayMetrics.scrape(gateway);
                     OpenLoopResult og = openLoop.run(viaGateway, openTally);
                     GatewayMetrics.Summary openInside = inside(openBefore, GatewayMetrics.scrape(gateway));
-                    open.add(new GatewayOverheadReport.OpenLoopPair(rate, od, og, openDirectTally.counts(),
+                    open.add(new GatewayOverheadReport.OpenLoopPair(offered, od, og, openDirectTally.counts(),
                             openTally.counts(), openInside,
                             GatewayOverheadReport.Ratios.of(og.requestsPerSec(), od.requestsPerSec(), og.latency(),
                                     od.latency())));
@@ -252,13 +245,13 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
     }
 
     private void validate() {
-        if (clients < 1 || inputLength < 1 || timeoutMs < 1 || maxConnections < 1 || !(durationS > 0)
-                || !(warmupS >= 0) || !(jvmWarmupS >= 0) || !(slo.ms() > 0)) {
+        if (clients < 1 || inputLength < 1 || requestTimeout.ms < 1 || connections.max < 1 || !(duration.seconds > 0)
+                || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || !(slo.ms() > 0)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--clients, --input-length, --timeout-ms, "
                     + "--max-connections, --slo-ms and --duration-s must be positive, --warmup-s and --jvm-warmup-s ≥ 0");
         }
-        if (rates.stream().anyMatch(r -> !(r > 0) || r.isInfinite())) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "rates must be positive: " + rates);
+        if (rate.all().stream().anyMatch(r -> !(r > 0) || r.isInfinite())) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "rates must be positive: " + rate.all());
         }
     }
 
@@ -279,15 +272,15 @@ public final class GatewayOverheadCommand implements Callable<Integer> {
         s.put("batchSize", 1);
         s.put("clients", clients);
         s.put("jvmWarmupS", jvmWarmupS);
-        s.put("warmupS", warmupS);
-        s.put("durationS", durationS);
-        s.put("rates", rates);
+        s.put("warmupS", warmup.seconds);
+        s.put("durationS", duration.seconds);
+        s.put("rates", rate.all());
         s.put("arrivals", arrivals.process().describe());
         s.put("sloMs", slo.ms());
         s.put("inputLength", inputLength);
         s.put("inputs", "random, distinct per request");
-        s.put("maxConnections", maxConnections);
-        s.put("timeoutMs", timeoutMs);
+        s.put("maxConnections", connections.max);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("seed", seed.seed());
         s.put("gatewayJar", gatewayOptions.jar.toString());
         s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);

@@ -2,7 +2,6 @@ package io.servegate.loadgen.cli;
 
 import io.servegate.loadgen.harness.GatewayProcess;
 import io.servegate.loadgen.load.GatewayPredictWorkload;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.loadgen.report.ScenarioReport;
 import io.servegate.loadgen.scenario.Measurement;
@@ -85,7 +84,7 @@ public final class GoodputCommand implements Callable<Integer> {
         var err = spec.commandLine().getErr();
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
-        Path dir = ResultsFolder.create(options.out, SCENARIO);
+        Path dir = options.results.create(SCENARIO);
         List<Measurement> bySlo = new ArrayList<>();
         List<Measurement> byLoad = new ArrayList<>();
         Measurement capacity = null;

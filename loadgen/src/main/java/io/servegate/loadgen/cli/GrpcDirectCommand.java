@@ -19,6 +19,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -35,8 +36,8 @@ public final class GrpcDirectCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--target", description = "Container address host:port (not with --start-noop).")
-    String target;
+    @Mixin
+    TargetOption target;
 
     @Option(names = "--start-noop",
             description = "Start the noop container in this JVM on a free loopback port and load it.")
@@ -52,13 +53,11 @@ public final class GrpcDirectCommand implements Callable<Integer> {
     @Option(names = "--clients", defaultValue = "4", description = "Concurrent closed-loop clients (default ${DEFAULT-VALUE}).")
     int clients;
 
-    @Option(names = "--duration-s", defaultValue = "10",
-            description = "Measured seconds per batch size (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(10);
 
-    @Option(names = "--warmup-s", defaultValue = "3",
-            description = "Unmeasured seconds before each measurement (default ${DEFAULT-VALUE}).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(3);
 
     @Option(names = "--jvm-warmup-s", defaultValue = "10",
             description = "Unmeasured seconds, once, spread over all batch sizes before the first measurement, so "
@@ -69,12 +68,11 @@ public final class GrpcDirectCommand implements Callable<Integer> {
             description = "Floats per input vector (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--timeout-ms", defaultValue = "10000", description = "Per-request deadline (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(10000);
 
-    @Option(names = "--out", defaultValue = "results", description = "Directory for " + BENCHMARK
-            + ".json (default ${DEFAULT-VALUE}).")
-    Path out;
+    @Mixin
+    ResultsOption outDir;
 
     @Override
     public Integer call() throws Exception {
@@ -83,10 +81,10 @@ public final class GrpcDirectCommand implements Callable<Integer> {
         ModelContainer<float[], String> noop = startNoop
                 ? NoopContainer.builder(TensorType.FLOATS).name(model).host("127.0.0.1").port(0).build().start()
                 : null;
-        String address = noop != null ? "127.0.0.1:" + noop.port() : target;
+        String address = noop != null ? "127.0.0.1:" + noop.port() : target.address();
         List<LoadResult> results = new ArrayList<>();
         try (ContainerClient client = ContainerClient.connect(address)) {
-            Duration timeout = Duration.ofMillis(timeoutMs);
+            Duration timeout = requestTimeout.duration();
             if (jvmWarmupS > 0) {
                 // Without this the first batch size runs on a JVM still compiling (measured: batch 1
                 // at under half the request rate of a second batch-1 run right after it).
@@ -97,10 +95,10 @@ public final class GrpcDirectCommand implements Callable<Integer> {
                     jit.run(new GrpcDirectWorkload(client, model, batch, inputLength, timeout, batch));
                 }
             }
-            ClosedLoop loop = new ClosedLoop(clients, seconds(warmupS), seconds(durationS));
+            ClosedLoop loop = new ClosedLoop(clients, warmup.duration(), duration.duration());
             for (int batch : batchSizes) {
                 spec.commandLine().getErr().printf("%s: batch %d, %d clients, %.1f s warm-up + %.1f s...%n",
-                        BENCHMARK, batch, clients, warmupS, durationS);
+                        BENCHMARK, batch, clients, warmup.seconds, duration.seconds);
                 results.add(loop.run(new GrpcDirectWorkload(client, model, batch, inputLength, timeout, batch)));
             }
         } finally {
@@ -110,7 +108,7 @@ public final class GrpcDirectCommand implements Callable<Integer> {
         }
         BenchmarkReport report = new BenchmarkReport(BENCHMARK, startedAt.toString(), settings(address), 
                 BenchmarkReport.environmentOfThisJvm(), results);
-        Path file = report.writeJson(out);
+        Path file = report.writeJson(outDir.create(BENCHMARK));
         spec.commandLine().getOut().print(report.table());
         spec.commandLine().getOut().println("wrote " + file);
         for (LoadResult r : results) {
@@ -124,13 +122,13 @@ public final class GrpcDirectCommand implements Callable<Integer> {
     }
 
     private void validate() {
-        if (startNoop == (target != null)) {
+        if (startNoop == (target.address() != null)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "give exactly one of --target and --start-noop");
         }
         if (batchSizes.isEmpty() || batchSizes.stream().anyMatch(b -> b < 1)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "batch sizes must be positive: " + batchSizes);
         }
-        if (clients < 1 || inputLength < 1 || timeoutMs < 1 || !(durationS > 0) || !(warmupS >= 0)
+        if (clients < 1 || inputLength < 1 || requestTimeout.ms < 1 || !(duration.seconds > 0) || !(warmup.seconds >= 0)
                 || !(jvmWarmupS >= 0)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--clients, --input-length, --timeout-ms "
                     + "and --duration-s must be positive, --warmup-s and --jvm-warmup-s ≥ 0");
@@ -145,10 +143,10 @@ public final class GrpcDirectCommand implements Callable<Integer> {
         s.put("batchSizes", batchSizes);
         s.put("clients", clients);
         s.put("jvmWarmupS", jvmWarmupS);
-        s.put("warmupS", warmupS);
-        s.put("durationS", durationS);
+        s.put("warmupS", warmup.seconds);
+        s.put("durationS", duration.seconds);
         s.put("inputLength", inputLength);
-        s.put("timeoutMs", timeoutMs);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("loop", "closed");
         return s;
     }

@@ -13,7 +13,6 @@ import io.servegate.loadgen.load.LatencySummary;
 import io.servegate.loadgen.load.OpenLoop;
 import io.servegate.loadgen.load.OpenLoopResult;
 import io.servegate.loadgen.load.ZipfOipWorkload;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.oip.client.ContainerClient;
 import io.servegate.workload.admin.GatewayAdminClient;
@@ -59,8 +58,8 @@ public final class ManyModelsCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--gateway-jar", required = true, description = "The gateway's executable jar.")
-    Path gatewayJar;
+    @Mixin
+    GatewayOptions gatewayOptions;
 
     @Option(names = "--onnx-jar", defaultValue = "containers/onnx/target/onnx-container.jar",
             description = "The onnx container's jar (default ${DEFAULT-VALUE}).")
@@ -79,18 +78,18 @@ public final class ManyModelsCommand implements Callable<Integer> {
     @Option(names = "--replicas", defaultValue = "2", description = "Containers (default ${DEFAULT-VALUE}).")
     int replicas;
 
-    @Option(names = "--rate", defaultValue = "100", description = "Offered queries/s (default ${DEFAULT-VALUE}).")
-    double rate;
+    @Mixin
+    RateOption rate = new RateOption(100);
 
-    @Option(names = "--warmup-s", defaultValue = "10", description = "Unmeasured seconds first (default ${DEFAULT-VALUE}).")
-    int warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(10);
 
     @Option(names = "--warmup-rate", description = "Offered queries/s during the unmeasured seconds (default: --rate), "
             + "e.g. an overload first, to see whether the measured rate is served after it.")
     Double warmupRate;
 
-    @Option(names = "--duration-s", defaultValue = "30", description = "Measured seconds (default ${DEFAULT-VALUE}).")
-    int durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(30);
 
     @Mixin
     SloOption slo;
@@ -105,8 +104,8 @@ public final class ManyModelsCommand implements Callable<Integer> {
             description = "Which placements to run, of lru and static (default ${DEFAULT-VALUE}).")
     List<String> placements;
 
-    @Option(names = "--out", defaultValue = "bench/results", description = "Results folder (default ${DEFAULT-VALUE}).")
-    Path out;
+    @Mixin
+    ResultsOption results;
 
     /** A model version of the repository. */
     record Version(String name, String version, long sizeBytes) {
@@ -117,8 +116,8 @@ public final class ManyModelsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (count < 1 || resident < 1 || resident > count || replicas < 1 || !(rate > 0) || durationS < 1
-                || warmupS < 0 || warmupRate != null && !(warmupRate > 0) || Math.round(slo.ms()) < 1 || !(zipfS >= 0)
+        if (count < 1 || resident < 1 || resident > count || replicas < 1 || !(rate.one() > 0) || duration.seconds < 1
+                || warmup.seconds < 0 || warmupRate != null && !(warmupRate > 0) || Math.round(slo.ms()) < 1 || !(zipfS >= 0)
                 || placements.isEmpty() || !List.of("lru", "static").containsAll(placements)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need 1 <= resident <= count, replicas >= 1, "
                     + "positive rates, duration and SLO, zipf-s >= 0, placements of lru and static");
@@ -138,7 +137,7 @@ public final class ManyModelsCommand implements Callable<Integer> {
         var err = spec.commandLine().getErr();
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
-        Path dir = ResultsFolder.create(out, SCENARIO);
+        Path dir = results.create(SCENARIO);
         List<float[]> images = FashionMnist.testSet().images().subList(0, 1000);
 
         List<Map<String, Object>> results = new ArrayList<>();
@@ -155,10 +154,10 @@ public final class ManyModelsCommand implements Callable<Integer> {
         settings.put("resident", resident);
         settings.put("replicas", replicas);
         settings.put("budgetBytesPerContainer", budget);
-        settings.put("rate", rate);
-        settings.put("warmupS", warmupS);
+        settings.put("rate", rate.one());
+        settings.put("warmupS", warmup.seconds);
         settings.put("warmupRate", warmupRate());
-        settings.put("durationS", durationS);
+        settings.put("durationS", duration.seconds);
         settings.put("sloMs", Math.round(slo.ms()));
         settings.put("zipfS", zipfS);
         settings.put("seed", seed.seed());
@@ -177,7 +176,7 @@ public final class ManyModelsCommand implements Callable<Integer> {
         bars.put("p99 ms", results.stream().map(r -> (Double) r.get("p99Ms")).toList());
         Path png = Charts.bars(dir.resolve("many-models.png"), String.format(Locale.ROOT,
                 "%d ONNX model versions, Zipf s=%s, %d containers holding %d each, %.0f q/s, SLO %d ms", count,
-                zipfS, replicas, resident, rate, Math.round(slo.ms())), "", labels, bars, true);
+                zipfS, replicas, resident, rate.one(), Math.round(slo.ms())), "", labels, bars, true);
         List<String> headers = List.of("placement", "goodput/s", "goodput %", "defaults", "late", "cold-start %",
                 "loads", "evictions", "p99 ms", "p99 predictions ms", "container RSS MiB");
         List<List<Object>> rows = new ArrayList<>();
@@ -201,12 +200,11 @@ public final class ManyModelsCommand implements Callable<Integer> {
 
     private Map<String, Object> run(String placement, List<Version> versions, long budget, List<float[]> images,
             Path dir) throws Exception {
-        GatewayProcess gateway = GatewayProcess.start(gatewayJar, List.of("-Xmx1g"),
-                List.of("--servegate.oip.timeout=" + Math.round(slo.ms()) + "ms"), dir.resolve(placement + "-gateway.log"));
+        GatewayProcess gateway = gatewayOptions.start(dir, placement,
+                List.of("--servegate.oip.timeout=" + Math.round(slo.ms()) + "ms"));
         List<ContainerChild> containers = new ArrayList<>();
         try {
             GatewayAdminClient admin = gateway.admin();
-            gateway.awaitReady(admin, Duration.ofSeconds(60));
             for (int i = 0; i < replicas; i++) {
                 containers.add(ContainerChild.start(onnxJar, List.of("-Xmx512m"), List.of("--model-dir",
                         modelDir.toString(), "--memory-budget-bytes", Long.toString(budget), "--intra-op-threads", "1"),
@@ -243,8 +241,8 @@ public final class ManyModelsCommand implements Callable<Integer> {
             List<String> paths = versions.stream().map(Version::path).toList();
             try (ZipfOipWorkload workload = new ZipfOipWorkload(GatewayProcess.HOST, gateway.port(), paths, zipfS,
                     seed.seed(), images, 256, Duration.ofSeconds(10))) {
-                if (warmupS > 0) {
-                    new OpenLoop(warmupRate(), Duration.ZERO, Duration.ofSeconds(warmupS), Duration.ofSeconds(5),
+                if (warmup.seconds > 0) {
+                    new OpenLoop(warmupRate(), Duration.ZERO, warmup.duration(), Duration.ofSeconds(5),
                             seed.seed() + 1).run(workload);
                 }
                 JsonNode before = "lru".equals(placement) ? admin.get("get_placements").get(0) : null;
@@ -255,7 +253,7 @@ public final class ManyModelsCommand implements Callable<Integer> {
                 AtomicLong notResident = new AtomicLong();
                 LatencyRecorder predictions = new LatencyRecorder();
                 long sloNanos = Math.round(slo.ms()) * 1_000_000;
-                OpenLoopResult r = new OpenLoop(rate, Duration.ZERO, Duration.ofSeconds(durationS),
+                OpenLoopResult r = new OpenLoop(rate.one(), Duration.ZERO, duration.duration(),
                         Duration.ofSeconds(5), seed.seed()).run(workload, (answer, nanos) -> {
                             ZipfOipWorkload.RankedAnswer a = (ZipfOipWorkload.RankedAnswer) answer;
                             if (a.rank() >= resident) {
@@ -369,7 +367,7 @@ public final class ManyModelsCommand implements Callable<Integer> {
     }
 
     private double warmupRate() {
-        return warmupRate == null ? rate : warmupRate;
+        return warmupRate == null ? rate.one() : warmupRate;
     }
 
     private static double round(double v) {

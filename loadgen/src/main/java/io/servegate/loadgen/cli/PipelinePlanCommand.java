@@ -12,7 +12,6 @@ import io.servegate.loadgen.load.OpenLoop;
 import io.servegate.loadgen.load.OpenLoopResult;
 import io.servegate.loadgen.load.RandomInputs;
 import io.servegate.loadgen.report.PipelinePlanReport;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.workload.admin.GatewayAdminClient;
 import java.io.IOException;
@@ -96,14 +95,14 @@ public final class PipelinePlanCommand implements Callable<Integer> {
                     + "the stages' profiles (a control). Default ${DEFAULT-VALUE}.")
     StageDeadlines stageDeadlines;
 
-    @Option(names = "--rate", description = "Offered queries/s (default: the plan's sample rate).")
-    Double rate;
+    @Mixin
+    RateOption rate = new RateOption();
 
-    @Option(names = "--duration-s", defaultValue = "60", description = "Measured seconds per plan (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(60);
 
-    @Option(names = "--warmup-s", defaultValue = "15", description = "Unmeasured seconds per plan (default ${DEFAULT-VALUE}).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(15);
 
     @Option(names = "--minimum-queries", defaultValue = "300",
             description = "Queries sent one at a time to measure the minimum latency, after " + WARMUP_QUERIES + " unmeasured (default ${DEFAULT-VALUE}).")
@@ -116,15 +115,14 @@ public final class PipelinePlanCommand implements Callable<Integer> {
     @Option(names = "--input-length", defaultValue = "8", description = "Floats per input (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--timeout-ms", defaultValue = "5000", description = "Per-request timeout (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(5000);
 
     @Mixin
     SeedOption seed;
 
-    @Option(names = "--out", defaultValue = "bench/results",
-            description = "Base directory; the run writes to <out>/" + SCENARIO + "-<UTC timestamp>/ (default ${DEFAULT-VALUE}).")
-    Path out;
+    @Mixin
+    ResultsOption results;
 
     /** One emulated hardware kind of a model. */
     record Kind(double betaMs, double alphaMs) {
@@ -171,11 +169,11 @@ public final class PipelinePlanCommand implements Callable<Integer> {
             kinds.put(n.get("model").asText(), byKind);
         }
         JsonNode plan = planFile == null ? null : JSON.readTree(planFile.toFile());
-        double offered = rate != null ? rate : plan == null ? 0 : plan.path("settings").path("rate").asDouble();
+        double offered = rate.given() ? rate.one() : plan == null ? 0 : plan.path("settings").path("rate").asDouble();
 
         RunConditions atStart = RunConditions.now();
         Instant startedAt = Instant.now();
-        Path dir = ResultsFolder.create(out, SCENARIO);
+        Path dir = results.create(SCENARIO);
         err.printf("%s: starting the gateway (process container manager)...%n", SCENARIO);
         GatewayProcess gateway = gatewayOptions.start(dir, SCENARIO, List.of(
                 "--servegate.containers.manager=process",
@@ -199,10 +197,10 @@ public final class PipelinePlanCommand implements Callable<Integer> {
             deploy(admin, "minimum", fastest, kinds, edges, 1_000_000);
             Histogram alone = new Histogram(3);
             try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(),
-                    "minimum", new RandomInputs(inputLength), 1, Duration.ofMillis(timeoutMs))) {
+                    "minimum", new RandomInputs(inputLength), 1, requestTimeout.duration())) {
                 for (int i = 0; i < WARMUP_QUERIES + minimumQueries; i++) {
                     long t0 = System.nanoTime();
-                    GatewayAnswer a = load.send().get(timeoutMs, TimeUnit.MILLISECONDS);
+                    GatewayAnswer a = load.send().get(requestTimeout.ms, TimeUnit.MILLISECONDS);
                     long took = System.nanoTime() - t0;
                     if (i >= WARMUP_QUERIES && !a.isDefault()) {
                         alone.recordValue(took);
@@ -266,7 +264,7 @@ public final class PipelinePlanCommand implements Callable<Integer> {
         }
         err.printf(Locale.ROOT, "%s: plan %s: %s; %.0f s warm-up, %.0f s at %.0f/s...%n", SCENARIO, strategy,
                 deployed.stream().map(d -> d.stage().name() + " " + d.hardware() + " x" + d.replicas() + " b"
-                        + d.maxBatch()).toList(), warmupS, durationS, offered);
+                        + d.maxBatch()).toList(), warmup.seconds, duration.seconds, offered);
         deploy(admin, strategy, deployed, kinds, edges, sloMicros);
         long sloNanos = sloMicros * 1000;
         Histogram all = new Histogram(3);
@@ -274,11 +272,11 @@ public final class PipelinePlanCommand implements Callable<Integer> {
         AtomicLong defaults = new AtomicLong();
         Map<String, AtomicLong> defaultsByStage = new ConcurrentHashMap<>();
         RunConditions before = RunConditions.now();
-        Duration timeout = Duration.ofMillis(timeoutMs);
+        Duration timeout = requestTimeout.duration();
         OpenLoopResult r;
         try (GatewayPredictWorkload load = new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), strategy,
                 new RandomInputs(inputLength), 512, timeout)) {
-            r = new OpenLoop(offered, GatewayOverheadCommand.seconds(warmupS), GatewayOverheadCommand.seconds(durationS),
+            r = new OpenLoop(offered, warmup.duration(), duration.duration(),
                     timeout, seed.seed()).run(load, (answer, latency) -> {
                         synchronized (all) {
                             all.recordValue(latency);
@@ -405,8 +403,8 @@ public final class PipelinePlanCommand implements Callable<Integer> {
         settings.put("arrivals", "open loop, Poisson");
         settings.put("policy", policy);
         settings.put("stage_deadlines", stageDeadlines.name());
-        settings.put("warmup_s", warmupS);
-        settings.put("duration_s", durationS);
+        settings.put("warmup_s", warmup.seconds);
+        settings.put("duration_s", duration.seconds);
         settings.put("containers", "emulated (process manager, java -jar " + containerJar + ")");
         settings.put("seed", seed.seed());
         settings.put("gateway_jvm_args", gatewayOptions.jvmArgs);

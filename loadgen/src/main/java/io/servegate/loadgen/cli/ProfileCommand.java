@@ -27,6 +27,7 @@ import java.util.concurrent.ExecutionException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -42,7 +43,7 @@ import picocli.CommandLine.Spec;
  * the simulator's profile format: a header {@code batch_size,service_ns} and one sample per line,
  * after {@code #} comments saying what was measured and when. Through the gateway
  * ({@code --gateway}): asks it to profile one replica of a deployed model version, prints the
- * table it stored in its registry and, with {@code --out}, writes the answer as JSON.
+ * table it stored in its registry and, with {@code --out-file}, writes the answer as JSON.
  */
 @Command(name = "profile", mixinStandardHelpOptions = true,
         description = "Records a container's service time per batch size to a file the simulator reads, "
@@ -54,8 +55,8 @@ public final class ProfileCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--target", description = "Container address host:port (not with --start-emulated or --gateway).")
-    String target;
+    @Mixin
+    TargetOption target;
 
     @Option(names = "--start-emulated", description = "Start the emulated container (beta + alpha*b) in this JVM and profile it.")
     boolean startEmulated;
@@ -94,15 +95,15 @@ public final class ProfileCommand implements Callable<Integer> {
     @Option(names = "--input-length", defaultValue = "784", description = "Floats per input vector (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--timeout-ms", defaultValue = "10000", description = "Per-batch deadline (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(10000);
 
-    @Option(names = "--out", description = "The profile file to write (CSV batch_size,service_ns; with --gateway the JSON answer). Required without --gateway.")
-    Path out;
+    @Mixin
+    OutFileOption outFile;
 
     @Override
     public Integer call() throws Exception {
-        int modes = (target != null ? 1 : 0) + (startEmulated ? 1 : 0) + (gateway != null ? 1 : 0);
+        int modes = (target.address() != null ? 1 : 0) + (startEmulated ? 1 : 0) + (gateway != null ? 1 : 0);
         if (modes != 1) {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "give exactly one of --target, --start-emulated and --gateway");
@@ -113,17 +114,18 @@ public final class ProfileCommand implements Callable<Integer> {
         if (gateway != null) {
             return throughGateway();
         }
-        if (out == null) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--out is required with --target or --start-emulated");
+        if (outFile.file() == null) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--out-file is required with --target or --start-emulated");
         }
         ModelContainer<float[], String> emulated = startEmulated
                 ? ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS,
                         new EmulatedPredictor<float[]>(betaMs, alphaMs, 10)).name(model).host("127.0.0.1").port(0)
                         .build().start()
                 : null;
-        String address = emulated != null ? "127.0.0.1:" + emulated.port() : target;
+        String address = emulated != null ? "127.0.0.1:" + emulated.port() : target.address();
         ContainerProfiler.Profile profile;
-        ContainerProfiler profiler = new ContainerProfiler(maxBatch, samples, warmup, Duration.ofMillis(timeoutMs));
+        ContainerProfiler profiler = new ContainerProfiler(maxBatch, samples, warmup, requestTimeout.duration());
         try (ContainerClient client = ContainerClient.connect(address)) {
             Random random = new Random(1);
             profile = profiler.profile(client, model, "", TensorType.FLOATS, b -> randomBatch(random, b),
@@ -135,12 +137,12 @@ public final class ProfileCommand implements Callable<Integer> {
                 emulated.close();
             }
         }
-        Path dir = out.toAbsolutePath().getParent();
+        Path dir = outFile.file().toAbsolutePath().getParent();
         if (dir != null) {
             Files.createDirectories(dir);
         }
         int lines = 0;
-        try (Writer w = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
+        try (Writer w = Files.newBufferedWriter(outFile.file(), StandardCharsets.UTF_8)) {
             w.write("# service time per batch size of model '" + model + "' at " + address
                     + (startEmulated ? " (emulated, beta " + betaMs + " ms, alpha " + alphaMs + " ms)" : "") + "\n");
             w.write("# " + Instant.now().truncatedTo(ChronoUnit.SECONDS) + ", " + samples + " samples per size after "
@@ -155,7 +157,7 @@ public final class ProfileCommand implements Callable<Integer> {
                 }
             }
         }
-        System.err.printf("profile: %d samples written to %s%n", lines, out);
+        System.err.printf("profile: %d samples written to %s%n", lines, outFile.file());
         return 0;
     }
 
@@ -185,18 +187,18 @@ public final class ProfileCommand implements Callable<Integer> {
         body.put("samples", samples);
         body.put("warmup", warmup);
         body.put("input_length", inputLength);
-        body.put("timeout_ms", timeoutMs);
+        body.put("timeout_ms", requestTimeout.ms);
         // the gateway answers once every batch size is measured
         int sizes = 32 - Integer.numberOfLeadingZeros(maxBatch);
-        long budgetMs = 60_000 + (long) sizes * (warmup + samples) * timeoutMs;
+        long budgetMs = 60_000 + (long) sizes * (warmup + samples) * requestTimeout.ms;
         JsonNode profile = new GatewayAdminClient(gateway, token, Duration.ofMillis(budgetMs)).post("profile_model", body);
         System.out.print(table(profile));
-        if (out != null) {
-            Path dir = out.toAbsolutePath().getParent();
+        if (outFile.file() != null) {
+            Path dir = outFile.file().toAbsolutePath().getParent();
             if (dir != null) {
                 Files.createDirectories(dir);
             }
-            Files.writeString(out, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(profile) + "\n");
+            Files.writeString(outFile.file(), JSON.writerWithDefaultPrettyPrinter().writeValueAsString(profile) + "\n");
         }
         return 0;
     }

@@ -44,17 +44,16 @@ public final class ScenarioOptions {
     @Mixin
     ArrivalOptions arrivals;
 
-    @Option(names = "--target", defaultValue = "clipper",
+    @Option(names = "--api", defaultValue = "clipper",
             description = "clipper: POST /{app}/predict; oip: POST /v2/models/{model}/infer (Open Inference Protocol "
                     + "REST, FP32 tensor) (default ${DEFAULT-VALUE}).")
     Target target;
 
-    @Option(names = "--duration-s", defaultValue = "8", description = "Measured seconds per run (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(8);
 
-    @Option(names = "--warmup-s", defaultValue = "3",
-            description = "Unmeasured seconds of the same load before each run (default ${DEFAULT-VALUE}).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(3);
 
     @Option(names = "--jvm-warmup-s", defaultValue = "10",
             description = "Unmeasured closed-loop seconds once per gateway, for its JIT (default ${DEFAULT-VALUE}).")
@@ -64,24 +63,21 @@ public final class ScenarioOptions {
             description = "Floats per input of the emulated containers, random per request (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--max-connections", defaultValue = "512",
-            description = "HTTP connections to the gateway at most (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(512);
 
-    @Option(names = "--timeout-ms", defaultValue = "5000",
-            description = "Per-request timeout, and drain time (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(5000);
 
     @Mixin
     SeedOption seed;
 
-    @Option(names = "--out", defaultValue = "bench/results",
-            description = "Base directory; the run writes to <out>/<scenario>-<UTC timestamp>/ (default ${DEFAULT-VALUE}).")
-    Path out;
+    @Mixin
+    ResultsOption results;
 
     void validate() {
-        if (!(durationS > 0) || !(warmupS >= 0) || !(jvmWarmupS >= 0) || inputLength < 1 || maxConnections < 1
-                || timeoutMs < 1) {
+        if (!(duration.seconds > 0) || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || inputLength < 1 || connections.max < 1
+                || requestTimeout.ms < 1) {
             throw new IllegalArgumentException("--duration-s, --input-length, --max-connections and --timeout-ms must "
                     + "be positive, --warmup-s and --jvm-warmup-s >= 0");
         }
@@ -89,7 +85,7 @@ public final class ScenarioOptions {
     }
 
     Duration timeout() {
-        return Duration.ofMillis(timeoutMs);
+        return requestTimeout.duration();
     }
 
     /** An emulated container (batch of b takes β + α·b ms, by sleeping) in this JVM on a free loopback port. */
@@ -124,8 +120,8 @@ public final class ScenarioOptions {
     GatewayPredictWorkload workload(GatewayProcess g, String name, int length) {
         RandomInputs inputs = new RandomInputs(length);
         return target == Target.oip
-                ? GatewayPredictWorkload.oipRest(GatewayProcess.HOST, g.port(), name, inputs, maxConnections, timeout())
-                : new GatewayPredictWorkload(GatewayProcess.HOST, g.port(), name, inputs, maxConnections, timeout());
+                ? GatewayPredictWorkload.oipRest(GatewayProcess.HOST, g.port(), name, inputs, connections.max, timeout())
+                : new GatewayPredictWorkload(GatewayProcess.HOST, g.port(), name, inputs, connections.max, timeout());
     }
 
     /** Closed-loop load with no measurement, for the gateway's JIT. */
@@ -140,15 +136,15 @@ public final class ScenarioOptions {
     Measurement open(String label, Map<String, Object> setting, GatewayProcess g, Workload w, double rate,
             double sloMs, int run, PrintWriter err, String scenario) throws InterruptedException {
         ArrivalPattern process = arrivals.process();
-        if (warmupS > 0) {
-            new OpenLoop(rate, process, Duration.ZERO, GatewayOverheadCommand.seconds(warmupS), timeout(),
+        if (warmup.seconds > 0) {
+            new OpenLoop(rate, process, Duration.ZERO, warmup.duration(), timeout(),
                     seed.seed() + 1000 + run).run(w);
         }
         err.printf("%s: %s, open loop %.0f req/s (%s), %.1f s...%n", scenario, label, rate, process.describe(),
-                durationS);
+                duration.seconds);
         AnswerTally tally = new AnswerTally(Math.round(sloMs * 1e6));
         GatewayMetrics before = GatewayMetrics.scrape(g);
-        OpenLoopResult r = new OpenLoop(rate, process, Duration.ZERO, GatewayOverheadCommand.seconds(durationS),
+        OpenLoopResult r = new OpenLoop(rate, process, Duration.ZERO, duration.duration(),
                 timeout(), seed.seed() + run).run(w, tally);
         Measurement m = Measurement.of(label, setting, r, tally.counts(),
                 GatewayOverheadCommand.inside(before, GatewayMetrics.scrape(g)));
@@ -160,13 +156,13 @@ public final class ScenarioOptions {
     /** Warm-up then a measured closed-loop run of {@code clients}, goodput against {@code sloMs}. */
     Measurement closed(String label, Map<String, Object> setting, GatewayProcess g, Workload w, int clients,
             double sloMs, PrintWriter err, String scenario) throws InterruptedException {
-        if (warmupS > 0) {
-            new ClosedLoop(clients, Duration.ZERO, GatewayOverheadCommand.seconds(warmupS)).run(w);
+        if (warmup.seconds > 0) {
+            new ClosedLoop(clients, Duration.ZERO, warmup.duration()).run(w);
         }
-        err.printf("%s: %s, closed loop %d clients, %.1f s...%n", scenario, label, clients, durationS);
+        err.printf("%s: %s, closed loop %d clients, %.1f s...%n", scenario, label, clients, duration.seconds);
         AnswerTally tally = new AnswerTally(Math.round(sloMs * 1e6));
         GatewayMetrics before = GatewayMetrics.scrape(g);
-        LoadResult r = new ClosedLoop(clients, Duration.ZERO, GatewayOverheadCommand.seconds(durationS)).run(w, tally);
+        LoadResult r = new ClosedLoop(clients, Duration.ZERO, duration.duration()).run(w, tally);
         Measurement m = Measurement.of(label, setting, r, tally.counts(),
                 GatewayOverheadCommand.inside(before, GatewayMetrics.scrape(g)));
         err.printf("%s:   %.1f answers/s, goodput %.1f/s, p99 %s ms%n", scenario, m.answeredPerSec(),
@@ -179,12 +175,12 @@ public final class ScenarioOptions {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("target", target == Target.oip ? "OIP REST POST /v2/models/{model}/infer" : "Clipper POST /{app}/predict");
         s.put("arrivals", arrivals.process().describe());
-        s.put("durationS", durationS);
-        s.put("warmupS", warmupS);
+        s.put("durationS", duration.seconds);
+        s.put("warmupS", warmup.seconds);
         s.put("jvmWarmupS", jvmWarmupS);
         s.put("inputLength", inputLength);
-        s.put("maxConnections", maxConnections);
-        s.put("timeoutMs", timeoutMs);
+        s.put("maxConnections", connections.max);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("seed", seed.seed());
         s.put("gatewayJar", gateway.jar.toString());
         s.put("gatewayJvmArgs", gateway.jvmArgs);

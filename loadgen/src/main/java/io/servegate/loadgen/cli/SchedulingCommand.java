@@ -10,7 +10,6 @@ import io.servegate.loadgen.load.OpenLoop;
 import io.servegate.loadgen.load.OpenLoopResult;
 import io.servegate.loadgen.load.RandomInputs;
 import io.servegate.loadgen.load.TimerJitter;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.loadgen.report.SchedulingFindings;
 import io.servegate.loadgen.report.SchedulingReport;
@@ -95,13 +94,11 @@ public final class SchedulingCommand implements Callable<Integer> {
                     + "optimum), r1-gamma (one replica at 0.8x, Gamma arrivals) (default ${DEFAULT-VALUE}).")
     List<String> caseNames;
 
-    @Option(names = "--duration-s", defaultValue = "20",
-            description = "Measured seconds per case and policy (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(20);
 
-    @Option(names = "--warmup-s", defaultValue = "5",
-            description = "Unmeasured seconds of a case's load right before it is measured (default ${DEFAULT-VALUE}).")
-    double warmupS;
+    @Mixin
+    WarmupOption warmup = new WarmupOption(5);
 
     @Option(names = "--jvm-warmup-s", defaultValue = "30",
             description = "Unmeasured seconds once per gateway, split evenly over the cases' loads, so that its JIT "
@@ -136,21 +133,17 @@ public final class SchedulingCommand implements Callable<Integer> {
             description = "Floats per input, random and distinct per request (default ${DEFAULT-VALUE}).")
     int inputLength;
 
-    @Option(names = "--max-connections", defaultValue = "512",
-            description = "HTTP connections to the gateway at most, per case (default ${DEFAULT-VALUE}).")
-    int maxConnections;
+    @Mixin
+    ConnectionsOption connections = new ConnectionsOption(512);
 
-    @Option(names = "--timeout-ms", defaultValue = "5000",
-            description = "Per-request timeout, and drain time (default ${DEFAULT-VALUE}).")
-    long timeoutMs;
+    @Mixin
+    TimeoutOption requestTimeout = new TimeoutOption(5000);
 
     @Mixin
     SeedOption seed;
 
-    @Option(names = "--out", defaultValue = "bench/results",
-            description = "Base directory; the run writes to <out>/" + SCENARIO + "-<UTC timestamp>/ "
-                    + "(default ${DEFAULT-VALUE}).")
-    Path out;
+    @Mixin
+    ResultsOption results;
 
     /**
      * The cases, in issue 12's order, for one-replica cases of (β, α, SLO): their capacity is the
@@ -181,7 +174,7 @@ public final class SchedulingCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
-        Path dir = ResultsFolder.create(out, SCENARIO);
+        Path dir = results.create(SCENARIO);
         List<SchedulingReport.Run> runs = new ArrayList<>();
         List<Map<String, Object>> gateways = new ArrayList<>();
         Map<String, List<ContainerChild>> replicas = new LinkedHashMap<>();
@@ -219,8 +212,8 @@ public final class SchedulingCommand implements Callable<Integer> {
 
     private List<Case> validate() {
         CommandLine cl = spec.commandLine();
-        if (!(durationS > 0) || !(warmupS >= 0) || !(jvmWarmupS >= 0) || !(betaMs >= 0) || !(alphaMs > 0)
-                || inputLength < 1 || maxConnections < 1 || timeoutMs < 1) {
+        if (!(duration.seconds > 0) || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || !(betaMs >= 0) || !(alphaMs > 0)
+                || inputLength < 1 || connections.max < 1 || requestTimeout.ms < 1) {
             throw new CommandLine.ParameterException(cl, "need --duration-s > 0, --warmup-s and --jvm-warmup-s ≥ 0, "
                     + "--beta-ms ≥ 0, --alpha-ms > 0 and positive --input-length, --max-connections and --timeout-ms");
         }
@@ -283,13 +276,13 @@ public final class SchedulingCommand implements Callable<Integer> {
         Map<String, GatewayPredictWorkload> loads = new LinkedHashMap<>();
         try {
             GatewayAdminClient admin = gateway.admin();
-            Duration timeout = Duration.ofMillis(timeoutMs);
+            Duration timeout = requestTimeout.duration();
             for (Case c : cases) {
                 // the per-model field names the same policy as the gateway-wide default: either way it applies
                 ScenarioOptions.register(admin, c.name(), c.sloMs(), -1, policy.name(),
                         replicas.get(c.name()).stream().map(ContainerChild::address).toList(), "floats");
                 loads.put(c.name(), new GatewayPredictWorkload(GatewayProcess.HOST, gateway.port(), c.name(),
-                        new RandomInputs(inputLength), maxConnections, timeout));
+                        new RandomInputs(inputLength), connections.max, timeout));
             }
             if (jvmWarmupS > 0) {
                 err.printf("%s: %s: JVM warm-up, %.1f s over the cases' loads...%n", SCENARIO, policy, jvmWarmupS);
@@ -316,21 +309,21 @@ public final class SchedulingCommand implements Callable<Integer> {
     /** The case's warm-up, then its measured window with the timer control beside it. */
     private SchedulingReport.Run measure(Policy policy, Case c, int index, GatewayProcess gateway,
             GatewayPredictWorkload load, List<ContainerChild> containers, PrintWriter err) throws Exception {
-        Duration timeout = Duration.ofMillis(timeoutMs);
-        if (warmupS > 0) {
-            new OpenLoop(c.ratePerSec(), c.arrivals(), Duration.ZERO, GatewayOverheadCommand.seconds(warmupS),
+        Duration timeout = requestTimeout.duration();
+        if (warmup.seconds > 0) {
+            new OpenLoop(c.ratePerSec(), c.arrivals(), Duration.ZERO, warmup.duration(),
                     timeout, seed.seed() + 1000 + index).run(load);
         }
         err.printf("%s: %s, %s: open loop %.0f req/s (%s), %.1f s...%n", SCENARIO, policy, c.name(), c.ratePerSec(),
-                c.arrivals().describe(), durationS);
+                c.arrivals().describe(), duration.seconds);
         AnswerTally tally = new AnswerTally(Math.round(c.sloMs() * 1e6));
         AnswerTally lateTally = new AnswerTally(Math.round((c.sloMs() + LATE_TOLERANCE_MS) * 1e6));
         SchedulingReport.CpuReading cpuBefore = SchedulingReport.CpuReading.now(containers);
         String before = GatewayMetrics.scrapeText(gateway);
         TimerJitter.Child control = timerControl
-                ? TimerJitter.Child.start(GatewayOverheadCommand.seconds(durationS)) : null;
+                ? TimerJitter.Child.start(duration.duration()) : null;
         OpenLoopResult result = new OpenLoop(c.ratePerSec(), c.arrivals(), Duration.ZERO,
-                GatewayOverheadCommand.seconds(durationS), timeout, seed.seed() + index).run(load, (answer, nanos) -> {
+                duration.duration(), timeout, seed.seed() + index).run(load, (answer, nanos) -> {
                     tally.accept(answer, nanos);
                     lateTally.accept(answer, nanos);
                 });
@@ -359,8 +352,8 @@ public final class SchedulingCommand implements Callable<Integer> {
         s.put("eightReplicas", "beta " + TABLE4_BETA_MS + " ms, alpha " + TABLE4_ALPHA_MS + " ms, SLO "
                 + TABLE4_SLO_MS + " ms (Symphony Table 4, ResNet50)");
         s.put("gammaCv2", gammaCv2);
-        s.put("durationS", durationS);
-        s.put("warmupS", warmupS);
+        s.put("durationS", duration.seconds);
+        s.put("warmupS", warmup.seconds);
         s.put("jvmWarmupS", jvmWarmupS);
         s.put("lateToleranceMs", LATE_TOLERANCE_MS);
         s.put("timerControl", timerControl);
@@ -370,8 +363,8 @@ public final class SchedulingCommand implements Callable<Integer> {
         s.put("inputLength", inputLength);
         s.put("inputs", "random, distinct per request");
         s.put("target", "Clipper POST /{app}/predict");
-        s.put("maxConnections", maxConnections);
-        s.put("timeoutMs", timeoutMs);
+        s.put("maxConnections", connections.max);
+        s.put("timeoutMs", requestTimeout.ms);
         s.put("seed", seed.seed());
         s.put("gatewayJar", gatewayOptions.jar.toString());
         s.put("gatewayJvmArgs", gatewayOptions.jvmArgs);

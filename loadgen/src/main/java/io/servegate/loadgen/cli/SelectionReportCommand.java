@@ -3,7 +3,6 @@ package io.servegate.loadgen.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.servegate.loadgen.report.BenchmarkReport;
-import io.servegate.loadgen.report.ResultsFolder;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.workload.report.HtmlReport;
 import java.io.IOException;
@@ -22,6 +21,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -44,9 +44,8 @@ public final class SelectionReportCommand implements Callable<Integer> {
             description = "Where Fig8Benchmark wrote fig8.{csv,png,json} and fig10.* (default ${DEFAULT-VALUE}).")
     Path from;
 
-    @Option(names = "--out", defaultValue = "bench/results",
-            description = "Base directory; writes <out>/selection-<UTC timestamp>/ (default ${DEFAULT-VALUE}).")
-    Path out;
+    @Mixin
+    ResultsOption results;
 
     @Override
     public Integer call() throws Exception {
@@ -55,7 +54,7 @@ public final class SelectionReportCommand implements Callable<Integer> {
                     + " (run bench/selection-fig8.sh first)");
         }
         Instant startedAt = Instant.now();
-        Path dir = ResultsFolder.create(out, SCENARIO);
+        Path dir = results.create(SCENARIO);
         HtmlReport page = new HtmlReport("Model selection (Clipper Fig. 8 and Fig. 10)", "Cumulative error of each "
                 + "static model and of the selection policies, replayed on the real Fashion-MNIST ONNX models' outputs "
                 + "through the gateway's policy classes; produced by bench/selection-fig8.sh (Fig8Benchmark).");

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -16,8 +17,8 @@ public final class TimerJitterCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--duration-s", defaultValue = "10", description = "Seconds to measure (default ${DEFAULT-VALUE}).")
-    double durationS;
+    @Mixin
+    DurationOption duration = new DurationOption(10);
 
     @Option(names = "--period-us", defaultValue = "1000",
             description = "Timers are due 1 to 2 periods apart (default ${DEFAULT-VALUE}).")
@@ -25,11 +26,12 @@ public final class TimerJitterCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!(durationS >= 0.001) || periodMicros < 1) {
+        if (!(duration.seconds >= 0.001) || periodMicros < 1) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                     "--duration-s must be at least 0.001 and --period-us positive");
         }
-        TimerJitter.Result r = TimerJitter.measure(Duration.ofNanos((long) (durationS * 1e9)), Duration.ofNanos(periodMicros * 1000),
+        TimerJitter.Result r = TimerJitter.measure(Duration.ofNanos((long) (duration.seconds * 1e9)),
+                Duration.ofNanos(periodMicros * 1000),
                 System.nanoTime());
         spec.commandLine().getOut().println(TimerJitter.toJson(r));
         spec.commandLine().getOut().flush();

@@ -61,13 +61,20 @@ public final class FloorProcess implements AutoCloseable {
         return floor;
     }
 
-    /** This JVM's class path: the load generator's jar when run from it. */
+    /**
+     * The load generator's jar when run from it (it holds every dependency), else this JVM's class
+     * path (from the build's classes folder, as in tests, the dependencies are elsewhere).
+     */
     private static String classPath() {
         try {
-            return Path.of(FloorServer.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+            Path own = Path.of(FloorServer.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            if (Files.isRegularFile(own)) {
+                return own.toString();
+            }
         } catch (URISyntaxException | RuntimeException e) {
-            return System.getProperty("java.class.path");
+            // below
         }
+        return System.getProperty("java.class.path");
     }
 
     public int port() {

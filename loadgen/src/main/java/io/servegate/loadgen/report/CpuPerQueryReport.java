@@ -16,8 +16,8 @@ import java.util.Map;
  * The {@code cpu-per-query} benchmark's results: per rate and server (the floor, the gateway and,
  * when given, a baseline gateway build), what the server process spent per answered query, beside
  * the latency the client saw and the machine's load average during the leg; and, per rate, each
- * server's CPU per query as a ratio to the floor's (and the gateway's to the baseline's) in the
- * same run.
+ * server's CPU per query as a ratio to the floor's (and the gateway's to the baseline's, and
+ * that of the gateway with tracing on to the gateway's with it off) in the same run.
  *
  * @param benchmark {@code cpu-per-query}
  * @param startedAt ISO-8601 instant
@@ -34,7 +34,7 @@ public record CpuPerQueryReport(String benchmark, String startedAt, Map<String, 
     /**
      * One server at one rate for one measured window.
      *
-     * @param server {@code floor}, {@code gateway} or {@code baseline}
+     * @param server {@code floor}, {@code gateway}, {@code baseline} or {@code tracing-<sampling ratio>}
      * @param round which round (0-based); servers take turns within a round
      * @param offeredRate requests per second offered (open loop)
      * @param achievedRate requests answered per second
@@ -73,6 +73,16 @@ public record CpuPerQueryReport(String benchmark, String startedAt, Map<String, 
             row.put("gatewayOverFloor", ratio(gateway, floor));
             row.put("baselineOverFloor", ratio(baseline, floor));
             row.put("gatewayOverBaseline", ratio(gateway, baseline));
+            Map<String, Double> cpuOverGateway = new LinkedHashMap<>();
+            Map<String, Double> allocOverGateway = new LinkedHashMap<>();
+            cpu.keySet().stream().filter(s -> s.startsWith("tracing-")).forEach(s -> {
+                cpuOverGateway.put(s, ratio(cpu.get(s), gateway));
+                allocOverGateway.put(s, ratio(alloc.get(s), alloc.get("gateway")));
+            });
+            if (!cpuOverGateway.isEmpty()) {
+                row.put("tracingCpuOverGateway", cpuOverGateway);
+                row.put("tracingAllocOverGateway", allocOverGateway);
+            }
             out.add(row);
         }
         return out;
@@ -102,10 +112,10 @@ public record CpuPerQueryReport(String benchmark, String startedAt, Map<String, 
     /** Every leg, then the ratios, as fixed-width text. */
     public String table() {
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "%7s %-9s %5s %9s %8s %9s %10s %10s %8s %8s  %s%n", "rate", "server",
+        sb.append(String.format(Locale.ROOT, "%7s %-12s %5s %9s %8s %9s %10s %10s %8s %8s  %s%n", "rate", "server",
                 "round", "answered/s", "on-time", "CPU us/q", "alloc B/q", "errors", "p50 ms", "p99 ms", "load avg"));
         for (Leg l : legs) {
-            sb.append(String.format(Locale.ROOT, "%7.0f %-9s %5d %9.1f %7.1f%% %9.1f %10.0f %10d %8s %8s  %s%n",
+            sb.append(String.format(Locale.ROOT, "%7.0f %-12s %5d %9.1f %7.1f%% %9.1f %10.0f %10d %8s %8s  %s%n",
                     l.offeredRate(), l.server(), l.round(), l.achievedRate(), 100 * l.onTimeShare(), l.cpuUsPerQuery(),
                     l.allocatedBytesPerQuery(), l.errors(), ms(l.latency() == null ? null : l.latency().p50Ms()),
                     ms(l.latency() == null ? null : l.latency().p99Ms()), l.loadAverage()));
@@ -115,6 +125,10 @@ public record CpuPerQueryReport(String benchmark, String startedAt, Map<String, 
                     + "baseline/floor %s, gateway/baseline %s%n", (Double) r.get("rate"), r.get("cpuUsPerQuery"),
                     r.get("allocatedBytesPerQuery"), fmt(r.get("gatewayOverFloor")), fmt(r.get("baselineOverFloor")),
                     fmt(r.get("gatewayOverBaseline"))));
+            if (r.containsKey("tracingCpuOverGateway")) {
+                sb.append(String.format(Locale.ROOT, "rate %.0f, tracing on over off: CPU/query %s, alloc/query %s%n",
+                        (Double) r.get("rate"), r.get("tracingCpuOverGateway"), r.get("tracingAllocOverGateway")));
+            }
         }
         return sb.toString();
     }

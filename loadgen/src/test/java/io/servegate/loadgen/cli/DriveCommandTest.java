@@ -72,7 +72,7 @@ class DriveCommandTest {
         Path json = dir.resolve("drive.json");
         StringWriter out = new StringWriter();
         int status = drive(out, "--rate", "100", "--duration-s", "2", "--input-shape", "2,4", "--slo-ms", "500",
-                "--out", json.toString());
+                "--out-file", json.toString());
         assertThat(status).as(out.toString()).isZero();
         assertThat(out.toString()).contains("goodput", "predictions within 500.0 ms", "latency ms: p50");
 

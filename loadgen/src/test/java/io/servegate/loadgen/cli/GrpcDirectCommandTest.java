@@ -10,7 +10,10 @@ import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -36,7 +39,7 @@ class GrpcDirectCommandTest {
                 "--out", dir.toString());
 
         assertThat(code).as("stderr: %s", err).isZero();
-        BenchmarkReport report = BenchmarkReport.readJson(dir.resolve("grpc-direct.json"));
+        BenchmarkReport report = BenchmarkReport.readJson(report());
         assertThat(report.benchmark()).isEqualTo("grpc-direct");
         assertThat(report.settings()).containsEntry("startNoop", true).containsEntry("clients", 2);
         assertThat(report.results()).extracting(LoadResult::batchSize).containsExactly(1, 4);
@@ -63,7 +66,7 @@ class GrpcDirectCommandTest {
                     "--jvm-warmup-s", "0", "--out", dir.toString());
 
             assertThat(code).isEqualTo(1);
-            LoadResult r = BenchmarkReport.readJson(dir.resolve("grpc-direct.json")).results().get(0);
+            LoadResult r = BenchmarkReport.readJson(report()).results().get(0);
             assertThat(r.requests()).isZero();
             assertThat(r.errors()).isPositive();
             assertThat(r.latency()).isNull();
@@ -77,5 +80,13 @@ class GrpcDirectCommandTest {
         assertThat(run("grpc-direct", "--start-noop", "--target", "127.0.0.1:1", "--out", dir.toString()))
                 .isEqualTo(CommandLine.ExitCode.USAGE);
         assertThat(err.toString()).contains("exactly one of --target and --start-noop");
+    }
+
+    /** The report of the one run, in its folder {@code <out>/grpc-direct-<UTC timestamp>/}. */
+    private Path report() throws IOException {
+        try (Stream<Path> runs = Files.list(dir)) {
+            return runs.filter(p -> p.getFileName().toString().startsWith("grpc-direct-")).findFirst().orElseThrow()
+                    .resolve("grpc-direct.json");
+        }
     }
 }
