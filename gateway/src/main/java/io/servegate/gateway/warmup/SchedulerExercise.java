@@ -31,9 +31,11 @@ final class SchedulerExercise implements AutoCloseable {
     private final InMemoryRegistry registry = new InMemoryRegistry();
     private final ReplicaPool pool;
     private final LongSupplier clock;
+    private final Duration deadline;
 
     SchedulerExercise(ServegateProperties props, LongSupplier clock, String containerAddress) {
         this.clock = clock;
+        this.deadline = props.batching().defaultSlo();
         this.pool = new ReplicaPool(props.batching(), props.scheduling(), props.rpc(), new SimpleMeterRegistry(),
                 clock, Schedulers.parallel(), null, ProfileSharing.ALONE);
         registry.addListener(pool::sync);
@@ -48,8 +50,11 @@ final class SchedulerExercise implements AutoCloseable {
         return pool.ready(MODEL, VERSION);
     }
 
-    /** One query with {@code deadline} to answer it; not ready yet, it fails at once. */
-    CompletableFuture<String> query(float[] row, Duration deadline) {
+    /**
+     * One query, due within {@code batching.default-slo} (the SLO its scheduler plans for: a later
+     * deadline lets the scheduler hold it to fill larger batches); not ready yet, it fails at once.
+     */
+    CompletableFuture<String> query(float[] row) {
         return pool.submit(MODEL, VERSION, row, clock.getAsLong() + deadline.toNanos());
     }
 

@@ -128,7 +128,7 @@ final class SelfExercise {
             calls.add(client.inferAsText(MODEL, "1", TensorType.FLOATS, Collections.nCopies(BATCH_ROWS, row),
                     CALL_TIMEOUT));
             if (scheduler != null) {
-                calls.add(scheduler.query(row, CALL_TIMEOUT));
+                calls.add(scheduler.query(row));
             }
             if (channel != null) {
                 CompletableFuture<Void> answered = new CompletableFuture<>();

@@ -3,7 +3,6 @@ package io.servegate.gateway.warmup;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.servegate.gateway.config.ServegateProperties;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -33,11 +32,19 @@ class SchedulerExerciseTest {
             assertThat(exercise.ready()).as("the replica checked and profiled").isTrue();
             List<CompletableFuture<String>> answers = new ArrayList<>();
             for (int i = 0; i < 64; i++) {
-                answers.add(exercise.query(new float[] {i, 1, 2}, Duration.ofSeconds(5)));
+                answers.add(exercise.query(new float[] {i, 1, 2}));
             }
+            // due within the default SLO (100 ms): on a loaded machine some may be refused as too late
+            int answered = 0;
             for (CompletableFuture<String> a : answers) {
-                assertThat(a.get(10, TimeUnit.SECONDS)).isEqualTo("0");
+                try {
+                    assertThat(a.get(10, TimeUnit.SECONDS)).isEqualTo("0");
+                    answered++;
+                } catch (java.util.concurrent.ExecutionException late) {
+                    assertThat(late.getCause()).isInstanceOf(io.servegate.gateway.dispatch.DispatchException.class);
+                }
             }
+            assertThat(answered).as("queries answered by the loopback container").isPositive();
         }
     }
 }
