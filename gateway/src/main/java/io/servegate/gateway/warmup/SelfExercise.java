@@ -31,8 +31,9 @@ import java.util.function.LongSupplier;
  * (encoding, the gRPC client transport, decoding); and, once its replica is checked and profiled,
  * queries through a private replica pool on that container ({@link SchedulerExercise}: the
  * scheduler, its driver, batching, the replica worker). No call reaches a registered model, a real
- * replica or the prediction cache. The latency counts as steady only once the pool's queries are
- * in the rounds.
+ * replica or the prediction cache. It is over once the pool's queries are in the rounds, their
+ * time is steady and the JIT compilers spent at most the same tolerance of the last round
+ * compiling ({@link CompilerActivity}).
  */
 final class SelfExercise {
 
@@ -90,12 +91,16 @@ final class SelfExercise {
         try (LoopbackContainer container = LoopbackContainer.start();
                 ContainerClient client = ContainerClient.connect(container.address());
                 SchedulerExercise scheduler = schedulerOn.apply(container.address())) {
+            CompilerActivity compilers = new CompilerActivity();
             boolean settled = false;
             while (!settled && clock.getAsLong() - end < 0) {
                 boolean scheduled = scheduler.ready();
                 long roundStart = clock.getAsLong();
                 round(http, channel, client, scheduled ? scheduler : null);
-                settled = steady.add(clock.getAsLong() - roundStart) && scheduled;
+                long took = clock.getAsLong() - roundStart;
+                // both looks every round: each keeps its own history
+                boolean quiet = compilers.quiet(took, steady.tolerance());
+                settled = steady.add(took) && quiet && scheduled;
             }
             return new Result(clock.getAsLong() - start, steady.rounds(), settled);
         } finally {

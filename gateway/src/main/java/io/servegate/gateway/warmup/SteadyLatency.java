@@ -39,6 +39,11 @@ final class SteadyLatency {
         return max <= min * (1 + tolerance);
     }
 
+    /** How far apart, as a fraction of the fastest, steady rounds may be. */
+    double tolerance() {
+        return tolerance;
+    }
+
     int rounds() {
         return rounds;
     }
