@@ -11,10 +11,13 @@ public record WarmupProperties(
         @DefaultValue("true") boolean enabled,
         /** Ready after this long even if the latency has not settled (a warning is logged). */
         @DefaultValue("30s") Duration maxDuration,
-        /** Calls of each kind (HTTP, gRPC, container client) one round makes at once. */
+        /** Calls of each kind (HTTP, gRPC, container client, the private pool's queries) one round makes at once. */
         @DefaultValue("32") int callsPerRound,
         /** Rounds made at the least. */
         @DefaultValue("20") int minRounds,
-        /** Steady: the last three rounds took within this fraction of the fastest of them. */
+        /**
+         * Steady: the last three rounds took within this fraction of the fastest of them, and the JIT
+         * compilers spent at most this fraction of the last round compiling.
+         */
         @DefaultValue("0.25") double tolerance) {
 }
