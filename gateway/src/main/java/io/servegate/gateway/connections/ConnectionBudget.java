@@ -5,7 +5,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.lang.management.ManagementFactory;
 import java.lang.management.OperatingSystemMXBean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,14 +13,16 @@ import org.slf4j.LoggerFactory;
  * descriptor limit less a reserve for everything else the gateway opens (replica channels, Redis,
  * files, logs), so that a flood spread over the ports is refused by the gateway before the kernel
  * refuses it the descriptors its replicas' checks and its registry need. Each port's own cap and
- * per-client share apply within it ({@link PortConnections}).
+ * per-client share apply within it ({@link PortConnections}). When the budget is spent, a
+ * connection from a client holding fewer connections than another takes the slot of that
+ * client's longest-idle connection on any port ({@link ConnectionSlots}).
  */
 public final class ConnectionBudget {
 
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionBudget.class);
 
     private final int total;
-    private final AtomicInteger open = new AtomicInteger();
+    private final ConnectionSlots slots;
 
     /** @param total most connections open on all ports together */
     public ConnectionBudget(int total) {
@@ -29,6 +30,7 @@ public final class ConnectionBudget {
             throw new IllegalArgumentException("a connection budget must be at least 1, got " + total);
         }
         this.total = total;
+        this.slots = new ConnectionSlots(total, Integer.MAX_VALUE);
     }
 
     /**
@@ -61,18 +63,14 @@ public final class ConnectionBudget {
         return budget;
     }
 
-    /** Takes one connection out of the budget; false when it is spent. */
-    boolean tryTake() {
-        if (open.incrementAndGet() > total) {
-            open.decrementAndGet();
-            return false;
-        }
-        return true;
+    /** Takes one connection out of the budget, evicting an idle one where that is fair; false when it is spent. */
+    boolean tryTake(ClientConnection connection) {
+        return slots.tryTake(connection) == null;
     }
 
     /** Gives back a connection {@link #tryTake} took. */
-    void giveBack() {
-        open.decrementAndGet();
+    void giveBack(ClientConnection connection) {
+        slots.giveBack(connection);
     }
 
     /** Most connections open on all ports together. */
@@ -82,6 +80,6 @@ public final class ConnectionBudget {
 
     /** Connections open on all ports together now. */
     public int open() {
-        return open.get();
+        return slots.taken();
     }
 }

@@ -18,6 +18,8 @@ public enum DropReason {
     PER_CLIENT_LIMIT("per-client-limit", true),
     /** All ports together already held the connection budget the descriptor limit allows. */
     BUDGET("budget", true),
+    /** Idle, and closed to make room for a client holding fewer connections while the port or budget was full. */
+    EVICTED("evicted", true),
     /** The client closed the connection with its request half sent. */
     ABANDONED("abandoned", true);
 

@@ -2,7 +2,10 @@ package io.servegate.gateway.connections;
 
 import io.grpc.Attributes;
 import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.ServerStreamTracer;
 import io.grpc.ServerTransportFilter;
+import io.grpc.Status;
 import io.grpc.netty.NettyServerBuilder;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.Channel;
@@ -14,9 +17,11 @@ import io.servegate.gateway.config.ServegateProperties;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 
 /**
@@ -25,13 +30,17 @@ import java.util.function.UnaryOperator;
  * budget ({@link PortConnections}), which grpc-java lacks: the server channel counts what it
  * accepts and closes one over them before gRPC sees it. A
  * connection that closes without ever becoming a gRPC transport, after the handshake timeout, was
- * closed by that timeout and is counted so. {@link #close()} stops the event loops it made.
+ * closed by that timeout and is counted so. A connection with no call in progress is idle, and
+ * may be evicted for a client holding fewer connections while the port or budget is full.
+ * {@link #close()} stops the event loops it made.
  */
 public final class GrpcConnectionGuard implements UnaryOperator<NettyServerBuilder>, AutoCloseable {
 
     private final ServegateProperties.Grpc settings;
     private final PortConnections port;
     private final Set<SocketAddress> ready = ConcurrentHashMap.newKeySet();
+    /** The connections open now, by remote address, for their calls to be counted on. */
+    private final Map<SocketAddress, ClientConnection> open = new ConcurrentHashMap<>();
     private final EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private final EventLoopGroup workers = new MultiThreadIoEventLoopGroup(NioIoHandler.newFactory());
 
@@ -59,6 +68,7 @@ public final class GrpcConnectionGuard implements UnaryOperator<NettyServerBuild
                         return transport;
                     }
                 })
+                .addStreamTracerFactory(new CallsInProgress())
                 .handshakeTimeout(nanos(settings.handshakeTimeout()), TimeUnit.NANOSECONDS)
                 .maxConnectionIdle(nanos(settings.maxConnectionIdle()), TimeUnit.NANOSECONDS)
                 .maxConnectionAge(nanos(settings.maxConnectionAge()), TimeUnit.NANOSECONDS)
@@ -79,8 +89,9 @@ public final class GrpcConnectionGuard implements UnaryOperator<NettyServerBuild
                 int n = super.doReadMessages(accepted);
                 for (int i = accepted.size() - 1; i >= from; i--) {
                     Channel child = (Channel) accepted.get(i);
-                    if (port.tryOpen(child.remoteAddress())) {
-                        watch(child);
+                    ClientConnection connection = port.tryOpen(child.remoteAddress(), child::close);
+                    if (connection != null) {
+                        watch(child, connection);
                     } else {
                         accepted.remove(i);
                         child.unsafe().closeForcibly();
@@ -92,15 +103,46 @@ public final class GrpcConnectionGuard implements UnaryOperator<NettyServerBuild
         };
     }
 
-    private void watch(Channel child) {
+    private void watch(Channel child, ClientConnection connection) {
         SocketAddress remote = child.remoteAddress();
         long start = System.nanoTime();
+        open.put(remote, connection);
         child.closeFuture().addListener(f -> {
-            port.closed(remote);
+            open.remove(remote);
+            port.closed(connection);
             if (!ready.remove(remote) && System.nanoTime() - start >= nanos(settings.handshakeTimeout())) {
                 port.dropped(DropReason.HANDSHAKE_TIMEOUT);
             }
         });
+    }
+
+    /** Marks a connection busy from each call's start to its end, so that only idle ones are evicted. */
+    private final class CallsInProgress extends ServerStreamTracer.Factory {
+        @Override
+        public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
+            return new ServerStreamTracer() {
+                /** null, then the connection its call started on, then {@code this} once closed. */
+                private final AtomicReference<Object> state = new AtomicReference<>();
+
+                @Override
+                public void serverCallStarted(ServerCallInfo<?, ?> call) {
+                    ClientConnection c = open.get(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+                    if (c != null) {
+                        c.begin();
+                        if (!state.compareAndSet(null, c)) {
+                            c.end(); // closed already
+                        }
+                    }
+                }
+
+                @Override
+                public void streamClosed(Status status) {
+                    if (state.getAndSet(this) instanceof ClientConnection c) {
+                        c.end();
+                    }
+                }
+            };
+        }
     }
 
     private static long nanos(Duration d) {

@@ -10,7 +10,7 @@ import reactor.netty.http.server.HttpServer;
 /**
  * What an HTTP port (Reactor Netty) does against slow, idle and too many clients: each accepted
  * connection is counted against the port's cap, its client's share and the budget of all ports
- * (one over any of them is closed at once) and, when it
+ * (one over any of them is closed at once, unless an idle connection is evicted for it) and, when it
  * speaks HTTP/1.1, gets its {@link HttpRequestDeadlines}.
  */
 public final class HttpConnectionGuard implements UnaryOperator<HttpServer> {
@@ -33,16 +33,20 @@ public final class HttpConnectionGuard implements UnaryOperator<HttpServer> {
     public HttpServer apply(HttpServer server) {
         return server.doOnChannelInit((observer, channel, remote) -> {
             SocketAddress client = channel.remoteAddress(); // the observer's remote is null on a server
-            if (!port.tryOpen(client)) {
+            ClientConnection connection = port.tryOpen(client, channel::close);
+            if (connection == null) {
                 channel.close();
                 return;
             }
-            channel.closeFuture().addListener(f -> port.closed(client));
+            channel.closeFuture().addListener(f -> port.closed(connection));
             if (channel.pipeline().get(NettyPipeline.HttpCodec) == null) {
-                return; // HTTP/2 (TLS h2): Reactor Netty's own settings govern it, not these HTTP/1.1 deadlines
+                // HTTP/2 (TLS h2): Reactor Netty's own settings govern it, not these HTTP/1.1 deadlines, and
+                // its streams are not tracked, so it is never taken for idle
+                connection.begin();
+                return;
             }
             HttpRequestDeadlines deadlines = new HttpRequestDeadlines(timeouts.headerTimeout(),
-                    timeouts.readTimeout(), timeouts.requestTimeout(), timeouts.idleTimeout(), port);
+                    timeouts.readTimeout(), timeouts.requestTimeout(), timeouts.idleTimeout(), port, connection);
             channel.pipeline().addBefore(NettyPipeline.HttpCodec, "servegate.requestReads", deadlines.reads())
                     .addAfter(NettyPipeline.HttpCodec, "servegate.requestMessages", deadlines.messages());
         });

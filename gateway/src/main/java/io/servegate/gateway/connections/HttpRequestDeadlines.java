@@ -26,7 +26,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>a kept-alive connection waits longer than the idle timeout for its next request.</li>
  * </ul>
  * While the gateway works on a request that has fully arrived, nothing is timed here: the query's
- * own deadline governs. All state is touched on the connection's event loop only.
+ * own deadline governs. While a request's body arrives or is handled, the connection counts as
+ * busy ({@link ClientConnection#begin()}), so it is never evicted; waiting for a request's line
+ * and headers, it is idle. All state is touched on the connection's event loop only.
  */
 final class HttpRequestDeadlines {
 
@@ -37,8 +39,10 @@ final class HttpRequestDeadlines {
     private final long requestNanos;
     private final long idleNanos;
     private final PortConnections port;
+    private final ClientConnection connection;
 
     private ChannelHandlerContext ctx;
+    private boolean busy;
     private Phase phase = Phase.HEADERS;
     private long since;
     private long lastRead;
@@ -49,12 +53,14 @@ final class HttpRequestDeadlines {
     /** Closed here for a deadline: the half request the codec then reports is already counted. */
     private boolean dropped;
 
-    HttpRequestDeadlines(Duration header, Duration read, Duration request, Duration idle, PortConnections port) {
+    HttpRequestDeadlines(Duration header, Duration read, Duration request, Duration idle, PortConnections port,
+            ClientConnection connection) {
         this.headerNanos = header.toNanos();
         this.readNanos = read.toNanos();
         this.requestNanos = request.toNanos();
         this.idleNanos = idle.toNanos();
         this.port = port;
+        this.connection = connection;
     }
 
     /** Goes before the HTTP codec: every read, as bytes. */
@@ -129,6 +135,15 @@ final class HttpRequestDeadlines {
 
     private void enter(Phase next) {
         phase = next;
+        boolean nowBusy = next == Phase.BODY || next == Phase.HANDLING;
+        if (nowBusy != busy) {
+            busy = nowBusy;
+            if (busy) {
+                connection.begin();
+            } else {
+                connection.end();
+            }
+        }
         since = System.nanoTime();
         lastRead = since;
         long deadline = deadline();

@@ -4,17 +4,13 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.config.ServegateProperties;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.StringJoiner;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,7 +20,9 @@ import reactor.core.scheduler.Schedulers;
 /**
  * The connections of one port: how many are open against its cap, against each client's share
  * of it (connections from one remote address) and against the {@link ConnectionBudget} all ports
- * share, and which were dropped. Every drop is counted in {@code servegate.connections.dropped} (tags {@code port}, {@code reason});
+ * share, and which were dropped. A port or budget that is full makes room for a client holding
+ * fewer connections by evicting an idle connection of the client holding the most
+ * ({@link ConnectionSlots}), counted as {@code evicted} on the victim's port. Every drop is counted in {@code servegate.connections.dropped} (tags {@code port}, {@code reason});
  * the log gets one summary line per interval at most, however many connections a flood drops,
  * written at the end of the interval that its first drop began.
  */
@@ -33,14 +31,10 @@ public final class PortConnections {
     private static final Logger LOG = LoggerFactory.getLogger(PortConnections.class);
 
     private final String port;
-    private final int max;
-    private final int perClient;
+    private final ConnectionSlots slots;
     private final ConnectionBudget budget;
     private final Duration logInterval;
     private final Scheduler scheduler;
-    private final AtomicInteger open = new AtomicInteger();
-    /** Open connections per remote address; an address leaves the map with its last connection. */
-    private final Map<InetAddress, Integer> byClient = new ConcurrentHashMap<>();
     private final Map<DropReason, Counter> counters = new EnumMap<>(DropReason.class);
     private final Map<DropReason, LongAdder> unlogged = new EnumMap<>(DropReason.class);
     private final AtomicBoolean summaryDue = new AtomicBoolean();
@@ -56,8 +50,7 @@ public final class PortConnections {
     public PortConnections(String port, int max, int perClient, ConnectionBudget budget, Duration logInterval,
             MeterRegistry meters, Scheduler scheduler) {
         this.port = port;
-        this.max = max;
-        this.perClient = perClient;
+        this.slots = new ConnectionSlots(max, perClient);
         this.budget = budget;
         this.logInterval = logInterval;
         this.scheduler = scheduler;
@@ -67,7 +60,7 @@ public final class PortConnections {
                     .tag("port", port).tag("reason", reason.tag()).register(meters));
             unlogged.put(reason, new LongAdder());
         }
-        Gauge.builder("servegate.connections.open", open, AtomicInteger::get).description("open connections")
+        Gauge.builder("servegate.connections.open", slots, ConnectionSlots::taken).description("open connections")
                 .tag("port", port).register(meters);
     }
 
@@ -79,58 +72,34 @@ public final class PortConnections {
     }
 
     /**
-     * Counts a new connection from {@code remote} in; false (counted as dropped) when the port is
-     * full, the client holds its share already or the budget is spent, and it must be closed.
+     * Counts a new connection from {@code remote} in: {@code null} (counted as dropped) when the
+     * port is full, the client holds its share already or the budget is spent, and nobody's idle
+     * connection could fairly make room: it must then be closed. Otherwise the connection, which
+     * {@code close} closes should it be evicted, and which must be {@link #closed} once it closes.
      */
-    public boolean tryOpen(SocketAddress remote) {
-        if (open.incrementAndGet() > max) {
-            open.decrementAndGet();
-            dropped(DropReason.LIMIT);
-            return false;
-        }
-        InetAddress client = client(remote);
-        if (client != null && !takeShare(client)) {
-            open.decrementAndGet();
-            dropped(DropReason.PER_CLIENT_LIMIT);
-            return false;
-        }
-        if (!budget.tryTake()) {
-            giveShare(client);
-            open.decrementAndGet();
-            dropped(DropReason.BUDGET);
-            return false;
-        }
-        return true;
-    }
-
-    /** Counts a connection from {@code remote} that {@link #tryOpen} let in out again. */
-    public void closed(SocketAddress remote) {
-        budget.giveBack();
-        giveShare(client(remote));
-        open.decrementAndGet();
-    }
-
-    private boolean takeShare(InetAddress client) {
-        boolean[] taken = {false};
-        byClient.compute(client, (k, n) -> {
-            int held = n == null ? 0 : n;
-            if (held >= perClient) {
-                return n;
-            }
-            taken[0] = true;
-            return held + 1;
+    public ClientConnection tryOpen(SocketAddress remote, Runnable close) {
+        ClientConnection connection = new ClientConnection(remote, () -> {
+            dropped(DropReason.EVICTED);
+            close.run();
         });
-        return taken[0];
-    }
-
-    private void giveShare(InetAddress client) {
-        if (client != null) {
-            byClient.computeIfPresent(client, (k, n) -> n == 1 ? null : n - 1);
+        ConnectionSlots.Refusal refusal = slots.tryTake(connection);
+        if (refusal != null) {
+            dropped(refusal == ConnectionSlots.Refusal.SHARE ? DropReason.PER_CLIENT_LIMIT : DropReason.LIMIT);
+            return null;
         }
+        if (!budget.tryTake(connection)) {
+            slots.giveBack(connection);
+            dropped(DropReason.BUDGET);
+            return null;
+        }
+        connection.admitted();
+        return connection;
     }
 
-    private static InetAddress client(SocketAddress remote) {
-        return remote instanceof InetSocketAddress inet ? inet.getAddress() : null;
+    /** Counts a connection that {@link #tryOpen} let in out again. */
+    public void closed(ClientConnection connection) {
+        budget.giveBack(connection);
+        slots.giveBack(connection);
     }
 
     /** Counts a dropped connection, and logs a summary once the interval it begins is over. */

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
 /**
@@ -15,7 +16,8 @@ import java.util.function.Supplier;
  * one that is measured and seeds the replica's transport overhead and the model's service time,
  * and unloaded again if it was loaded for this, so that the container holds what the scheduler
  * thinks it holds. Without it the replica's first live batch would measure those one-off costs as
- * its overhead.
+ * its overhead. First, what the container declares for every placed model is read
+ * ({@link SharedPool#readDeclaration}).
  */
 final class PoolWarmUp implements WarmUp {
 
@@ -24,14 +26,22 @@ final class PoolWarmUp implements WarmUp {
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
 
     private final Supplier<Collection<PlacedModel>> placed;
+    private final BiConsumer<ReplicaWorker, PlacedModel> readDeclaration;
 
-    /** @param placed the model versions placed on the pool now */
-    PoolWarmUp(Supplier<Collection<PlacedModel>> placed) {
+    /**
+     * @param placed          the model versions placed on the pool now
+     * @param readDeclaration reads what a replica's container declares for a placed model
+     */
+    PoolWarmUp(Supplier<Collection<PlacedModel>> placed, BiConsumer<ReplicaWorker, PlacedModel> readDeclaration) {
         this.placed = placed;
+        this.readDeclaration = readDeclaration;
     }
 
     @Override
     public CompletableFuture<Void> run(ReplicaWorker worker, List<String> held) {
+        for (PlacedModel m : placed.get()) {
+            readDeclaration.accept(worker, m);
+        }
         PlacedModel model = choose(placed.get(), held);
         if (model == null) {
             return DONE;

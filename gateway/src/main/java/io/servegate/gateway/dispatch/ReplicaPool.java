@@ -142,11 +142,16 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
     }
 
     /**
-     * The input a model version's single-model containers declare, merged across them: when they
-     * agree (as they should) this allocates nothing, a lookup per query.
+     * The input a model version's containers declare, merged across them (its single-model
+     * replicas, or the replicas of the pool it is placed on): when they agree (as they should)
+     * this allocates nothing, a lookup per query.
      */
     @Override
     public DeclaredInput declaredInput(String model, String version) {
+        DeclaredInput pooled = shared.declaredInput(PlacedModel.key(model, version));
+        if (pooled != null) {
+            return pooled; // a model version placed on a pool is served by the pool
+        }
         SchedulerDriver<?> driver = own(model, version);
         DeclaredInput merged = DeclaredInput.UNKNOWN;
         if (driver != null) {

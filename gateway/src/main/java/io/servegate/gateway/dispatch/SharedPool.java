@@ -7,6 +7,8 @@ import io.servegate.core.scheduling.SchedulerConfig;
 import io.servegate.oip.client.ContainerClient;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
 /**
@@ -16,9 +18,15 @@ import java.util.function.LongSupplier;
  * name and version. Which models a replica holds, when a load is worth its time and when a query
  * gets its default early because its model cannot be loaded in time are the scheduler's decisions.
  * A pool's replicas have no circuit breaker (theirs is disabled): the scheduler's retries and
- * ServerReady after a transport failure are their protection.
+ * ServerReady after a transport failure are their protection. What each replica's container
+ * declares for each placed model (OIP ModelMetadata: datatype and shape) is read when the model is
+ * placed and when the replica warms up, so that the model's queries are checked against it before
+ * they are queued, as a model on replicas of its own is ({@link DeclaredInput}).
  */
 final class SharedPool implements AutoCloseable {
+
+    /** As a single-model replica's warm-up reads its metadata. */
+    private static final Duration METADATA_TIMEOUT = Duration.ofSeconds(1);
 
     private final String name;
     private final long budgetBytes;
@@ -26,6 +34,8 @@ final class SharedPool implements AutoCloseable {
     private final reactor.core.scheduler.Scheduler timers;
     private final Duration minBatchTimeout;
     private final int maxMessageBytes;
+    /** What each replica's container declares for each placed model: model key, then replica id. */
+    private final Map<String, Map<String, DeclaredInput>> declared = new ConcurrentHashMap<>();
 
     /** @param budgetBytes each replica's memory budget */
     SharedPool(String name, long budgetBytes, SchedulerConfig config, LongSupplier clock,
@@ -57,6 +67,28 @@ final class SharedPool implements AutoCloseable {
     void place(PlacedModel model) {
         driver.serve(model);
         driver.event((s, now) -> s.addModel(model.key(), model.sizeBytes(), model.loadNanos()));
+        for (ReplicaWorker w : driver.workers()) {
+            readDeclaration(w, model);
+        }
+    }
+
+    /**
+     * Reads what {@code worker}'s container declares for {@code model}; one that cannot answer yet
+     * (not up, or declaring nothing for a model it has not loaded) is read again at its warm-up.
+     */
+    void readDeclaration(ReplicaWorker worker, PlacedModel model) {
+        worker.client().modelMetadata(model.name(), model.version(), METADATA_TIMEOUT).thenAccept(md ->
+                declared.computeIfAbsent(model.key(), k -> new ConcurrentHashMap<>())
+                        .put(worker.id(), DeclaredInput.of(md, model.inputType())));
+    }
+
+    /** The input a placed model version's containers declare, merged across the pool's replicas. */
+    DeclaredInput declaredInput(String key) {
+        DeclaredInput merged = DeclaredInput.UNKNOWN;
+        for (DeclaredInput d : declared.getOrDefault(key, Map.of()).values()) {
+            merged = merged.merge(d);
+        }
+        return merged;
     }
 
     /** Adds a replica at {@code address} unless one with that address is here already. */
@@ -69,7 +101,7 @@ final class SharedPool implements AutoCloseable {
         CircuitBreaker none = CircuitBreaker.ofDefaults(id);
         none.transitionToDisabledState();
         ReplicaWorker worker = new ReplicaWorker(id, address, true, driver,
-                ContainerClient.connect(address, maxMessageBytes), none, new PoolWarmUp(driver::models), timers,
+                ContainerClient.connect(address, maxMessageBytes), none, new PoolWarmUp(driver::models, this::readDeclaration), timers,
                 minBatchTimeout, null);
         driver.add(worker, (s, now) -> s.addReplica(id, budgetBytes, now));
         worker.awaitReadiness();

@@ -94,6 +94,12 @@ public final class SharedPools implements AutoCloseable {
         return p == null ? null : p.driver();
     }
 
+    /** The input a placed model version ({@code name:version}) declares on its pool, or null when it is placed on none. */
+    DeclaredInput declaredInput(String key) {
+        SharedPool p = byModel.get(key);
+        return p == null ? null : p.declaredInput(key);
+    }
+
     /** Every pool: its replicas with what each holds, and the model versions placed on it. */
     public List<Placement> placements() {
         List<Placement> out = new ArrayList<>();

@@ -14,13 +14,10 @@ import io.servegate.gateway.fleet.FleetNode;
 import io.servegate.gateway.testsupport.ContainerProcess;
 import io.servegate.gateway.testsupport.FreePort;
 import io.servegate.gateway.testsupport.GatewayCalls;
+import io.servegate.gateway.testsupport.LoopbackClients;
 import io.servegate.gateway.testsupport.RedisServer;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.ServerLiveRequest;
-import java.io.IOException;
-import java.io.InputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -128,7 +125,7 @@ class DescriptorBudgetTest {
             for (String flooder : FLOODERS) {
                 for (Port port : ports) {
                     for (int i = 0; i < EACH; i++) {
-                        Socket s = connect(flooder, port.number());
+                        Socket s = LoopbackClients.connect(flooder, port.number());
                         flood.add(s);
                         if (i % 2 == 1) { // half-open: a request or preface begun, never finished
                             s.getOutputStream().write(port.halfOpen().getBytes(StandardCharsets.US_ASCII));
@@ -152,9 +149,9 @@ class DescriptorBudgetTest {
             } finally {
                 channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             }
-            assertThat(getFrom("127.0.0.2", queryPort, "/v2/health/live")).as("a new client on the query port")
+            assertThat(LoopbackClients.getFrom("127.0.0.2", queryPort, "/v2/health/live")).as("a new client on the query port")
                     .startsWith("HTTP/1.1 200");
-            assertThat(getFrom("127.0.0.2", adminServer.port(), "/admin/ping")).as("a new client on the admin port")
+            assertThat(LoopbackClients.getFrom("127.0.0.2", adminServer.port(), "/admin/ping")).as("a new client on the admin port")
                     .startsWith("HTTP/1.1 200");
             for (Port port : ports) {
                 assertThat(dropped(port.name(), "budget")).as("%s: the budget was not spent", port.name()).isZero();
@@ -170,24 +167,6 @@ class DescriptorBudgetTest {
         assertThat(log.list).as("log").noneMatch(e -> e.getFormattedMessage().contains("Too many open files")
                 || (e.getThrowableProxy() != null && String.valueOf(e.getThrowableProxy().getMessage())
                         .contains("Too many open files")));
-    }
-
-    private static Socket connect(String from, int port) throws IOException {
-        Socket s = new Socket();
-        s.bind(new InetSocketAddress(InetAddress.getByName(from), 0));
-        s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 5_000);
-        return s;
-    }
-
-    /** A GET from a socket bound to {@code from}: the answer's head and body, as text. */
-    private static String getFrom(String from, int port, String path) throws IOException {
-        try (Socket s = connect(from, port)) {
-            s.setSoTimeout(10_000);
-            s.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
-            InputStream in = s.getInputStream();
-            return new String(in.readAllBytes(), StandardCharsets.US_ASCII);
-        }
     }
 
     private double dropped(String port, String reason) {

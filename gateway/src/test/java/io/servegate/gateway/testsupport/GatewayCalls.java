@@ -27,10 +27,21 @@ public final class GatewayCalls {
 
     /** Predicts {@code input} for {@code app}, which must answer 200. */
     public JsonNode predict(String app, float[] input) throws Exception {
-        HttpResponse<String> r = post("http://127.0.0.1:" + queryPort + "/" + app + "/predict",
-                json.writeValueAsString(Map.of("input", input)));
+        HttpResponse<String> r = predictRaw(app, input);
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         return json.readTree(r.body());
+    }
+
+    /** Predicts {@code input} for {@code app} and returns the answer, whatever its status. */
+    public HttpResponse<String> predictRaw(String app, float[] input) throws Exception {
+        return post("http://127.0.0.1:" + queryPort + "/" + app + "/predict",
+                json.writeValueAsString(Map.of("input", input)));
+    }
+
+    /** GETs {@code path} on the query port and returns the answer, whatever its status. */
+    public HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + queryPort + path))
+                .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
     }
 
     /** Calls {@code /admin/<endpoint>}, which must answer 200. */

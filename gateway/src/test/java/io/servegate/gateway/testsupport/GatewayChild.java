@@ -45,13 +45,27 @@ public final class GatewayChild implements AutoCloseable {
      * ({@code --name=value}) last; returns once {@code /admin/ping} answers.
      */
     public static GatewayChild start(String heap, String... args) throws Exception {
+        return start(List.of(), heap, args);
+    }
+
+    /**
+     * {@link #start} under a descriptor limit ({@code ulimit -n descriptors}, set by a shell that
+     * then becomes the JVM), which the replicas it starts inherit too.
+     */
+    public static GatewayChild startWithDescriptorLimit(int descriptors, String heap, String... args)
+            throws Exception {
+        return start(List.of("bash", "-c", "ulimit -n " + descriptors + " && exec \"$@\"", "bash"), heap, args);
+    }
+
+    private static GatewayChild start(List<String> prefix, String heap, String... args) throws Exception {
         int port = freePort();
         int adminPort = freePort();
         Path argFile = Files.createTempFile("servegate-gateway-cp", ".args");
         Files.writeString(argFile, "-cp \"" + System.getProperty("java.class.path").replace("\\", "\\\\") + "\"");
         argFile.toFile().deleteOnExit();
         Path log = Files.createTempFile("servegate-gateway", ".log");
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        List<String> cmd = new ArrayList<>(prefix);
+        cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx" + heap, "-XX:+ExitOnOutOfMemoryError", "@" + argFile, "io.servegate.gateway.GatewayApplication",
                 "--server.port=" + port, "--server.address=127.0.0.1", "--servegate.admin.port=" + adminPort,
                 "--servegate.cache.enabled=false"));
@@ -100,6 +114,17 @@ public final class GatewayChild implements AutoCloseable {
 
     public boolean isAlive() {
         return process.isAlive();
+    }
+
+    public int adminPort() {
+        return adminPort;
+    }
+
+    /** The descriptors the gateway's process holds now (Linux: the entries of {@code /proc/<pid>/fd}). */
+    public long descriptorsOpen() throws IOException {
+        try (var fds = Files.list(Path.of("/proc", Long.toString(process.pid()), "fd"))) {
+            return fds.count();
+        }
     }
 
     /** The heap in use now, from the gateway's own Prometheus endpoint (the sum over heap pools). */

@@ -184,9 +184,6 @@ public final class EmulatedContainer implements Callable<Integer> {
                 throw new IllegalArgumentException("--models must be 0 or more, got " + models);
             } else if (models == 0) {
                 builder = options.applyTo(ModelContainer.builder(type, TensorType.STRINGS, model.get()));
-                if (inputShape != null) {
-                    builder.inputShape(inputShape);
-                }
             } else {
                 String prefix = options.name() == null ? "emulated" : options.name();
                 builder = options.applyTo(ModelContainer.builder(type, TensorType.STRINGS,
@@ -194,6 +191,9 @@ public final class EmulatedContainer implements Callable<Integer> {
                                 EmulatedModelRepository.numbered(prefix, models, options.version()),
                                 modelSizeBytes, loadMs,
                                 model)));
+            }
+            if (inputShape != null) {
+                builder.inputShape(inputShape); // every model of a repository takes this shape
             }
             builder.isolateRows(rowErrors);
             if (!"none".equals(fault) && poison == null) {
