@@ -32,8 +32,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The app a forwarded query is for crosses the hop: over real loopback gRPC, a query forwarded by
- * {@code Predict} or as a row of {@code PredictMany} reaches the owner's dispatcher with its
- * tier and weight, one without a tenant (an older sender) as the default tenant, and a tenant
+ * {@code Predict}, coalesced with other apps' queries into {@code PredictMany}, or relayed by a
+ * member that no longer owns the version reaches the owner's dispatcher with its tier and weight, one without a tenant (an older sender) as the default tenant, and a tenant
  * outside the allowed values is refused as an invalid argument, nothing scheduled.
  */
 class ForwardedTenantTest {
@@ -82,6 +82,10 @@ class ForwardedTenantTest {
     }
 
     private FleetDispatcher forwarder() {
+        return forwarder(System::nanoTime, new SimpleMeterRegistry());
+    }
+
+    private FleetDispatcher forwarder(java.util.function.LongSupplier clock, SimpleMeterRegistry meters) {
         return new FleetDispatcher((m, v, i, d) -> CompletableFuture.failedFuture(new AssertionError("not local")),
                 new Ownership() {
                     @Override
@@ -98,8 +102,7 @@ class ForwardedTenantTest {
                     public CompletableFuture<Boolean> accepts(String model, String version, Claim claim) {
                         return CompletableFuture.completedFuture(false);
                     }
-                }, client, 1 << 20, registry, new ArrivalRates(System::nanoTime), System::nanoTime,
-                new SimpleMeterRegistry());
+                }, client, 1 << 20, registry, new ArrivalRates(System::nanoTime), clock, meters);
     }
 
     private static long inTwoSeconds() {
@@ -116,6 +119,72 @@ class ForwardedTenantTest {
         }
         assertThat(scheduled).containsEntry(1f, CRITICAL).containsEntry(2f, SHEDDABLE)
                 .containsEntry(3f, Tenant.DEFAULT);
+    }
+
+    @Test
+    void aBurstOfSeveralAppsIsCoalescedAndEachQueryKeepsItsTenant() throws Exception {
+        // the burst arrives while the forwarding thread is held on its clock reading, so it goes in one call
+        java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(1);
+        java.util.function.LongSupplier clock = () -> {
+            if (Thread.currentThread().getName().equals("servegate-fleet-forward")) {
+                try {
+                    busy.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return System.nanoTime();
+        };
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        List<Tenant> tenants = List.of(CRITICAL, SHEDDABLE, Tenant.DEFAULT);
+        List<CompletableFuture<String>> out = new ArrayList<>();
+        try (FleetDispatcher forwarder = forwarder(clock, meters)) {
+            for (int i = 0; i < 30; i++) {
+                out.add(forwarder.submit("m", "1", new float[] {i + 1}, inTwoSeconds(), tenants.get(i % 3)));
+            }
+            busy.countDown();
+            for (CompletableFuture<String> f : out) {
+                f.get(5, TimeUnit.SECONDS);
+            }
+            assertThat(meters.get("servegate.fleet.forward.queries").summary().count()).as("calls for 30 queries")
+                    .isLessThan(30);
+        }
+        for (int i = 0; i < 30; i++) {
+            assertThat(scheduled.get(i + 1f)).as("query %d", i).isEqualTo(tenants.get(i % 3));
+        }
+    }
+
+    @Test
+    void aRelayedQueryKeepsItsTenant() throws Exception {
+        // a member that no longer owns the version relays the query to the owner it knows
+        Server stale = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).directExecutor()
+                .addService(new ForwardService(registry, (m, v, i, d) -> {
+                    throw new AssertionError("scheduled a version it does not own");
+                }, new Ownership() {
+                    @Override
+                    public String self() {
+                        return "stale";
+                    }
+
+                    @Override
+                    public Route route(String model, String version) {
+                        return ForwardedTenantTest.this.route();
+                    }
+
+                    @Override
+                    public CompletableFuture<Boolean> accepts(String model, String version, Claim claim) {
+                        return CompletableFuture.completedFuture(false);
+                    }
+                }, client, System::nanoTime, 1 << 20)).build().start();
+        try {
+            ModelInferRequest request = ForwardProtocol.request("m", "1", TensorType.FLOATS, new float[] {8f},
+                    SHEDDABLE, "forwarder", new Route.Remote("stale", "127.0.0.1:" + stale.getPort(), 7), 1);
+            client.call("127.0.0.1:" + stale.getPort(), request, Duration.ofSeconds(2).toNanos(), null)
+                    .get(5, TimeUnit.SECONDS);
+        } finally {
+            stale.shutdownNow();
+        }
+        assertThat(scheduled).containsEntry(8f, SHEDDABLE);
     }
 
     @Test
