@@ -23,7 +23,7 @@ import java.util.function.LongSupplier;
 /**
  * The dispatcher of a gateway in a fleet: a query for a version this gateway owns goes to its own
  * replica pool; one for a version another gateway owns is forwarded to that gateway with the time
- * its deadline leaves, and its owner's scheduler decides. Either way the cache, the deadline and
+ * its deadline leaves and the app it is for (its tier and weight), and its owner's scheduler decides. Either way the cache, the deadline and
  * the default stay with the gateway the query arrived at. A query for a version no live gateway
  * owns waits a few heartbeats for an owner within its deadline; one that still has none, or whose
  * forward fails, fails with {@link DispatchFailure#FORWARD_FAILED} and the reason; one whose owner
@@ -80,7 +80,7 @@ public final class FleetDispatcher implements Dispatcher, AutoCloseable {
         return submit(model, version, input, deadlineNanos, Tenant.DEFAULT);
     }
 
-    /** The tenant reaches the scheduler when this gateway owns the version; a forwarded query is the owner's default tenant. */
+    /** The tenant reaches the version's scheduler, here or, with a forwarded query, at its owner. */
     @Override
     public CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos,
             Tenant tenant) {
@@ -121,7 +121,7 @@ public final class FleetDispatcher implements Dispatcher, AutoCloseable {
         QueryTrace trace = QueryTrace.current();
         CallTrace hop = trace == null ? null
                 : trace.startForward(to.member(), ForwardProtocol.SERVICE, ForwardProtocol.PREDICT.getBareMethodName());
-        return forwards.forward(to, model, version, TensorType.forName(m.inputType()), input, deadlineNanos,
+        return forwards.forward(to, model, version, TensorType.forName(m.inputType()), input, tenant, deadlineNanos,
                         hop == null ? null : hop.headers())
                 .handle((response, error) -> {
                     forwardLatency.record(clock.getAsLong() - start, TimeUnit.NANOSECONDS);

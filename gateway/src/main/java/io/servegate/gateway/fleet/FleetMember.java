@@ -167,7 +167,7 @@ public final class FleetMember implements Ownership, AutoCloseable {
     /**
      * One heartbeat: releases what is being handed off to a member ready for it, says which hand-offs
      * to it this member is ready for, renews the lease, reads the fleet, prepares what comes to it,
-     * plans if first, and publishes what the next owners of its versions need.
+     * plans if first (and removes the profiles published for versions no longer in the registry), and publishes what the next owners of its versions need.
      */
     synchronized void beat() {
         View before = view;
@@ -204,7 +204,8 @@ public final class FleetMember implements Ownership, AutoCloseable {
         beaten = new CompletableFuture<>();
         done.complete(null);
         if (!state.members().isEmpty() && state.members().first().equals(self)) {
-            List<OwnershipChange> plan = planner.plan(state.owners(), versions.get(), state.members(),
+            Set<String> existing = versions.get();
+            List<OwnershipChange> plan = planner.plan(state.owners(), existing, state.members(),
                     state.totalRates());
             long now = clock.getAsLong();
             boolean mayBalance = now - lastBalanceNanos >= period.toNanos() * BALANCE_EVERY;
@@ -220,6 +221,8 @@ public final class FleetMember implements Ownership, AutoCloseable {
                     beatSoon(); // read back what was just written, rather than a period later
                 }
             }
+            // an owner may publish a version's profiles after the version left the registry: swept every plan
+            store.forgetProfilesExcept(existing);
         }
         try {
             handover.publish(has);

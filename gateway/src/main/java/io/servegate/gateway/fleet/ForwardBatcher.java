@@ -5,6 +5,7 @@ import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.core.scheduling.Tenant;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;
 import io.servegate.oip.client.TensorType;
@@ -47,7 +48,7 @@ final class ForwardBatcher implements AutoCloseable {
     private record Key(Route.Remote to, String model, String version, TensorType<?> type) {
     }
 
-    private record Waiting(Object input, long deadlineNanos, Metadata trace, CompletableFuture<ModelInferResponse> answer) {
+    private record Waiting(Object input, Tenant tenant, long deadlineNanos, Metadata trace, CompletableFuture<ModelInferResponse> answer) {
     }
 
     /**
@@ -65,11 +66,11 @@ final class ForwardBatcher implements AutoCloseable {
     }
 
     /**
-     * The owner's answer to {@code input}, forwarded with what remains of {@code deadlineNanos};
+     * The owner's answer to {@code input}, forwarded for {@code tenant}'s app with what remains of {@code deadlineNanos};
      * {@code trace} (a trace context, or null) goes with it when it is sent alone.
      */
     CompletableFuture<ModelInferResponse> forward(Route.Remote to, String model, String version, TensorType<?> type,
-            Object input, long deadlineNanos, Metadata trace) {
+            Object input, Tenant tenant, long deadlineNanos, Metadata trace) {
         CompletableFuture<ModelInferResponse> answer = new CompletableFuture<>();
         Key key = new Key(to, model, version, type);
         boolean[] first = {false};
@@ -78,7 +79,7 @@ final class ForwardBatcher implements AutoCloseable {
                 rows = new ArrayList<>();
                 first[0] = true;
             }
-            rows.add(new Waiting(input, deadlineNanos, trace, answer));
+            rows.add(new Waiting(input, tenant, deadlineNanos, trace, answer));
             return rows;
         });
         if (first[0]) {
@@ -121,13 +122,15 @@ final class ForwardBatcher implements AutoCloseable {
         long[] remaining = new long[rows.size()];
         long most = 0;
         List<Object> inputs = new ArrayList<>(rows.size());
+        List<Tenant> tenants = new ArrayList<>(rows.size());
         for (int i = 0; i < rows.size(); i++) {
             remaining[i] = rows.get(i).deadlineNanos - now;
             most = Math.max(most, remaining[i]);
             inputs.add(rows.get(i).input);
+            tenants.add(rows.get(i).tenant);
         }
-        ModelInferRequest request = ForwardProtocol.requestMany(key.model, key.version, key.type, inputs, remaining,
-                ownership.self(), key.to);
+        ModelInferRequest request = ForwardProtocol.requestMany(key.model, key.version, key.type, inputs, tenants,
+                remaining, ownership.self(), key.to);
         client.callMany(key.to.address(), request, most, new StreamObserver<>() {
             @Override
             public void onNext(ModelInferResponse response) {
@@ -163,7 +166,7 @@ final class ForwardBatcher implements AutoCloseable {
             return;
         }
         client.call(key.to.address(), ForwardProtocol.request(key.model, key.version, key.type, w.input,
-                ownership.self(), key.to, 1), left, w.trace).whenComplete((response, error) -> {
+                w.tenant, ownership.self(), key.to, 1), left, w.trace).whenComplete((response, error) -> {
                     if (error != null) {
                         w.answer.completeExceptionally(error);
                     } else {

@@ -3,8 +3,11 @@ package io.servegate.gateway.fleet;
 import com.google.protobuf.ByteString;
 import io.grpc.MethodDescriptor;
 import io.grpc.protobuf.ProtoUtils;
+import io.servegate.core.scheduling.Priority;
+import io.servegate.core.scheduling.Tenant;
 import io.servegate.gateway.dispatch.DispatchException;
 import io.servegate.gateway.dispatch.DispatchFailure;
+import io.servegate.gateway.registry.Names;
 import io.servegate.oip.InferParameter;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;
@@ -12,6 +15,8 @@ import io.servegate.oip.client.EncodedTensor;
 import io.servegate.oip.client.TensorType;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -19,7 +24,7 @@ import java.util.List;
  * version its owner schedules ({@code PredictMany}: several, {@link #PREDICT_MANY}), in the Open
  * Inference Protocol's own messages. The request carries
  * one input row (raw contents) and, as parameters, the forwarding member and the owner and epoch
- * it routed by; the call's gRPC deadline is what remains of the query's, and its metadata the
+ * it routed by, and the app the query is for ({@value #TENANT}); the call's gRPC deadline is what remains of the query's, and its metadata the
  * fleet's secret ({@link FleetSecret}). The answer is always a response (transport failures,
  * refused secrets and invalid input aside): the output, or the dispatch failure the owner's
  * scheduler gave, and the member that scheduled it; a receiver that does not own the version says
@@ -40,7 +45,8 @@ final class ForwardProtocol {
     /**
      * Several queries for one model version, coalesced by the sender ({@link ForwardBatcher}):
      * the request's input holds their rows ({@code [N, ...]}) and a second input,
-     * {@value #REMAINING}, each row's remaining deadline; the answer is a stream of one response
+     * {@value #REMAINING}, each row's remaining deadline, and the parameter {@value #TENANTS} each
+     * row's app; the answer is a stream of one response
      * per row, in the order they are answered, each naming its row ({@value #ROW}).
      */
     static final MethodDescriptor<ModelInferRequest, ModelInferResponse> PREDICT_MANY =
@@ -54,6 +60,17 @@ final class ForwardProtocol {
     static final String REMAINING = "servegate_remaining_nanos";
     /** Response of {@link #PREDICT_MANY}: the row (0-based) the response answers. */
     static final String ROW = "servegate_row";
+
+    /**
+     * Request of {@link #PREDICT}: the app the query is for, as {@code priority:weight:app}
+     * ({@code critical:5:fraud}); absent for {@link Tenant#DEFAULT}, as older gateways send it.
+     */
+    static final String TENANT = "servegate_tenant";
+    /**
+     * Request of {@link #PREDICT_MANY}: each row's app, as for {@value #TENANT}, separated by
+     * {@code ,}; absent when every row is for {@link Tenant#DEFAULT}.
+     */
+    static final String TENANTS = "servegate_tenants";
 
     /** Request: the forwarding member. */
     static final String FROM = "servegate_from";
@@ -74,19 +91,28 @@ final class ForwardProtocol {
     private ForwardProtocol() {
     }
 
-    static ModelInferRequest request(String model, String version, TensorType<?> type, Object input, String from,
-            Route.Remote to, int hops) {
-        return routed(model, version, type, List.of(input), from, to, hops).build();
+    static ModelInferRequest request(String model, String version, TensorType<?> type, Object input, Tenant tenant,
+            String from, Route.Remote to, int hops) {
+        ModelInferRequest.Builder request = routed(model, version, type, List.of(input), from, to, hops);
+        if (!tenant.equals(Tenant.DEFAULT)) {
+            request.putParameters(TENANT, InferParameter.newBuilder().setStringParam(wire(tenant)).build());
+        }
+        return request.build();
     }
 
-    /** A {@link #PREDICT_MANY} request: {@code inputs}' rows, each with its time left in nanoseconds. */
+    /** A {@link #PREDICT_MANY} request: {@code inputs}' rows, each with its app and its time left in nanoseconds. */
     static ModelInferRequest requestMany(String model, String version, TensorType<?> type, List<Object> inputs,
-            long[] remainingNanos, String from, Route.Remote to) {
+            List<Tenant> tenants, long[] remainingNanos, String from, Route.Remote to) {
         ByteBuffer remaining = ByteBuffer.allocate(8 * remainingNanos.length).order(ByteOrder.LITTLE_ENDIAN);
         for (long r : remainingNanos) {
             remaining.putLong(r);
         }
-        return routed(model, version, type, inputs, from, to, 1)
+        ModelInferRequest.Builder request = routed(model, version, type, inputs, from, to, 1);
+        if (tenants.stream().anyMatch(t -> !t.equals(Tenant.DEFAULT))) {
+            request.putParameters(TENANTS, InferParameter.newBuilder()
+                    .setStringParam(String.join(",", tenants.stream().map(ForwardProtocol::wire).toList())).build());
+        }
+        return request
                 .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName(REMAINING).setDatatype("INT64")
                         .addShape(remainingNanos.length))
                 .addRawInputContents(ByteString.copyFrom(remaining.flip()))
@@ -167,6 +193,66 @@ final class ForwardProtocol {
                     + tensor.getShapeList());
         }
         return type.decode(tensor.getDatatype(), tensor.getShapeList(), request.getRawInputContents(0)).get(0);
+    }
+
+    /**
+     * The app a {@link #PREDICT} request's query is for; {@link Tenant#DEFAULT} when it names none.
+     *
+     * @throws IllegalArgumentException when it names one that is not a valid tenant
+     */
+    static Tenant tenant(ModelInferRequest request) {
+        InferParameter p = request.getParametersOrDefault(TENANT, null);
+        return p == null ? Tenant.DEFAULT : tenant(p.getStringParam());
+    }
+
+    /**
+     * The app each of {@code rows} rows of a {@link #PREDICT_MANY} request is for; all
+     * {@link Tenant#DEFAULT} when it names none.
+     *
+     * @throws IllegalArgumentException when it names another number of tenants, or one that is not valid
+     */
+    static List<Tenant> tenants(ModelInferRequest request, int rows) {
+        InferParameter p = request.getParametersOrDefault(TENANTS, null);
+        if (p == null) {
+            return Collections.nCopies(rows, Tenant.DEFAULT);
+        }
+        String[] wire = p.getStringParam().split(",", rows + 1);
+        if (wire.length != rows) {
+            throw new IllegalArgumentException("'" + TENANTS + "' names one tenant per row, " + rows
+                    + " in all, got " + (wire.length > rows ? "more" : String.valueOf(wire.length)));
+        }
+        List<Tenant> tenants = new ArrayList<>(rows);
+        for (String t : wire) {
+            tenants.add(tenant(t));
+        }
+        return tenants;
+    }
+
+    private static String wire(Tenant t) {
+        return t.priority().wireName() + ":" + t.weight() + ":" + t.app();
+    }
+
+    /** A tenant's {@link #wire} form, checked: a known tier, a weight in range, an empty or valid app name. */
+    private static Tenant tenant(String wire) {
+        String[] parts = wire.split(":", 3);
+        if (parts.length != 3) {
+            throw new IllegalArgumentException("a forwarded tenant is 'priority:weight:app', got '" + wire + "'");
+        }
+        Priority priority = Priority.parse(parts[0]);
+        int weight;
+        try {
+            weight = Integer.parseInt(parts[1]);
+        } catch (NumberFormatException e) {
+            weight = 0;
+        }
+        if (weight < 1 || weight > Tenant.MAX_WEIGHT) {
+            throw new IllegalArgumentException("a forwarded tenant's weight is an integer in 1.." + Tenant.MAX_WEIGHT
+                    + ", got '" + parts[1] + "'");
+        }
+        if (!parts[2].isEmpty()) {
+            Names.requireValid("app", parts[2]);
+        }
+        return new Tenant(parts[2], priority, weight);
     }
 
     /** The owner and epoch the sender routed by. */

@@ -10,6 +10,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import io.opentelemetry.context.Scope;
+import io.servegate.core.scheduling.Tenant;
 import io.servegate.gateway.api.RowChecks;
 import io.servegate.gateway.dispatch.DeclaredInput;
 import io.servegate.gateway.dispatch.DispatchException;
@@ -34,7 +35,8 @@ import java.util.function.LongSupplier;
  * The receiving end of {@link ForwardProtocol}: a query another gateway forwarded is checked as
  * the public endpoints check theirs ({@link RowChecks}: the same limits, the same
  * {@code INVALID_ARGUMENT} descriptions as the OIP gRPC endpoint), then scheduled here, by the
- * call's remaining deadline, if this gateway's own view of the fleet says it owns the version
+ * call's remaining deadline and for the app the sender names (checked as well: a known tier, a
+ * weight in range, a valid app name; none is the default tenant), if this gateway's own view of the fleet says it owns the version
  * ({@link Ownership#accepts}). A query that reached a gateway that does not own the version is
  * relayed once to the owner this gateway knows; anything else is refused as a {@linkplain
  * ForwardProtocol#notOwner stale route}, so that the sender reads the fleet again, and a query is
@@ -100,6 +102,13 @@ public final class ForwardService implements BindableService {
             out.onError(invalid("forwarded input: " + e.getMessage()));
             return;
         }
+        Tenant tenant;
+        try {
+            tenant = ForwardProtocol.tenant(request);
+        } catch (IllegalArgumentException e) {
+            out.onError(invalid("forwarded tenant: " + e.getMessage()));
+            return;
+        }
         // the public endpoints' checks, in their order: the declared shape, then the row itself
         DeclaredInput declared = local.declaredInput(model, version);
         ModelInferRequest.InferInputTensor tensor = request.getInputs(0);
@@ -115,9 +124,9 @@ public final class ForwardService implements BindableService {
         Consumer<ModelInferResponse> answer = response -> reply(out, response);
         ownership.accepts(model, version, ForwardProtocol.claim(request)).whenComplete((mine, error) -> {
             if (Boolean.TRUE.equals(mine)) {
-                schedule(model, version, input, deadlineNanos, answer, trace);
+                schedule(model, version, input, tenant, deadlineNanos, answer, trace);
             } else {
-                relayOrRefuse(model, version, type, input, hops, deadlineNanos, answer, trace);
+                relayOrRefuse(model, version, type, input, tenant, hops, deadlineNanos, answer, trace);
             }
         });
     }
@@ -149,6 +158,13 @@ public final class ForwardService implements BindableService {
             out.onError(invalid("forwarded input: " + e.getMessage()));
             return;
         }
+        List<Tenant> tenants;
+        try {
+            tenants = ForwardProtocol.tenants(request, rows.size());
+        } catch (IllegalArgumentException e) {
+            out.onError(invalid("forwarded tenant: " + e.getMessage()));
+            return;
+        }
         DeclaredInput declared = local.declaredInput(model, version);
         ModelInferRequest.InferInputTensor tensor = request.getInputs(0);
         String shape = declared.shapeProblem(tensor.getDatatype(), tensor.getShapeList());
@@ -168,10 +184,10 @@ public final class ForwardService implements BindableService {
                     answer.accept(ForwardProtocol.failed(DispatchFailure.INPUT_REJECTED,
                             Names.brief(problem, MAX_SHOWN), ownership.self()));
                 } else if (Boolean.TRUE.equals(mine)) {
-                    schedule(model, version, rows.get(i), deadlineNanos, answer, trace);
+                    schedule(model, version, rows.get(i), tenants.get(i), deadlineNanos, answer, trace);
                 } else {
-                    relayOrRefuse(model, version, type, rows.get(i), ForwardProtocol.hops(request), deadlineNanos,
-                            answer, trace);
+                    relayOrRefuse(model, version, type, rows.get(i), tenants.get(i), ForwardProtocol.hops(request),
+                            deadlineNanos, answer, trace);
                 }
             }
         });
@@ -199,7 +215,7 @@ public final class ForwardService implements BindableService {
         }
     }
 
-    private void schedule(String model, String version, Object input, long deadlineNanos,
+    private void schedule(String model, String version, Object input, Tenant tenant, long deadlineNanos,
             Consumer<ModelInferResponse> out, RequestTrace trace) {
         // the batch this may send is shared with other queries: not in this call's Context,
         // whose cancellation would cancel it
@@ -207,7 +223,7 @@ public final class ForwardService implements BindableService {
         QueryTrace query = trace == null ? null : trace.startQuery(model, version);
         Context previous = Context.ROOT.attach();
         try (Scope ignored = query == null ? null : query.makeCurrent()) {
-            output = local.submit(model, version, input, deadlineNanos);
+            output = local.submit(model, version, input, deadlineNanos, tenant);
         } finally {
             Context.ROOT.detach(previous);
         }
@@ -229,13 +245,13 @@ public final class ForwardService implements BindableService {
         });
     }
 
-    private void relayOrRefuse(String model, String version, TensorType<?> type, Object input, int hops,
+    private void relayOrRefuse(String model, String version, TensorType<?> type, Object input, Tenant tenant, int hops,
             long deadlineNanos, Consumer<ModelInferResponse> out, RequestTrace trace) {
         Route route = ownership.route(model, version);
         long left = deadlineNanos - clock.getAsLong();
         if (route instanceof Route.Remote next && hops < MAX_HOPS && left > 0) {
             // the sender's view is a heartbeat behind this one's (a hand-off just happened): pass it on once
-            relay.call(next.address(), ForwardProtocol.request(model, version, type, input, ownership.self(), next,
+            relay.call(next.address(), ForwardProtocol.request(model, version, type, input, tenant, ownership.self(), next,
                     hops + 1), left, trace == null ? null : trace.headers())
                     .whenComplete((response, error) -> out.accept(error == null ? response
                             : ForwardProtocol.failed(DispatchFailure.FORWARD_FAILED, "relay to gateway "

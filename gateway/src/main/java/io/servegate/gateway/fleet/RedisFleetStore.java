@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
@@ -113,6 +114,15 @@ public final class RedisFleetStore implements AutoCloseable {
         if (!profiles.isEmpty()) {
             redis.hset(profilesKey, profiles);
         }
+    }
+
+    /**
+     * Removes the profiles published for versions other than {@code existing} (those that left the
+     * registry); how many it removed.
+     */
+    public long forgetProfilesExcept(Set<String> existing) {
+        String[] gone = redis.hkeys(profilesKey).stream().filter(v -> !existing.contains(v)).toArray(String[]::new);
+        return gone.length == 0 ? 0 : redis.hdel(profilesKey, gone);
     }
 
     /** The profiles published for {@code versions}, by version; versions with none are left out. */

@@ -13,6 +13,7 @@ import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.core.scheduling.Tenant;
 import io.servegate.gateway.GatewayApplication;
 import io.servegate.gateway.api.AdminServer;
 import io.servegate.gateway.testsupport.FreePort;
@@ -215,13 +216,13 @@ class FleetHopTest {
     /** A forward of {@code row} as a member that routes by the owner it sees would send it to gateway {@code to}. */
     private ModelInferRequest forward(float[] row, int to, int hops) {
         FleetMember m = node(to).member();
-        return ForwardProtocol.request(MODEL, "1", TensorType.FLOATS, row, "sender",
+        return ForwardProtocol.request(MODEL, "1", TensorType.FLOATS, row, Tenant.DEFAULT, "sender",
                 new Route.Remote(m.self(), "127.0.0.1:" + node(to).port(), 1), hops);
     }
 
     /** A forward of a valid row that claims {@code owner} owns the version at {@code epoch}. */
     private ModelInferRequest claim(String owner, long epoch, String from, int hops) {
-        return ForwardProtocol.request(MODEL, "1", TensorType.FLOATS, new float[] {4, 5}, from,
+        return ForwardProtocol.request(MODEL, "1", TensorType.FLOATS, new float[] {4, 5}, Tenant.DEFAULT, from,
                 new Route.Remote(owner, "ignored", epoch), hops);
     }
 

@@ -235,6 +235,36 @@ class FleetMemberRedisTest {
     }
 
     /**
+     * The profiles published for a version that left the registry are removed from Redis at the
+     * planning member's next beat, and again if its owner, a beat behind, publishes them once more;
+     * those of versions still in the registry stay.
+     */
+    @Test
+    void theProfilesOfAVersionRemovedFromTheRegistryAreRemovedFromRedis() {
+        Set<String> registry = ConcurrentHashMap.newKeySet();
+        registry.addAll(VERSIONS);
+        registry.add("gone:1");
+        RedisFleetStore direct = store();
+        FleetMember a = new FleetMember(store(), "a", "a:9", PERIOD, LEASE, planner, () -> Set.copyOf(registry),
+                Map::of, System::nanoTime, new SimpleMeterRegistry(), state -> { }, new RecordingHandover());
+        a.beat();
+        a.beat();
+        assertThat(a.owned()).contains("gone:1", "m0:1");
+        List<String> published = List.of("m0:1", "gone:1");
+        direct.publishProfiles(Map.of("m0:1", "{}", "gone:1", "{}"));
+        a.beat();
+        assertThat(direct.profiles(published)).as("while both are in the registry").containsOnlyKeys(published);
+
+        registry.remove("gone:1");
+        a.beat();
+        assertThat(direct.profiles(published)).containsOnlyKeys("m0:1");
+        direct.publishProfiles(Map.of("gone:1", "{}"));
+        a.beat();
+        assertThat(direct.profiles(published)).containsOnlyKeys("m0:1");
+        assertThat(a.owned()).doesNotContain("gone:1").contains("m0:1");
+    }
+
+    /**
      * A hand-off waits for the member the version goes to: while it is not ready (its profiles not
      * loaded, its replicas not warm) the old owner keeps scheduling every version; once it is, the
      * versions move, each prepared before the new owner schedules it. At no beat is a version
