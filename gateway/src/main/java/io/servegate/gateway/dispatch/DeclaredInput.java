@@ -1,5 +1,6 @@
 package io.servegate.gateway.dispatch;
 
+import io.servegate.oip.InferParameter;
 import io.servegate.oip.ModelMetadataResponse;
 import io.servegate.oip.client.TensorType;
 import java.util.ArrayList;
@@ -17,6 +18,9 @@ import java.util.List;
  * @param rowLength the values one input has (bytes for a {@code bytes} input sent as UINT8), or -1 when any
  */
 public record DeclaredInput(String name, String datatype, List<Long> dims, int rowLength) {
+
+    /** The metadata parameter in which a container may declare a {@code bytes} input's length. */
+    static final String INPUT_BYTES = "servegate_input_bytes";
 
     /** Nothing declared: every check passes. */
     public static final DeclaredInput UNKNOWN = new DeclaredInput(null, null, null, -1);
@@ -41,7 +45,21 @@ public record DeclaredInput(String name, String datatype, List<Long> dims, int r
         }
         // a bytes input's length counts bytes: only a one-byte datatype's shape says how many
         boolean counted = type.numeric() || type == TensorType.BYTES && TensorType.UINT8.equals(t.getDatatype());
-        return new DeclaredInput(t.getName(), t.getDatatype(), dims, counted && !dims.isEmpty() ? (int) values : -1);
+        int rowLength = counted && !dims.isEmpty() ? (int) values : -1;
+        if (rowLength < 0 && type == TensorType.BYTES) {
+            rowLength = declaredBytes(md);
+        }
+        return new DeclaredInput(t.getName(), t.getDatatype(), dims, rowLength);
+    }
+
+    /**
+     * A {@code bytes} input's length as the parameter {@value #INPUT_BYTES} declares it (the Python
+     * SDK declares such an input as BYTES and its length there), or -1.
+     */
+    private static int declaredBytes(ModelMetadataResponse md) {
+        InferParameter p = md.getParametersMap().get(INPUT_BYTES);
+        long bytes = p == null ? -1 : p.getInt64Param();
+        return bytes > 0 && bytes <= Integer.MAX_VALUE ? (int) bytes : -1;
     }
 
     /** What this and {@code other} agree on; a null {@code other} (a replica that declared nothing yet) changes nothing. */

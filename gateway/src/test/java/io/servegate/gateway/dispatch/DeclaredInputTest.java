@@ -34,6 +34,17 @@ class DeclaredInputTest {
     }
 
     @Test
+    void aBytesInputDeclaredAsBytesTakesItsLengthFromTheInputBytesParameter() {
+        ModelMetadataResponse python = metadata("BYTES", -1).toBuilder().putParameters(DeclaredInput.INPUT_BYTES,
+                io.servegate.oip.InferParameter.newBuilder().setInt64Param(150_528).build()).build();
+        assertThat(DeclaredInput.of(python, TensorType.BYTES).rowLength()).isEqualTo(150_528);
+        assertThat(DeclaredInput.of(python, TensorType.STRINGS).rowLength()).as("strings: no length").isEqualTo(-1);
+        ModelMetadataResponse zero = metadata("BYTES", -1).toBuilder().putParameters(DeclaredInput.INPUT_BYTES,
+                io.servegate.oip.InferParameter.newBuilder().setInt64Param(0).build()).build();
+        assertThat(DeclaredInput.of(zero, TensorType.BYTES).rowLength()).isEqualTo(-1);
+    }
+
+    @Test
     void replicasThatDisagreeLeaveThatDimensionUnchecked() {
         DeclaredInput a = DeclaredInput.of(metadata("UINT8", -1, 3, 224, 224), TensorType.BYTES);
         DeclaredInput b = DeclaredInput.of(metadata("UINT8", -1, 3, 299, 299), TensorType.BYTES);
