@@ -4,9 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.servegate.containers.emulated.EmulatedPredictor;
 import io.servegate.core.rollout.StickyAssignment;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.api.AdminServer;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -27,7 +31,8 @@ import tools.jackson.databind.ObjectMapper;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
     "servegate.admin.port=0",
-    "servegate.rollouts.interval=100ms"})
+    "servegate.rollouts.interval=100ms",
+    "servegate.rollouts.shadow-max-in-flight=8"})
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RolloutShadowEndToEndTest {
 
@@ -39,6 +44,9 @@ class RolloutShadowEndToEndTest {
 
     @Autowired
     ObjectMapper json;
+
+    @Autowired
+    MeterRegistry meters;
 
     private RolloutDriver driver;
 
@@ -125,6 +133,44 @@ class RolloutShadowEndToEndTest {
                 .isEqualTo(r.get("evidence").get("candidate").get("compared").longValue()).isPositive();
         JsonNode v1 = driver.admin("get_model", Map.of("model_name", "pass", "model_version", "1"));
         assertThat(v1.get("is_current_version").booleanValue()).as("a shadow never promotes").isTrue();
+    }
+
+    @Test
+    void copiesToACandidateThatCannotKeepUpAreDroppedAndNeverDelayTheUsersAnswers() throws Exception {
+        CountDownLatch stuck = new CountDownLatch(1);
+        AtomicBoolean blocking = new AtomicBoolean();
+        EmulatedPredictor<float[]> ten = new EmulatedPredictor<>(0.2, 0, RolloutDriver.CLASSES);
+        driver.deploy("flood", (List<float[]> batch) -> {
+            if (blocking.get()) {
+                stuck.await(); // once ready, the candidate answers nothing until the end of the test
+            }
+            return ten.predictBatch(batch);
+        }, 500_000);
+        JsonNode started = driver.admin("start_rollout", Map.of("model_name", "flood", "candidate_version", "2",
+                "mode", "shadow", "shadow_fraction", 1.0, "guards", Map.of("max_slo_miss_rate", 0.99,
+                        "max_error_rate", 0.99, "min_feedback", 1_000_000_000)));
+        int users = 300;
+        blocking.set(true);
+        try {
+            for (int u = 0; u < users; u++) {
+                int i = u % RolloutDriver.CLASSES;
+                assertThat(driver.predict("flood-app", "f" + u, i)).as("user f" + u).isEqualTo(String.valueOf(i));
+            }
+        } finally {
+            stuck.countDown();
+        }
+        double sent = shadow("flood", "sent");
+        double busy = shadow("flood", "dropped_busy");
+        double inFlight = shadow("flood", "dropped_in_flight");
+        assertThat(sent + busy + inFlight).as("every user's answer was offered for a copy").isEqualTo(users);
+        assertThat(busy + inFlight).as("copies dropped while the candidate was stuck").isPositive();
+        assertThat(sent).as("sent: at most 8 in flight, each held until its 500 ms deadline").isLessThan(users / 2);
+        assertThat(started.get("status").asString()).isEqualTo("running");
+    }
+
+    private double shadow(String model, String outcome) {
+        Counter c = meters.find("servegate.rollout.shadow").tag("model", model).tag("outcome", outcome).counter();
+        return c == null ? 0 : c.count();
     }
 
     /** Polls until two reads 300 ms apart (three store intervals) are equal, up to 20 s. */
