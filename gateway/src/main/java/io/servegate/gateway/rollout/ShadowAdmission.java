@@ -3,6 +3,8 @@ package io.servegate.gateway.rollout;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.core.rollout.Rollout;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.function.BiPredicate;
 
@@ -21,6 +23,8 @@ public final class ShadowAdmission {
     private final BiPredicate<String, String> room;
     private final Semaphore inFlight;
     private final MeterRegistry meters;
+    /** The counters by tags, so that a shadowed query does not look its meter up in the registry. */
+    private final Map<CounterKey, Counter> counters = new ConcurrentHashMap<>();
 
     /**
      * @param room        whether a model version's scheduler has room for one more query now
@@ -46,10 +50,11 @@ public final class ShadowAdmission {
         } else {
             o = Outcome.SENT;
         }
-        Counter.builder("servegate.rollout.shadow").description("Shadow copies of queries, sent or dropped")
-                .tags("model", r.model(), "candidate", r.candidate(),
-                        "outcome", o.name().toLowerCase(java.util.Locale.ROOT))
-                .register(meters).increment();
+        counters.computeIfAbsent(new CounterKey(r.model(), r.candidate(), o), k -> Counter
+                .builder("servegate.rollout.shadow").description("Shadow copies of queries, sent or dropped")
+                .tags("model", k.model(), "candidate", k.candidate(),
+                        "outcome", k.outcome().name().toLowerCase(java.util.Locale.ROOT))
+                .register(meters)).increment();
         return o == Outcome.SENT;
     }
 
@@ -58,4 +63,7 @@ public final class ShadowAdmission {
         inFlight.release();
     }
 
+
+    private record CounterKey(String model, String candidate, Outcome outcome) {
+    }
 }
