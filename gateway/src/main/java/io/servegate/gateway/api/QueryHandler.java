@@ -143,7 +143,8 @@ public final class QueryHandler {
             // the model's current version, or its rollout's candidate for this user
             return new Query(type, length, traced(input -> rollouts.predict(app, model, version, context,
                     () -> PredictionService.encode(type, input), arrival,
-                    v -> predictions.predict(app, model, v, type, input, arrival))));
+                    v -> predictions.predict(app, model, v, type, input, arrival),
+                    (v, timeout) -> predictions.infer(model, v, type, input, timeout))));
         }
         return new Query(type, length, traced(single
                 ? input -> predictions.predict(app, model, version, type, input, arrival)

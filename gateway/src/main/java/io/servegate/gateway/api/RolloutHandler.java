@@ -29,7 +29,9 @@ import tools.jackson.databind.JsonNode;
 public final class RolloutHandler {
 
     private static final List<String> START_FIELDS = List.of("model_name", "candidate_version", "mode", "task",
-            "scale", "steps", "guards");
+            "scale", "steps", "shadow_fraction", "guards");
+    /** The fraction of queries a shadow rollout copies to its candidate when {@code shadow_fraction} is not given. */
+    static final double DEFAULT_SHADOW_FRACTION = 0.1;
     private static final List<String> GUARD_FIELDS = List.of("max_slo_miss_rate", "max_error_rate",
             "max_loss_increase", "min_feedback", "confidence", "min_step_queries", "min_step_ms");
 
@@ -90,6 +92,21 @@ public final class RolloutHandler {
                 }
                 steps.add(JsonBodies.toDouble(step));
             }
+        }
+        JsonNode fraction = body.get("shadow_fraction");
+        boolean hasFraction = fraction != null && !fraction.isNull();
+        if (mode == RolloutMode.SHADOW) {
+            if (!steps.isEmpty()) {
+                throw ApiException.badRequest("'steps' applies to mode 'canary'; a shadow rollout takes "
+                        + "'shadow_fraction', the fraction of queries copied to the candidate");
+            }
+            double f = number(body, "shadow_fraction", DEFAULT_SHADOW_FRACTION);
+            if (!(f > 0 && f <= 1)) {
+                throw ApiException.badRequest("'shadow_fraction' must be in (0, 1], got " + f);
+            }
+            steps.add(f);
+        } else if (hasFraction) {
+            throw ApiException.badRequest("'shadow_fraction' applies to mode 'shadow'; a canary takes 'steps'");
         }
         return new RolloutAdmin.Request(JsonBodies.requiredString(body, "model_name"),
                 JsonBodies.requiredString(body, "candidate_version"), mode, task, scale, guards(body.get("guards")),
@@ -182,6 +199,9 @@ public final class RolloutHandler {
         m.put("queries", s.queries());
         m.put("slo_misses", s.sloMisses());
         m.put("errors", s.errors());
+        m.put("compared", s.compared());
+        m.put("agreements", s.agreements());
+        m.put("agreement_rate", s.compared() == 0 ? null : (double) s.agreements() / s.compared());
         m.put("feedback", s.feedback());
         m.put("mean_loss", finite(s.meanLoss()));
         return m;

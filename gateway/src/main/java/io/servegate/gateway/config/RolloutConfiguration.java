@@ -3,6 +3,7 @@ package io.servegate.gateway.config;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.api.JsonBodies;
 import io.servegate.gateway.api.RolloutHandler;
+import io.servegate.gateway.dispatch.ReplicaPool;
 import io.servegate.gateway.fleet.Ownership;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RedisRegistry;
@@ -14,6 +15,7 @@ import io.servegate.gateway.rollout.RolloutDecisions;
 import io.servegate.gateway.rollout.RolloutMeters;
 import io.servegate.gateway.rollout.RolloutStore;
 import io.servegate.gateway.rollout.RolloutTraffic;
+import io.servegate.gateway.rollout.ShadowAdmission;
 import java.util.UUID;
 import java.util.function.LongSupplier;
 import org.springframework.beans.factory.ObjectProvider;
@@ -40,9 +42,11 @@ public class RolloutConfiguration {
     }
 
     @Bean
-    RolloutTraffic rolloutTraffic(RolloutCounters counters, LongSupplier clock, ServegateProperties props) {
+    RolloutTraffic rolloutTraffic(RolloutCounters counters, LongSupplier clock, ServegateProperties props,
+            ReplicaPool pool, MeterRegistry meters) {
         RolloutProperties p = props.rollouts();
-        return new RolloutTraffic(counters, clock, p.playedTtl(), p.playedSize().toBytes());
+        return new RolloutTraffic(counters, clock, p.playedTtl(), p.playedSize().toBytes(),
+                new ShadowAdmission(pool::hasRoom, p.shadowMaxInFlight(), meters));
     }
 
     @Bean

@@ -14,5 +14,10 @@ public record RolloutProperties(
         /** How long an answer of a rollout's model is remembered for the feedback about it. */
         @DefaultValue("10m") Duration playedTtl,
         /** About how much heap the remembered answers may take; 0 joins no feedback. */
-        @DefaultValue("32MB") DataSize playedSize) {
+        @DefaultValue("32MB") DataSize playedSize,
+        /**
+         * Shadow copies in flight at most from this gateway; beyond it, and whenever the
+         * candidate's scheduler has a batch waiting, copies are dropped. 0 sends none.
+         */
+        @DefaultValue("64") int shadowMaxInFlight) {
 }

@@ -350,6 +350,15 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
         return driver == null ? 0 : driver.read(ModelScheduler::maxBatchSize);
     }
 
+    /**
+     * Whether a model version's scheduler here has room for optional work now: a replica takes
+     * queries and less than one batch waits (false when it has no replicas here).
+     */
+    public boolean hasRoom(String model, String version) {
+        SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own(model, version);
+        return driver != null && driver.read(s -> s.availableReplicas() > 0 && s.queued() < s.maxBatchSize());
+    }
+
     /** The addresses of a model version's replicas that take queries now, by replica id. */
     public Map<String, String> availableReplicas(String model, String version) {
         SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own(model, version);

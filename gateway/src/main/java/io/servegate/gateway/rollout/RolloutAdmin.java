@@ -45,9 +45,10 @@ public final class RolloutAdmin {
     }
 
     /**
-     * What an operator asks for: a canary of {@code candidate} against the model's current version.
+     * What an operator asks for: a canary or a shadow of {@code candidate} against the model's current version.
      *
-     * @param steps the candidate's shares; empty for {@link Rollout#DEFAULT_STEPS}
+     * @param steps the candidate's shares (a shadow's one fraction of queries copied); empty for
+     *              {@link Rollout#DEFAULT_STEPS}
      */
     public record Request(String model, String candidate, RolloutMode mode, Task task, double scale, Guards guards,
             List<Double> steps) {
@@ -59,7 +60,7 @@ public final class RolloutAdmin {
 
     /**
      * Starts a rollout. {@code INVALID} for an unknown model or candidate version, a candidate
-     * that is the current version, shadow mode (not served yet), or steps or guards the rollout
+     * that is the current version, or steps or guards the rollout
      * refuses; {@code CONFLICT} while another rollout of the model runs or is paused.
      */
     public Mono<Rollout> start(Request q) {
@@ -73,9 +74,6 @@ public final class RolloutAdmin {
             if (q.candidate().equals(baseline)) {
                 throw RegistryException.invalid("the candidate version '" + q.candidate()
                         + "' is already the current version of '" + q.model() + "'");
-            }
-            if (q.mode() == RolloutMode.SHADOW) {
-                throw RegistryException.invalid("mode 'shadow' is not served by the gateway yet; use 'canary'");
             }
             String id = q.model() + ":" + q.candidate() + ":" + UUID.randomUUID().toString().substring(0, 8);
             Rollout started;

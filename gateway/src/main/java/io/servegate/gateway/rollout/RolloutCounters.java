@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * What this gateway observed of each rollout since it started here: the candidate's and the
  * baseline's queries, SLO misses and defaults, container errors and feedback losses. Adders, so
- * the query path only increments; {@link RolloutDecisions} reads the sums and stores them for the
+ * the query path only increments; shadow copies' agreement with the baseline counts on the
+ * candidate's side; {@link RolloutDecisions} reads the sums and stores them for the
  * deciding gateway.
  */
 public final class RolloutCounters {
@@ -27,6 +28,15 @@ public final class RolloutCounters {
         }
         if (error) {
             s.errors.increment();
+        }
+    }
+
+    /** Counts one shadow copy's output compared with the baseline's answer on the same input. */
+    public void comparison(String rolloutId, boolean agreed) {
+        Side s = side(rolloutId, true);
+        s.compared.increment();
+        if (agreed) {
+            s.agreements.increment();
         }
     }
 
@@ -60,6 +70,8 @@ public final class RolloutCounters {
         final LongAdder queries = new LongAdder();
         final LongAdder sloMisses = new LongAdder();
         final LongAdder errors = new LongAdder();
+        final LongAdder compared = new LongAdder();
+        final LongAdder agreements = new LongAdder();
         final LongAdder feedback = new LongAdder();
         final DoubleAdder lossSum = new DoubleAdder();
 
@@ -69,7 +81,8 @@ public final class RolloutCounters {
             double loss = lossSum.sum();
             long e = errors.sum();
             long m = sloMisses.sum();
-            return new VersionStats(queries.sum(), m, e, 0, 0, f, Math.max(0, loss));
+            long a = agreements.sum();
+            return new VersionStats(queries.sum(), m, e, compared.sum(), a, f, Math.max(0, loss));
         }
     }
 }

@@ -55,6 +55,8 @@ public final class RolloutMeters {
         gauge("servegate.rollout.evidence", d, t.and("count", "queries"), s.queries());
         gauge("servegate.rollout.evidence", d, t.and("count", "slo_misses"), s.sloMisses());
         gauge("servegate.rollout.evidence", d, t.and("count", "errors"), s.errors());
+        gauge("servegate.rollout.evidence", d, t.and("count", "compared"), s.compared());
+        gauge("servegate.rollout.evidence", d, t.and("count", "agreements"), s.agreements());
         gauge("servegate.rollout.evidence", d, t.and("count", "feedback"), s.feedback());
     }
 

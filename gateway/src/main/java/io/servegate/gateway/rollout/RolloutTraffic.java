@@ -5,8 +5,10 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.servegate.core.cache.EncodedInput;
 import io.servegate.core.rollout.Rollout;
 import io.servegate.core.rollout.RolloutMode;
+import io.servegate.core.rollout.RolloutStatus;
 import io.servegate.gateway.query.DefaultReason;
 import io.servegate.gateway.query.Prediction;
+import io.servegate.gateway.query.PredictionException;
 import io.servegate.gateway.registry.Application;
 import java.time.Duration;
 import java.util.Collection;
@@ -15,10 +17,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * The rollouts on the query path: which version answers a query of a single-model app while its
@@ -37,21 +41,32 @@ import reactor.core.publisher.Mono;
  * <p>Each answer of a rollout's model is remembered for a while, bounded by bytes and time (app,
  * user key and input → rollout, version, output), so that {@code /{app}/update} can charge the
  * label's loss to the version that answered.
+ *
+ * <p>While a model has a shadow rollout, every user gets the baseline's answer; once it is
+ * answered, a query whose user is in the rollout's fraction is also copied to the candidate if
+ * {@link ShadowAdmission} lets it (room in the candidate's scheduler, a bounded number in
+ * flight), off the query's thread and never awaited by its answer. The copy has the app's SLO
+ * from when it is sent; its outcome counts as the candidate's query, its output is compared with
+ * the baseline's (agreement), and feedback on that input charges both versions' losses.
  */
 public final class RolloutTraffic {
 
     private final RolloutCounters counters;
     private final LongSupplier clock;
+    private final ShadowAdmission shadows;
     private final Cache<PlayedKey, Played> played;
     private volatile Map<String, Rollout> routing = Map.of();
 
     /**
      * @param playedTtl   how long an answer is remembered for the feedback about it
      * @param playedBytes about how many bytes of heap the remembered answers may take; 0 remembers none
+     * @param shadows     which shadow copies may be sent
      */
-    public RolloutTraffic(RolloutCounters counters, LongSupplier clock, Duration playedTtl, long playedBytes) {
+    public RolloutTraffic(RolloutCounters counters, LongSupplier clock, Duration playedTtl, long playedBytes,
+            ShadowAdmission shadows) {
         this.counters = counters;
         this.clock = clock;
+        this.shadows = shadows;
         // evicting on the writing thread keeps the bound at once, not after a background pass
         this.played = Caffeine.newBuilder().executor(Runnable::run).expireAfterWrite(playedTtl)
                 .maximumWeight(playedBytes)
@@ -86,34 +101,59 @@ public final class RolloutTraffic {
     }
 
     private static boolean routes(Rollout r) {
-        return r.mode() == RolloutMode.CANARY && !r.status().isFinal();
+        return !r.status().isFinal();
     }
 
     /**
      * Answers one query of a single-model app: with the candidate or the baseline while the
-     * model's canary routes, else with {@code current}; counts the outcome for the guards and
+     * model's canary routes, with the baseline (and maybe a shadow copy to the candidate) while
+     * its shadow rollout runs, else with {@code current}; counts the outcome for the guards and
      * remembers the answer for feedback.
      *
      * @param userKey     {@code uid:<uid>}, {@code ctx:<context>} or null
      * @param input       the input as the prediction cache keys it, encoded only for a rollout's model
      * @param predictWith the answer of a given version of the model
+     * @param shadowWith  a version's output by a timeout, outside the app's metrics (a shadow copy)
      */
     public Mono<Prediction> predict(Application app, String model, String current, String userKey,
-            Supplier<EncodedInput> input, long arrivalNanos, Function<String, Mono<Prediction>> predictWith) {
+            Supplier<EncodedInput> input, long arrivalNanos, Function<String, Mono<Prediction>> predictWith,
+            BiFunction<String, Duration, Mono<String>> shadowWith) {
         Rollout r = model == null ? null : routing.get(model);
         if (r == null || !r.baseline().equals(current)) {
             return predictWith.apply(current);
         }
         boolean candidate = userKey != null ? r.routesToCandidate(userKey)
                 : ThreadLocalRandom.current().nextDouble() < r.share();
-        return predictWith.apply(candidate ? r.candidate() : r.baseline()).doOnNext(p -> {
-            boolean afterSlo = clock.getAsLong() - arrivalNanos > TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros());
-            counters.query(r.id(), candidate, p.isDefault() || afterSlo, isError(p.reason()));
-            if (!p.isDefault()) {
-                played.put(new PlayedKey(app.name(), userKey, input.get()), new Played(r.model(), r.id(), candidate,
-                        p.output()));
+        boolean shadow = r.mode() == RolloutMode.SHADOW;
+        return predictWith.apply(candidate && !shadow ? r.candidate() : r.baseline()).doOnNext(p -> {
+            long sloNanos = TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros());
+            boolean afterSlo = clock.getAsLong() - arrivalNanos > sloNanos;
+            counters.query(r.id(), candidate && !shadow, p.isDefault() || afterSlo, isError(p.reason()));
+            if (p.isDefault()) {
+                return;
+            }
+            PlayedKey key = new PlayedKey(app.name(), userKey, input.get());
+            played.put(key, new Played(r.model(), r.id(), candidate && !shadow, p.output(), null));
+            if (shadow && candidate && r.status() == RolloutStatus.RUNNING
+                    && shadows.tryAcquire(r)) {
+                copy(r, key, p.output(), Duration.ofNanos(sloNanos), shadowWith);
             }
         });
+    }
+
+    /** Sends a shadow copy to the candidate and counts what comes back; the user's answer does not wait for it. */
+    private void copy(Rollout r, PlayedKey key, String baselineOutput, Duration slo,
+            BiFunction<String, Duration, Mono<String>> shadowWith) {
+        long sent = clock.getAsLong();
+        Mono.defer(() -> shadowWith.apply(r.candidate(), slo)).subscribeOn(Schedulers.parallel())
+                .doFinally(s -> shadows.release())
+                .subscribe(out -> {
+                    counters.query(r.id(), true, clock.getAsLong() - sent > slo.toNanos(), false);
+                    counters.comparison(r.id(), out.equals(baselineOutput));
+                    played.asMap().computeIfPresent(key, (k, v) -> v.rolloutId().equals(r.id())
+                            ? new Played(v.model(), v.rolloutId(), false, v.output(), out) : v);
+                }, e -> counters.query(r.id(), true, true,
+                        !(e instanceof PredictionException pe) || isError(pe.reason())));
     }
 
     /** Failures of the version itself: its container failed the batch, or failed so often that its circuit opened. */
@@ -124,6 +164,8 @@ public final class RolloutTraffic {
     /**
      * Joins a feedback label with the latest remembered answer of the input for this app and user
      * key, while that answer's rollout still routes, and counts its loss for the version that gave it.
+     * In shadow mode a label counts only for an input the candidate answered too, for both versions
+     * (their losses on the same inputs).
      *
      * @return the join, empty when no such answer is remembered
      * @throws IllegalArgumentException for a label the rollout's task cannot measure (a regression label that is not a number)
@@ -135,6 +177,12 @@ public final class RolloutTraffic {
             return Optional.empty();
         }
         double loss = r.task().loss(p.output(), label, r.scale());
+        if (r.mode() == RolloutMode.SHADOW) {
+            if (p.shadowOutput() == null) {
+                return Optional.empty();
+            }
+            counters.feedback(r.id(), true, r.task().loss(p.shadowOutput(), label, r.scale()));
+        }
         counters.feedback(r.id(), p.candidate(), loss);
         return Optional.of(new Joined(r.id(), p.candidate() ? r.candidate() : r.baseline(), loss));
     }
@@ -149,10 +197,12 @@ public final class RolloutTraffic {
     public record Joined(String rolloutId, String version, double loss) {
     }
 
-    private record Played(String model, String rolloutId, boolean candidate, String output) {
+    /** An answer, and in shadow mode the candidate's output on the same input once its copy answered (else null). */
+    private record Played(String model, String rolloutId, boolean candidate, String output, String shadowOutput) {
 
         int weight() {
-            return 96 + 2 * (model.length() + rolloutId.length() + output.length());
+            return 96 + 2 * (model.length() + rolloutId.length() + output.length()
+                    + (shadowOutput == null ? 0 : shadowOutput.length()));
         }
     }
 

@@ -35,7 +35,7 @@ class RolloutDecisionsTest {
     /** One gateway's rollout side. */
     private final class Gateway {
         final RolloutCounters counters = new RolloutCounters();
-        final RolloutTraffic traffic = new RolloutTraffic(counters, System::nanoTime, Duration.ofMinutes(1), 1 << 20);
+        final RolloutTraffic traffic = new RolloutTraffic(counters, System::nanoTime, Duration.ofMinutes(1), 1 << 20, RolloutTrafficTest.NO_SHADOWS);
         final RolloutDecisions decisions;
         final RolloutAdmin admin = new RolloutAdmin(store, traffic, registry, now::get);
 

@@ -181,10 +181,22 @@ class RolloutEndToEndTest {
                 "steps must increase");
         expect("start_rollout", "{\"model_name\":\"admin\",\"candidate_version\":\"2\",\"mode\":\"blue\"}", 400,
                 "unknown rollout mode");
-        expect("start_rollout", "{\"model_name\":\"admin\",\"candidate_version\":\"2\",\"mode\":\"shadow\"}", 400,
-                "shadow");
+        expect("start_rollout", "{\"model_name\":\"admin\",\"candidate_version\":\"2\",\"mode\":\"shadow\","
+                + "\"steps\":[0.1]}", 400, "'steps' applies to mode 'canary'");
+        expect("start_rollout", "{\"model_name\":\"admin\",\"candidate_version\":\"2\",\"mode\":\"shadow\","
+                + "\"shadow_fraction\":1.5}", 400, "'shadow_fraction' must be in (0, 1]");
+        expect("start_rollout", "{\"model_name\":\"admin\",\"candidate_version\":\"2\",\"mode\":\"shadow\","
+                + "\"shadow_fraction\":0}", 400, "'shadow_fraction' must be in (0, 1]");
+        expect("start_rollout", "{\"model_name\":\"admin\",\"candidate_version\":\"2\",\"mode\":\"shadow\","
+                + "\"shadow_fraction\":\"half\"}", 400, "'shadow_fraction' must be a number");
+        expect("start_rollout", "{\"model_name\":\"admin\",\"candidate_version\":\"2\","
+                + "\"shadow_fraction\":0.1}", 400, "'shadow_fraction' applies to mode 'shadow'");
         expect("start_rollout", "{\"model_name\":\"admin\"}", 400, "candidate_version");
         expect("get_rollout", "{\"model_name\":\"admin\"}", 404, "has no rollout");
+        JsonNode shadow = driver.admin("start_rollout", Map.of("model_name", "admin", "candidate_version", "2",
+                "mode", "shadow"));
+        assertThat(shadow.get("share").doubleValue()).as("the default shadow fraction").isEqualTo(0.1);
+        driver.admin("abort_rollout", Map.of("model_name", "admin"));
 
         JsonNode r = driver.admin("start_rollout", Map.of("model_name", "admin", "candidate_version", "2",
                 "guards", Map.of("min_feedback", 1_000_000_000)));

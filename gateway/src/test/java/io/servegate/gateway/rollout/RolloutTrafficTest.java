@@ -2,6 +2,7 @@ package io.servegate.gateway.rollout;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.servegate.core.cache.EncodedInput;
 import io.servegate.core.rollout.Guards;
 import io.servegate.core.rollout.Rollout;
@@ -26,6 +27,9 @@ class RolloutTrafficTest {
 
     private static final Application APP = new Application("app", "floats", "-1", 1_000, List.of("m"));
 
+    /** Sends no shadow copies (the canary tests). */
+    static final ShadowAdmission NO_SHADOWS = new ShadowAdmission((m, v) -> true, 0, new SimpleMeterRegistry());
+
     private final AtomicLong nanos = new AtomicLong();
     private final RolloutCounters counters = new RolloutCounters();
 
@@ -41,13 +45,13 @@ class RolloutTrafficTest {
     /** Answers with the version's name, or a container error for version "2" when {@code failing}. */
     private String answer(RolloutTraffic traffic, String user, int i, boolean failing) {
         return traffic.predict(APP, "m", "1", user, () -> input(i), 0, v -> Mono.just(failing && v.equals("2")
-                ? Prediction.ofDefault("-1", DefaultReason.CONTAINER_ERROR, "failed") : Prediction.of(v)))
-                .block().output();
+                ? Prediction.ofDefault("-1", DefaultReason.CONTAINER_ERROR, "failed") : Prediction.of(v)),
+                (v, timeout) -> Mono.error(new AssertionError("no shadow copies in a canary"))).block().output();
     }
 
     @Test
     void routesEachUserByItsStickyPointAndCountsEachVersionsOutcomes() {
-        RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), 1 << 20);
+        RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), 1 << 20, NO_SHADOWS);
         Rollout r = canary(0.3);
         traffic.update(List.of(r));
         int onCandidate = 0;
@@ -68,19 +72,19 @@ class RolloutTrafficTest {
 
     @Test
     void answersWithTheCurrentVersionOnceTheBaselineIsNoLongerCurrentOrTheRolloutEnded() {
-        RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), 1 << 20);
+        RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), 1 << 20, NO_SHADOWS);
         Rollout r = canary(1.0);
         traffic.update(List.of(r));
         assertThat(answer(traffic, "uid:a", 0, false)).isEqualTo("2");
-        assertThat(traffic.predict(APP, "m", "3", "uid:a", () -> input(0), 0, v -> Mono.just(Prediction.of(v)))
-                .block().output()).isEqualTo("3");
+        assertThat(traffic.predict(APP, "m", "3", "uid:a", () -> input(0), 0, v -> Mono.just(Prediction.of(v)),
+                (v, timeout) -> Mono.just(v)).block().output()).isEqualTo("3");
         traffic.update(r.abort(1, "operator"));
         assertThat(answer(traffic, "uid:a", 0, false)).isEqualTo("1");
     }
 
     @Test
     void feedbackIsChargedToTheVersionThatAnsweredThatUsersInput() {
-        RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), 1 << 20);
+        RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), 1 << 20, NO_SHADOWS);
         Rollout r = canary(1.0);
         traffic.update(List.of(r));
         answer(traffic, "uid:a", 7, false);
@@ -95,7 +99,7 @@ class RolloutTrafficTest {
     @Test
     void aFloodOfAnswersKeepsTheRememberedOnesWithinTheirBytes() {
         long bound = 20_000;
-        RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), bound);
+        RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), bound, NO_SHADOWS);
         traffic.update(List.of(canary(1.0)));
         int answers = 10_000;
         for (int i = 0; i < answers; i++) {
@@ -107,5 +111,77 @@ class RolloutTrafficTest {
         }
         // each remembered answer weighs at least 96 + 96 bytes
         assertThat(joined).isPositive().isLessThanOrEqualTo(bound / 192);
+    }
+
+    private static Rollout shadow(double fraction) {
+        return Rollout.start("m:2:s", "m", "2", "1", RolloutMode.SHADOW, Task.CLASSIFICATION, 1, Guards.DEFAULTS,
+                List.of(fraction), 0);
+    }
+
+    private static String shadowAnswer(RolloutTraffic traffic, String user, int i, Mono<String> copy) {
+        return traffic.predict(APP, "m", "1", user, () -> input(i), 0, v -> Mono.just(Prediction.of(v)),
+                (v, timeout) -> {
+                    assertThat(v).isEqualTo("2");
+                    assertThat(timeout).isEqualTo(Duration.ofMillis(1));
+                    return copy;
+                }).block().output();
+    }
+
+    private double shadowCount(SimpleMeterRegistry meters, String outcome) {
+        var c = meters.find("servegate.rollout.shadow").tag("outcome", outcome).counter();
+        return c == null ? 0 : c.count();
+    }
+
+    @Test
+    void aShadowAnswersEveryUserWithTheBaselineAndCountsTheCandidatesCopiesAgreementAndLoss() throws Exception {
+        RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), 1 << 20,
+                new ShadowAdmission((m, v) -> true, 64, new SimpleMeterRegistry()));
+        Rollout r = shadow(1.0);
+        traffic.update(List.of(r));
+        for (int u = 0; u < 10; u++) {
+            assertThat(shadowAnswer(traffic, "uid:" + u, u, Mono.just(u < 3 ? "1" : "2"))).isEqualTo("1");
+        }
+        for (int wait = 0; counters.evidence(r.id()).candidate().compared() < 10 && wait < 1000; wait++) {
+            Thread.sleep(10); // the copies answer on another thread
+        }
+        var e = counters.evidence(r.id());
+        assertThat(e.candidate().queries()).isEqualTo(10);
+        assertThat(e.candidate().compared()).isEqualTo(10);
+        assertThat(e.candidate().agreements()).isEqualTo(3);
+        assertThat(e.baseline().queries()).isEqualTo(10);
+        RolloutTraffic.Joined j = traffic.feedback(APP, "uid:5", input(5), "2").orElseThrow();
+        assertThat(j.version()).as("the user's answer was the baseline's").isEqualTo("1");
+        e = counters.evidence(r.id());
+        assertThat(e.baseline().lossSum()).isEqualTo(1.0);
+        assertThat(e.candidate().feedback()).isEqualTo(1);
+        assertThat(e.candidate().lossSum()).isZero();
+    }
+
+    @Test
+    void aFloodOfShadowCopiesKeepsThemInFlightWithinTheirBoundAndDropsTheRest() {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), 1 << 20,
+                new ShadowAdmission((m, v) -> true, 4, meters));
+        traffic.update(List.of(shadow(1.0)));
+        for (int u = 0; u < 100; u++) {
+            assertThat(shadowAnswer(traffic, "uid:" + u, u, Mono.never())).isEqualTo("1");
+        }
+        assertThat(shadowCount(meters, "sent")).isEqualTo(4);
+        assertThat(shadowCount(meters, "dropped_in_flight")).isEqualTo(96);
+    }
+
+    @Test
+    void noShadowCopyGoesWhileTheCandidatesSchedulerHasNoRoom() {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), 1 << 20,
+                new ShadowAdmission((m, v) -> false, 4, meters));
+        Rollout r = shadow(1.0);
+        traffic.update(List.of(r));
+        for (int u = 0; u < 20; u++) {
+            assertThat(shadowAnswer(traffic, "uid:" + u, u, Mono.error(new AssertionError("not sent"))))
+                    .isEqualTo("1");
+        }
+        assertThat(shadowCount(meters, "dropped_busy")).isEqualTo(20);
+        assertThat(counters.evidence(r.id()).candidate().queries()).isZero();
     }
 }
