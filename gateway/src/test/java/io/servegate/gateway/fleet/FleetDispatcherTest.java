@@ -333,8 +333,9 @@ class FleetDispatcherTest {
             io.micrometer.core.instrument.DistributionSummary perCall =
                     meters.get("servegate.fleet.forward.queries").summary();
             assertThat(perCall.totalAmount()).isEqualTo(251);
-            // the warm-up query, the burst's first (taken alone before the rest arrived), then the other 249 at once
-            assertThat(perCall.count()).as("calls for 251 queries").isEqualTo(3);
+            // the warm-up query, then the burst in at most two calls: what the forwarding thread took before
+            // it was held (the first query, or more when it ran late), and all that arrived meanwhile
+            assertThat(perCall.count()).as("calls for 251 queries").isBetween(2L, 3L);
             forwarder.close();
         } finally {
             many.shutdownNow();
