@@ -14,6 +14,8 @@ import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
+import io.servegate.gateway.rollout.RolloutRoute;
+import io.servegate.gateway.rollout.RolloutTraffic;
 import io.servegate.gateway.tracing.RequestTrace;
 import io.servegate.gateway.warmup.ReadinessGate;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
@@ -34,17 +36,21 @@ import io.servegate.oip.client.TensorFormatException;
 import io.servegate.oip.client.TensorType;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Function;
 import java.util.concurrent.TimeUnit;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 /**
  * The Open Inference Protocol's gRPC binding ({@code GRPCInferenceService}) on the gateway, the
  * same service as {@link OipRestHandler}: each row of an infer request's input tensor goes through
  * the model version's cache and batching ({@link PredictionService#infer}), by the call's gRPC
  * deadline or, without one, {@code servegate.oip.timeout}. Answers are one BYTES tensor
- * {@code output} of shape [N], the models' outputs as text.
+ * {@code output} of shape [N], the models' outputs as text. A request that names no version is
+ * answered by the version the model's rollout gives it, if any (drawn by its {@code id}, else at
+ * random), and counted for the rollout; one that names a version is answered by that version.
  *
  * <p>Failures are gRPC statuses: {@code NOT_FOUND} for an unknown model or version,
  * {@code INVALID_ARGUMENT} for a request that does not fit the model, {@code RESOURCE_EXHAUSTED}
@@ -66,16 +72,19 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
     private final int maxBatchInputs;
     private final int maxInputLength;
     private final ReadinessGate readiness;
+    private final RolloutTraffic rollouts;
 
     /**
      * @param timeout        the deadline of a call that has none of its own
      * @param maxBatchInputs most rows in one request
      * @param maxInputLength most elements (numbers, bytes, characters) in one row
      * @param readiness      what ServerReady answers: not while warming up or shutting down
+     * @param rollouts       the version an unversioned request of a rollout's model goes to
      */
     public OipGrpcService(Registry registry, PredictionService predictions, Duration timeout,
-            int maxBatchInputs, int maxInputLength, ReadinessGate readiness) {
+            int maxBatchInputs, int maxInputLength, ReadinessGate readiness, RolloutTraffic rollouts) {
         this.readiness = readiness;
+        this.rollouts = rollouts;
         this.registry = registry;
         this.predictions = predictions;
         this.timeout = timeout;
@@ -143,10 +152,18 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
     @Override
     public void modelInfer(ModelInferRequest request, StreamObserver<ModelInferResponse> out) {
         ModelVersion m;
+        RolloutRoute route;
         TensorType<?> type;
         List<?> rows;
         try {
-            m = resolve(registry.snapshot(), request.getModelName(), request.getModelVersion());
+            RegistrySnapshot snapshot = registry.snapshot();
+            ModelVersion current = resolve(snapshot, request.getModelName(), request.getModelVersion());
+            // a version named is never rerouted; otherwise the model's rollout, if any, chooses one for the whole request
+            route = !request.getModelVersion().isEmpty() ? null : rollouts.route(current.name(), current.version(),
+                    request.getId().isEmpty() ? null : "id:" + request.getId());
+            ModelVersion routed = route == null ? null : snapshot.model(current.name(), route.version()).orElse(null);
+            route = routed == null ? null : route;
+            m = routed == null ? current : routed;
             type = TensorType.forName(m.inputType());
             rows = rows(request, m, type);
         } catch (StatusRuntimeException e) {
@@ -163,17 +180,21 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
         // and be cancelled when this call completes or is cancelled.
         Context previous = Context.ROOT.attach();
         try {
-            answer.update(subscribe(m, type, rows, left, request, call, trace));
+            answer.update(subscribe(m, route, type, rows, left, request, call, trace));
         } finally {
             Context.ROOT.detach(previous);
         }
     }
 
-    private Disposable subscribe(ModelVersion m, TensorType<?> type, List<?> rows, Duration left,
+    /** Answers with {@code m}, the version {@code route} (or null: none) chose, counted for its rollout. */
+    private Disposable subscribe(ModelVersion m, RolloutRoute route, TensorType<?> type, List<?> rows, Duration left,
             ModelInferRequest request, ServerCallStreamObserver<ModelInferResponse> out, RequestTrace trace) {
+        Function<Object, Mono<String>> inferOne = route == null
+                ? row -> predictions.infer(m.name(), m.version(), type, row, left)
+                : row -> rollouts.infer(route, left, (v, t) -> predictions.infer(m.name(), v, type, row, t));
         return Flux.fromIterable(rows)
-                .flatMapSequential(row -> trace == null ? predictions.infer(m.name(), m.version(), type, row, left)
-                        : trace.predicting(() -> predictions.infer(m.name(), m.version(), type, row, left)))
+                .flatMapSequential(row -> trace == null ? inferOne.apply(row)
+                        : trace.predicting(() -> inferOne.apply(row)))
                 .collectList()
                 .subscribe(outputs -> {
                     EncodedTensor tensor = TensorType.STRINGS.encode(outputs);

@@ -9,6 +9,8 @@ import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.Names;
 import io.servegate.gateway.registry.Registry;
 import io.servegate.gateway.registry.RegistrySnapshot;
+import io.servegate.gateway.rollout.RolloutRoute;
+import io.servegate.gateway.rollout.RolloutTraffic;
 import io.servegate.gateway.tracing.RequestTrace;
 import io.servegate.gateway.warmup.ReadinessGate;
 import io.servegate.oip.client.TensorFormatException;
@@ -34,6 +36,9 @@ import tools.jackson.databind.node.JsonNodeFactory;
  * infer request's rows go through the model's cache and batching like any query, with no
  * selection and no app: the deadline is {@code servegate.oip.timeout}. Requests and answers may
  * carry their tensors as binary data after a JSON header (Triton's binary tensor data extension).
+ * A request that names no version is answered by the version the model's rollout gives it, if
+ * any (drawn by its {@code id}, else at random), and counted for the rollout; one that names a
+ * version is answered by that version.
  */
 public final class OipRestHandler {
 
@@ -44,10 +49,13 @@ public final class OipRestHandler {
     private final Duration timeout;
     private final int maxBatchInputs;
     private final ReadinessGate readiness;
+    private final RolloutTraffic rollouts;
 
     public OipRestHandler(Registry registry, PredictionService predictions, JsonBodies bodies,
-            InputParser inputs, Duration timeout, int maxBatchInputs, ReadinessGate readiness) {
+            InputParser inputs, Duration timeout, int maxBatchInputs, ReadinessGate readiness,
+            RolloutTraffic rollouts) {
         this.readiness = readiness;
+        this.rollouts = rollouts;
         this.registry = registry;
         this.predictions = predictions;
         this.bodies = bodies;
@@ -125,19 +133,24 @@ public final class OipRestHandler {
             ModelVersion m = resolve(registry.snapshot(), name, requestedVersion);
             TensorType<?> type = TensorType.forName(m.inputType());
             boolean binaryOutput = OipBinaryOutput.requested(json);
-            List<?> rows = rows(type, body, predictions.declaredInput(m.name(), m.version()));
-            Function<Object, Mono<String>> inferOne = row -> predictions.infer(m.name(), m.version(), type, row,
-                    timeout);
+            JsonNode requestId = json.get("id");
+            // a version named is never rerouted; otherwise the model's rollout, if any, chooses one for the whole request
+            RolloutRoute route = requestedVersion != null ? null : rollouts.route(m.name(), m.version(),
+                    requestId != null && requestId.isString() ? "id:" + requestId.stringValue() : null);
+            String version = route == null ? m.version() : route.version();
+            List<?> rows = rows(type, body, predictions.declaredInput(m.name(), version));
+            Function<Object, Mono<String>> inferOne = route == null
+                    ? row -> predictions.infer(m.name(), version, type, row, timeout)
+                    : row -> rollouts.infer(route, timeout, (v, t) -> predictions.infer(m.name(), v, type, row, t));
             return Flux.fromIterable(rows)
                     .flatMapSequential(predictions.tracing().on() ? RequestTrace.traced(inferOne) : inferOne)
                     .collectList()
                     .flatMap(outputs -> {
                         Map<String, Object> out = new LinkedHashMap<>();
                         out.put("model_name", m.name());
-                        out.put("model_version", m.version());
-                        JsonNode id = json.get("id");
-                        if (id != null && id.isString()) {
-                            out.put("id", id.stringValue());
+                        out.put("model_version", version);
+                        if (requestId != null && requestId.isString()) {
+                            out.put("id", requestId.stringValue());
                         }
                         if (binaryOutput) {
                             return OipBinaryOutput.respond(bodies, out, outputs);

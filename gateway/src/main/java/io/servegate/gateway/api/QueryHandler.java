@@ -1,5 +1,6 @@
 package io.servegate.gateway.api;
 
+import io.servegate.core.cache.EncodedInput;
 import io.servegate.gateway.query.PipelineService;
 import io.servegate.gateway.query.Prediction;
 import io.servegate.gateway.query.PredictionService;
@@ -18,7 +19,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import io.servegate.gateway.tracing.RequestTrace;
 import java.util.function.Function;
@@ -148,7 +148,10 @@ public final class QueryHandler {
         }
         return new Query(type, length, traced(single
                 ? input -> predictions.predict(app, model, version, type, input, arrival)
-                : input -> selection.predict(app, snapshot, context, type, input, arrival)));
+                // each model the policy calls: its current version, or its rollout's choice for this user
+                : input -> selection.predict(app, snapshot, context, type, input, arrival,
+                        (m, v, encoded, predictWith, shadowWith) -> rollouts.predict(app, m, v, context,
+                                () -> encoded, arrival, predictWith, shadowWith))));
     }
 
     /** Each prediction under its request's trace, when queries are traced. */
@@ -219,8 +222,9 @@ public final class QueryHandler {
     /**
      * Feedback {@code {uid?|context?, input, label}}: with a learning policy (exp3, exp4) it is
      * observed and persisted before the answer; the default policy (the single linked model) has
-     * nothing to learn and says so. If the selection state store is unreachable the answer is 503
-     * and nothing was acknowledged.
+     * nothing to learn and says so. Either way a label on an answer that a rollout of a linked
+     * model routed counts for the version that gave it (after the policy's update is stored). If
+     * the selection state store is unreachable the answer is 503 and nothing was acknowledged.
      */
     public Mono<ServerResponse> update(ServerRequest request) {
         String appName = request.pathVariable("app");
@@ -251,14 +255,14 @@ public final class QueryHandler {
             String context = context(body);
             Map<String, Object> answer = new LinkedHashMap<>();
             answer.put("app", app.name());
+            EncodedInput encoded = PredictionService.encode(type, input);
             if (SelectionConfig.SINGLE.policy().equals(app.selection().policy())) {
-                Optional<RolloutTraffic.Joined> joined = rollouts.feedback(app, context,
-                        PredictionService.encode(type, input), label);
-                if (joined.isPresent()) {
+                List<RolloutTraffic.Joined> joined = rollouts.feedback(app, context, encoded, label);
+                if (!joined.isEmpty()) {
                     answer.put("observed", true);
-                    answer.put("rollout", joined.get().rolloutId());
-                    answer.put("version", joined.get().version());
-                    answer.put("loss", joined.get().loss());
+                    answer.put("rollout", joined.get(0).rolloutId());
+                    answer.put("version", joined.get(0).version());
+                    answer.put("loss", joined.get(0).loss());
                     return ok(answer);
                 }
                 answer.put("observed", false);
@@ -276,6 +280,12 @@ public final class QueryHandler {
                     .flatMap(observations -> {
                         answer.put("observed", true);
                         answer.put("observations", observations);
+                        // charged once the policy's update is stored, so a retried 503 is not counted twice
+                        List<RolloutTraffic.Joined> joined = rollouts.feedback(app, context, encoded, label);
+                        if (!joined.isEmpty()) {
+                            answer.put("rollouts", joined.stream().map(j -> Map.of("model", j.model(),
+                                    "rollout", j.rolloutId(), "version", j.version(), "loss", j.loss())).toList());
+                        }
                         return ok(answer);
                     });
         });

@@ -264,7 +264,7 @@ public class GatewayConfiguration {
         QueryHandler query = new QueryHandler(registry, predictions, selection, pipelines, rollouts,
                 props.selection().feedbackTimeout(), bodies, inputs, props.limits().maxBatchInputs(), clock);
         OipRestHandler oip = new OipRestHandler(registry, predictions, bodies, inputs, props.oip().timeout(),
-                props.limits().maxBatchInputs(), readiness);
+                props.limits().maxBatchInputs(), readiness, rollouts);
         RouterFunction<ServerResponse> routes = RouterFunctions.route()
                 .GET("/v2", oip::serverMetadata)
                 .GET("/v2/health/live", oip::live)

@@ -14,6 +14,7 @@ import io.servegate.gateway.connections.ConnectionBudget;
 import io.servegate.gateway.connections.GrpcConnectionGuard;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.rollout.RolloutTraffic;
 import io.servegate.gateway.tracing.QueryTracing;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.gateway.warmup.ReadinessGate;
@@ -33,10 +34,10 @@ public class OipGrpcConfiguration {
     @Bean
     OipGrpcServer oipGrpcServer(Registry registry, PredictionService predictions, QueryAccess access,
             ServegateProperties props, @Qualifier("grpcConnections") GrpcConnectionGuard connections,
-            MeterRegistry meters, ReadinessGate readiness) {
+            MeterRegistry meters, ReadinessGate readiness, RolloutTraffic rollouts) {
         ServegateProperties.Oip oip = props.oip();
         OipGrpcService service = new OipGrpcService(registry, predictions, oip.timeout(),
-                props.limits().maxBatchInputs(), props.limits().maxInputLength(), readiness);
+                props.limits().maxBatchInputs(), props.limits().maxInputLength(), readiness, rollouts);
         GrpcBytesInFlight bytes = GrpcBytesInFlight.of(props, "grpc", meters);
         OipGrpcAccess keys = new OipGrpcAccess(registry, access);
         BindableService keyed = () -> ServerInterceptors.intercept(service, keys);

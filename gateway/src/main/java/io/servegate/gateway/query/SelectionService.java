@@ -47,7 +47,12 @@ import reactor.core.publisher.Mono;
  * input. Feedback on that input in that context joins the latest such prediction (Clipper
  * §5.2.1): Exp3's importance-weighted loss goes to the model the user's answer came from, and no
  * model is queried. Only feedback on an input with no remembered prediction draws models the way
- * a query would and asks them (through the prediction cache).
+ * a query would and asks them (through the prediction cache; their current versions).
+ *
+ * <p>A query asks each selected model through a {@link VersionRouter}: while the model has a
+ * rollout, the version the rollout gives the query's user answers and is counted for it. The
+ * policy's state and remembered predictions stay keyed by the model, not the version: the policy
+ * learns which model serves best, the rollout which version of the model should.
  */
 public final class SelectionService {
 
@@ -125,14 +130,17 @@ public final class SelectionService {
         return policies.computeIfAbsent(config, c -> SelectionPolicies.create(c.policy(), c.params()));
     }
 
-    /** Predicts through the app's policy, answering by {@code arrivalNanos + SLO}. */
+    /**
+     * Predicts through the app's policy, answering by {@code arrivalNanos + SLO}; each model the
+     * policy selects is asked through {@code router} (its current version, or its rollout's choice).
+     */
     public Mono<Prediction> predict(Application app, RegistrySnapshot snapshot, String context, TensorType<?> type,
-            Object input, long arrivalNanos) {
-        return predict(policy(app.selection()), app, snapshot, context, type, input, arrivalNanos);
+            Object input, long arrivalNanos, VersionRouter router) {
+        return predict(policy(app.selection()), app, snapshot, context, type, input, arrivalNanos, router);
     }
 
     private <S> Mono<Prediction> predict(SelectionPolicy<S> policy, Application app, RegistrySnapshot snapshot,
-            String context, TensorType<?> type, Object input, long arrivalNanos) {
+            String context, TensorType<?> type, Object input, long arrivalNanos, VersionRouter router) {
         long deadline = predictions.deadline(app, arrivalNanos);
         EncodedInput encoded = PredictionService.encode(type, input);
         // the selected models predict once the state is read (from Redis: on another thread), under the request's trace
@@ -143,7 +151,7 @@ public final class SelectionService {
         Function<S, Mono<Prediction>> answer = state -> {
             List<String> selected = policy.select(state, input, ThreadLocalRandom.current());
             AtomicReference<PredictionException> rejected = new AtomicReference<>();
-            return outputs(snapshot, app, selected, input, encoded, deadline, rejected).flatMap(outputs -> {
+            return outputs(snapshot, app, selected, type, input, encoded, deadline, rejected, router).flatMap(outputs -> {
                 if (outputs.isEmpty() && rejected.get() != null) {
                     // no model answered and one refused the input itself: the client's error, as for one model
                     return predictions.failed(app, rejected.get(), request);
@@ -205,8 +213,8 @@ public final class SelectionService {
             long deadline = clock.getAsLong() + timeout.toNanos();
             prediction = drawState(policy, app, context).flatMap(state -> {
                 List<String> selected = policy.select(state, input, ThreadLocalRandom.current());
-                return outputs(snapshot, app, selected, input, encoded, deadline, new AtomicReference<>())
-                        .map(outputs -> played(policy, state, selected, outputs));
+                return outputs(snapshot, app, selected, type, input, encoded, deadline, new AtomicReference<>(),
+                        VersionRouter.CURRENT).map(outputs -> played(policy, state, selected, outputs));
             });
         }
         String name = stateName(app, policy);
@@ -252,14 +260,18 @@ public final class SelectionService {
     }
 
     /**
-     * Each model's output by the deadline; models that fail or are late are simply absent, and the
-     * first that rejected the input is kept in {@code rejected}.
+     * Each model's output by the deadline, from the version {@code router} chooses; models that
+     * fail or are late are simply absent, and the first that rejected the input is kept in
+     * {@code rejected}.
      */
-    private Mono<Map<String, String>> outputs(RegistrySnapshot snapshot, Application app, List<String> models, Object input,
-            EncodedInput encoded, long deadline, AtomicReference<PredictionException> rejected) {
+    private Mono<Map<String, String>> outputs(RegistrySnapshot snapshot, Application app, List<String> models,
+            TensorType<?> type, Object input, EncodedInput encoded, long deadline,
+            AtomicReference<PredictionException> rejected, VersionRouter router) {
         return Flux.fromIterable(models)
                 .flatMap(m -> snapshot.currentVersion(m)
-                        .map(v -> predictions.infer(m, v, input, encoded, deadline, app.tenant())
+                        .map(v -> router.predict(m, v, encoded,
+                                        version -> predictions.infer(m, version, input, encoded, deadline, app.tenant()),
+                                        (version, timeout) -> predictions.infer(m, version, type, input, timeout))
                                 .map(p -> Map.entry(m, p.output()))
                                 .onErrorResume(PredictionException.class, e -> {
                                     if (e.reason() == DefaultReason.INPUT_REJECTED) {

@@ -5,16 +5,16 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.servegate.core.cache.EncodedInput;
 import io.servegate.core.rollout.Rollout;
 import io.servegate.core.rollout.RolloutMode;
-import io.servegate.core.rollout.RolloutStatus;
 import io.servegate.gateway.query.DefaultReason;
 import io.servegate.gateway.query.Prediction;
 import io.servegate.gateway.query.PredictionException;
 import io.servegate.gateway.registry.Application;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
@@ -25,22 +25,25 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * The rollouts on the query path: which version answers a query of a single-model app while its
- * model has a canary in progress, what the answer counts for the guards, and the join of
- * feedback with the answer it is about.
+ * The rollouts on the query path: which version of a model answers a query while the model has a
+ * rollout in progress, what the answer counts for the guards, and the join of feedback with the
+ * answer it is about. Every way a model is queried goes through {@link #route}: a single-model
+ * app's query, a selection policy's (exp3, exp4) call of one of its models, and an Open Inference
+ * Protocol request that names no version.
  *
- * <p>Routing reads a map of the running or paused canaries, replaced whole when the store is read
+ * <p>Routing reads a map of the running or paused rollouts, replaced whole when the store is read
  * ({@link RolloutDecisions}, every interval) or an admin call changes one, so a query does one
  * hash lookup and, on a rollout's model, one hash of its user key. A user key is the query's
- * {@code uid} (as {@code uid:<uid>}, or {@code ctx:<context>}); the candidate serves it while its
- * point is below the step's share ({@link Rollout#routesToCandidate}), so every gateway routes a
- * user alike and a user stays on the candidate as the share grows. A query without either is
- * drawn at random with the step's share. A rollout routes only while its baseline is still the
- * model's current version (a {@code set_model_version} meanwhile takes the model out of it).
+ * {@code uid} (as {@code uid:<uid>}, or {@code ctx:<context>}; an OIP request's {@code id} as
+ * {@code id:<id>}); the candidate serves it while its point is below the step's share
+ * ({@link Rollout#routesToCandidate}), so every gateway routes a user alike and a user stays on
+ * the candidate as the share grows. A query without one is drawn at random with the step's share.
+ * A rollout routes only while its baseline is still the model's current version (a
+ * {@code set_model_version} meanwhile takes the model out of it).
  *
- * <p>Each answer of a rollout's model is remembered for a while, bounded by bytes and time (app,
- * user key and input → rollout, version, output), so that {@code /{app}/update} can charge the
- * label's loss to the version that answered.
+ * <p>Each answer of a rollout's model to an app is remembered for a while, bounded by bytes and
+ * time (app, model, user key and input → rollout, version, output), so that {@code /{app}/update}
+ * can charge the label's loss to the version that answered.
  *
  * <p>While a model has a shadow rollout, every user gets the baseline's answer; once it is
  * answered, a query whose user is in the rollout's fraction is also copied to the candidate if
@@ -105,43 +108,91 @@ public final class RolloutTraffic {
     }
 
     /**
-     * Answers one query of a single-model app: with the candidate or the baseline while the
-     * model's canary routes, with the baseline (and maybe a shadow copy to the candidate) while
-     * its shadow rollout runs, else with {@code current}; counts the outcome for the guards and
-     * remembers the answer for feedback.
+     * The one choice of a version for a query of {@code model} by a rollout: while the model's
+     * canary or shadow routes and its baseline is still {@code current}, the user is drawn by its
+     * key ({@link Rollout#routesToCandidate}), or at random with the step's share when it has none.
+     *
+     * @param userKey {@code uid:<uid>}, {@code ctx:<context>}, {@code id:<request id>} or null
+     * @return the route, or null when no rollout routes the model's queries
+     */
+    public RolloutRoute route(String model, String current, String userKey) {
+        Rollout r = model == null ? null : routing.get(model);
+        if (r == null || !r.baseline().equals(current)) {
+            return null;
+        }
+        boolean drawn = userKey != null ? r.routesToCandidate(userKey)
+                : ThreadLocalRandom.current().nextDouble() < r.share();
+        return new RolloutRoute(r, userKey, drawn);
+    }
+
+    /**
+     * Answers one query of an app's model (a single-model app's query, or a selection policy's
+     * call of one of its models): by {@link #route} and {@link #answer} while the model has a
+     * rollout that routes, else with {@code current}, counted for nothing.
      *
      * @param userKey     {@code uid:<uid>}, {@code ctx:<context>} or null
      * @param input       the input as the prediction cache keys it, encoded only for a rollout's model
-     * @param predictWith the answer of a given version of the model
+     * @param predictWith the answer of a given version of the model: a prediction, a default or a {@link PredictionException}
      * @param shadowWith  a version's output by a timeout, outside the app's metrics (a shadow copy)
      */
     public Mono<Prediction> predict(Application app, String model, String current, String userKey,
             Supplier<EncodedInput> input, long arrivalNanos, Function<String, Mono<Prediction>> predictWith,
             BiFunction<String, Duration, Mono<String>> shadowWith) {
-        Rollout r = model == null ? null : routing.get(model);
-        if (r == null || !r.baseline().equals(current)) {
-            return predictWith.apply(current);
-        }
-        boolean candidate = userKey != null ? r.routesToCandidate(userKey)
-                : ThreadLocalRandom.current().nextDouble() < r.share();
-        boolean shadow = r.mode() == RolloutMode.SHADOW;
-        return predictWith.apply(candidate && !shadow ? r.candidate() : r.baseline()).doOnNext(p -> {
-            long sloNanos = TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros());
+        RolloutRoute route = route(model, current, userKey);
+        return route == null ? predictWith.apply(current)
+                : answer(route, app.name(), input, arrivalNanos,
+                        TimeUnit.MICROSECONDS.toNanos(app.latencySloMicros()), predictWith, shadowWith);
+    }
+
+    /**
+     * Answers one query routed by {@code route} with its version, on every path; counts the outcome for the
+     * guards (later than {@code sloNanos} after arrival, a default or a failure is a miss; the
+     * container's failure an error); remembers the answer for the app's feedback; and in a shadow
+     * sends the candidate a copy if {@link ShadowAdmission} lets it.
+     *
+     * @param app         the app whose feedback may be about the answer, or null (nothing remembered)
+     * @param input       the input as the prediction cache keys it, read only when {@code app} is given
+     * @param predictWith the answer of a given version, a default or a {@link PredictionException}
+     * @param shadowWith  a version's output by a timeout, outside the app's metrics (a shadow copy)
+     */
+    private Mono<Prediction> answer(RolloutRoute route, String app, Supplier<EncodedInput> input, long arrivalNanos,
+            long sloNanos, Function<String, Mono<Prediction>> predictWith,
+            BiFunction<String, Duration, Mono<String>> shadowWith) {
+        Rollout r = route.rollout();
+        boolean candidate = route.servedByCandidate();
+        return predictWith.apply(route.version()).doOnNext(p -> {
             boolean afterSlo = clock.getAsLong() - arrivalNanos > sloNanos;
-            counters.query(r.id(), candidate && !shadow, p.isDefault() || afterSlo, isError(p.reason()));
+            counters.query(r.id(), candidate, p.isDefault() || afterSlo, isError(p.reason()));
             if (p.isDefault()) {
                 return;
             }
-            PlayedKey key = new PlayedKey(app.name(), userKey, input.get());
-            played.put(key, new Played(r.model(), r.id(), candidate && !shadow, p.output(), null));
-            if (shadow && candidate && r.status() == RolloutStatus.RUNNING
-                    && shadows.tryAcquire(r)) {
+            PlayedKey key = app == null ? null : new PlayedKey(app, r.model(), route.userKey(), input.get());
+            if (key != null) {
+                played.put(key, new Played(r.id(), candidate, p.output(), null));
+            }
+            if (route.copied() && shadows.tryAcquire(r)) {
                 copy(r, key, p.output(), Duration.ofNanos(sloNanos), shadowWith);
             }
-        });
+        }).doOnError(PredictionException.class, e -> counters.query(r.id(), candidate, true, isError(e.reason())));
     }
 
-    /** Sends a shadow copy to the candidate and counts what comes back; the user's answer does not wait for it. */
+    /**
+     * Answers one row of an Open Inference Protocol request routed by {@code route}: there is no
+     * app, so nothing is remembered for feedback, and the request's timeout stands for the SLO (a
+     * failure, the timeout's included, is a miss).
+     *
+     * @param inferWith a version's output by a timeout, failing with {@link PredictionException}
+     */
+    public Mono<String> infer(RolloutRoute route, Duration timeout,
+            BiFunction<String, Duration, Mono<String>> inferWith) {
+        return answer(route, null, null, clock.getAsLong(), timeout.toNanos(),
+                v -> inferWith.apply(v, timeout).map(Prediction::of), inferWith).map(Prediction::output);
+    }
+
+    /**
+     * Sends a shadow copy to the candidate and counts what comes back; the user's answer does not
+     * wait for it. {@code key} (null: none) is the remembered answer that the copy's output joins.
+     */
     private void copy(Rollout r, PlayedKey key, String baselineOutput, Duration slo,
             BiFunction<String, Duration, Mono<String>> shadowWith) {
         long sent = clock.getAsLong();
@@ -150,8 +201,10 @@ public final class RolloutTraffic {
                 .subscribe(out -> {
                     counters.query(r.id(), true, clock.getAsLong() - sent > slo.toNanos(), false);
                     counters.comparison(r.id(), out.equals(baselineOutput));
-                    played.asMap().computeIfPresent(key, (k, v) -> v.rolloutId().equals(r.id())
-                            ? new Played(v.model(), v.rolloutId(), false, v.output(), out) : v);
+                    if (key != null) {
+                        played.asMap().computeIfPresent(key, (k, v) -> v.rolloutId().equals(r.id())
+                                ? new Played(v.rolloutId(), false, v.output(), out) : v);
+                    }
                 }, e -> counters.query(r.id(), true, true,
                         !(e instanceof PredictionException pe) || isError(pe.reason())));
     }
@@ -163,58 +216,64 @@ public final class RolloutTraffic {
 
     /**
      * Joins a feedback label with the latest remembered answer of the input for this app and user
-     * key, while that answer's rollout still routes, and counts its loss for the version that gave it.
-     * In shadow mode a label counts only for an input the candidate answered too, for both versions
-     * (their losses on the same inputs).
+     * key by each of the app's models that has a rollout routing (one for a single-model app; any
+     * a selection policy called), while that answer's rollout still routes, and counts its loss
+     * for the version that gave it. In shadow mode a label counts only for an input the candidate
+     * answered too, for both versions (their losses on the same inputs).
      *
-     * @return the join, empty when no such answer is remembered
+     * @return the joins, empty when no such answer is remembered
      * @throws IllegalArgumentException for a label the rollout's task cannot measure (a regression label that is not a number)
      */
-    public Optional<Joined> feedback(Application app, String userKey, EncodedInput input, String label) {
-        Played p = played.getIfPresent(new PlayedKey(app.name(), userKey, input));
-        Rollout r = p == null ? null : routing.get(p.model());
-        if (r == null || !r.id().equals(p.rolloutId())) {
-            return Optional.empty();
-        }
-        double loss = r.task().loss(p.output(), label, r.scale());
-        if (r.mode() == RolloutMode.SHADOW) {
-            if (p.shadowOutput() == null) {
-                return Optional.empty();
+    public List<Joined> feedback(Application app, String userKey, EncodedInput input, String label) {
+        List<Joined> joins = new ArrayList<>(1);
+        for (String model : app.linkedModels()) {
+            Rollout r = routing.get(model);
+            Played p = r == null ? null : played.getIfPresent(new PlayedKey(app.name(), model, userKey, input));
+            if (p == null || !r.id().equals(p.rolloutId())) {
+                continue;
             }
-            counters.feedback(r.id(), true, r.task().loss(p.shadowOutput(), label, r.scale()));
+            double loss = r.task().loss(p.output(), label, r.scale());
+            if (r.mode() == RolloutMode.SHADOW) {
+                if (p.shadowOutput() == null) {
+                    continue;
+                }
+                counters.feedback(r.id(), true, r.task().loss(p.shadowOutput(), label, r.scale()));
+            }
+            counters.feedback(r.id(), p.candidate(), loss);
+            joins.add(new Joined(model, r.id(), p.candidate() ? r.candidate() : r.baseline(), loss));
         }
-        counters.feedback(r.id(), p.candidate(), loss);
-        return Optional.of(new Joined(r.id(), p.candidate() ? r.candidate() : r.baseline(), loss));
+        return joins;
     }
 
     /**
      * A feedback label charged to a rollout's version.
      *
+     * @param model     the rollout's model
      * @param rolloutId the rollout
      * @param version   the version whose answer it was about
      * @param loss      the label's loss on that answer
      */
-    public record Joined(String rolloutId, String version, double loss) {
+    public record Joined(String model, String rolloutId, String version, double loss) {
     }
 
     /** An answer, and in shadow mode the candidate's output on the same input once its copy answered (else null). */
-    private record Played(String model, String rolloutId, boolean candidate, String output, String shadowOutput) {
+    private record Played(String rolloutId, boolean candidate, String output, String shadowOutput) {
 
         int weight() {
-            return 96 + 2 * (model.length() + rolloutId.length() + output.length()
+            return 96 + 2 * (rolloutId.length() + output.length()
                     + (shadowOutput == null ? 0 : shadowOutput.length()));
         }
     }
 
-    /** An app, user key and input, the input compared by its encoded bytes. */
-    private record PlayedKey(String app, String userKey, EncodedInput input) {
+    /** An app, model, user key and input, the input compared by its encoded bytes. */
+    private record PlayedKey(String app, String model, String userKey, EncodedInput input) {
 
         PlayedKey {
             userKey = userKey == null ? "" : userKey;
         }
 
         int weight() {
-            return 96 + input.length() + 2 * (app.length() + userKey.length());
+            return 96 + input.length() + 2 * (app.length() + model.length() + userKey.length());
         }
     }
 }

@@ -211,7 +211,8 @@ class OipGrpcEndToEndTest {
 
     @Test
     void portZeroTurnsTheServerOff() {
-        OipGrpcService service = new OipGrpcService(registry, null, Duration.ofSeconds(1), 1, 1, ReadinessGate.open());
+        OipGrpcService service = new OipGrpcService(registry, null, Duration.ofSeconds(1), 1, 1, ReadinessGate.open(),
+                null);
         OipGrpcServer off = new OipGrpcServer(service, "", 0, 1024, Duration.ZERO, b -> b);
         off.start();
         assertThat(off.isRunning()).isFalse();

@@ -94,6 +94,23 @@ final class RolloutDriver implements AutoCloseable {
     }
 
     /**
+     * Infers class {@code i}'s input over the Open Inference Protocol's REST binding, one row, at
+     * {@code /v2/models/<model>/infer} or, with a {@code version}, at
+     * {@code /v2/models/<model>/versions/<version>/infer}; with an {@code id} (null: none).
+     *
+     * @return the answer, which must be a 200
+     */
+    JsonNode oipInfer(String model, String version, String id, int i) throws Exception {
+        String body = (id == null ? "{" : "{\"id\":\"" + id + "\",")
+                + "\"inputs\":[{\"name\":\"input\",\"datatype\":\"FP32\",\"shape\":[1," + CLASSES
+                + "],\"data\":" + json.writeValueAsString(oneHot(i)) + "}]}";
+        HttpResponse<String> r = post(query + "/v2/models/" + model + (version == null ? "" : "/versions/" + version)
+                + "/infer", body);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return json.readTree(r.body());
+    }
+
+    /**
      * Queries with feedback from 8 threads, each query from a new uid and of the next of the
      * first {@code classes} classes, until {@code done} holds or {@code max} queries were sent.
      *

@@ -1,6 +1,7 @@
 package io.servegate.gateway.rollout;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.servegate.core.cache.EncodedInput;
@@ -11,6 +12,7 @@ import io.servegate.core.rollout.StickyAssignment;
 import io.servegate.core.selection.Task;
 import io.servegate.gateway.query.DefaultReason;
 import io.servegate.gateway.query.Prediction;
+import io.servegate.gateway.query.PredictionException;
 import io.servegate.gateway.registry.Application;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -90,10 +92,61 @@ class RolloutTrafficTest {
         answer(traffic, "uid:a", 7, false);
         assertThat(traffic.feedback(APP, "uid:b", input(7), "2")).as("another user's input").isEmpty();
         assertThat(traffic.feedback(APP, "uid:a", input(8), "2")).as("another input").isEmpty();
-        RolloutTraffic.Joined j = traffic.feedback(APP, "uid:a", input(7), "1").orElseThrow();
+        List<RolloutTraffic.Joined> joins = traffic.feedback(APP, "uid:a", input(7), "1");
+        assertThat(joins).hasSize(1);
+        RolloutTraffic.Joined j = joins.get(0);
         assertThat(j.version()).isEqualTo("2");
         assertThat(j.loss()).isEqualTo(1.0);
         assertThat(counters.evidence(r.id()).candidate().lossSum()).isEqualTo(1.0);
+    }
+
+    @Test
+    void eachModelAnAppCallsIsRoutedAndItsFeedbackJoinedByItsOwnRollout() {
+        // an exp4 app calls both models, each of which has a canary at 100 %
+        Application ensemble = new Application("ens", "floats", "-1", 1_000, List.of("m", "n"));
+        RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), 1 << 20, NO_SHADOWS);
+        Rollout rm = canary(1.0);
+        Rollout rn = Rollout.start("n:2:x", "n", "2", "1", RolloutMode.CANARY, Task.CLASSIFICATION, 1,
+                Guards.DEFAULTS, List.of(1.0), 0);
+        traffic.update(List.of(rm, rn));
+        for (String model : List.of("m", "n")) {
+            assertThat(traffic.predict(ensemble, model, "1", "uid:a", () -> input(7), 0,
+                    v -> Mono.just(Prediction.of(model + v)), (v, timeout) -> Mono.error(new AssertionError()))
+                    .block().output()).isEqualTo(model + "2");
+        }
+        List<RolloutTraffic.Joined> joins = traffic.feedback(ensemble, "uid:a", input(7), "m2");
+        assertThat(joins).extracting(RolloutTraffic.Joined::model, RolloutTraffic.Joined::version,
+                RolloutTraffic.Joined::loss).containsExactly(tuple("m", "2", 0.0), tuple("n", "2", 1.0));
+        assertThat(counters.evidence(rm.id()).candidate().feedback()).isEqualTo(1);
+        assertThat(counters.evidence(rn.id()).candidate().lossSum()).isEqualTo(1.0);
+        assertThat(traffic.feedback(APP, "uid:a", input(7), "m2")).as("another app's answers").isEmpty();
+    }
+
+    @Test
+    void anOipRowIsRoutedByItsKeyAndItsFailuresAndLateAnswersAreMisses() {
+        RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), 1 << 20, NO_SHADOWS);
+        Rollout r = canary(1.0);
+        traffic.update(List.of(r));
+        assertThat(traffic.route("other", "1", "id:r")).as("a model without a rollout").isNull();
+        assertThat(traffic.route("m", "3", "id:r")).as("the baseline is no longer current").isNull();
+        RolloutRoute route = traffic.route("m", "1", "id:r");
+        assertThat(route.version()).isEqualTo("2");
+        Duration timeout = Duration.ofMillis(5);
+        assertThat(traffic.infer(route, timeout, (v, t) -> Mono.just("out" + v)).block()).isEqualTo("out2");
+        assertThat(traffic.infer(route, timeout, (v, t) -> Mono.error(new PredictionException(
+                DefaultReason.CONTAINER_ERROR, "failed"))).onErrorResume(e -> Mono.just("error")).block())
+                .isEqualTo("error");
+        assertThat(traffic.infer(route, timeout, (v, t) -> Mono.error(new PredictionException(
+                DefaultReason.DEADLINE, null))).onErrorResume(e -> Mono.just("late")).block()).isEqualTo("late");
+        traffic.infer(route, timeout, (v, t) -> Mono.fromSupplier(() -> {
+            nanos.addAndGet(timeout.toNanos() + 1);
+            return "after its timeout";
+        })).block();
+        var e = counters.evidence(r.id()).candidate();
+        assertThat(e.queries()).isEqualTo(4);
+        assertThat(e.sloMisses()).isEqualTo(3);
+        assertThat(e.errors()).isEqualTo(1);
+        assertThat(counters.evidence(r.id()).baseline().queries()).isZero();
     }
 
     @Test
@@ -107,7 +160,7 @@ class RolloutTrafficTest {
         }
         long joined = 0;
         for (int i = 0; i < answers; i++) {
-            joined += traffic.feedback(APP, "uid:u" + i, input(i), "2").isPresent() ? 1 : 0;
+            joined += traffic.feedback(APP, "uid:u" + i, input(i), "2").size();
         }
         // each remembered answer weighs at least 96 + 96 bytes
         assertThat(joined).isPositive().isLessThanOrEqualTo(bound / 192);
@@ -149,7 +202,7 @@ class RolloutTrafficTest {
         assertThat(e.candidate().compared()).isEqualTo(10);
         assertThat(e.candidate().agreements()).isEqualTo(3);
         assertThat(e.baseline().queries()).isEqualTo(10);
-        RolloutTraffic.Joined j = traffic.feedback(APP, "uid:5", input(5), "2").orElseThrow();
+        RolloutTraffic.Joined j = traffic.feedback(APP, "uid:5", input(5), "2").get(0);
         assertThat(j.version()).as("the user's answer was the baseline's").isEqualTo("1");
         e = counters.evidence(r.id());
         assertThat(e.baseline().lossSum()).isEqualTo(1.0);
