@@ -2,6 +2,7 @@ package io.servegate.gateway.access;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.core.scheduling.Tenant;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.Pipeline;
 import io.servegate.gateway.registry.RateLimit;
@@ -34,12 +35,19 @@ public final class QueryAccess {
     }
 
     /**
-     * @param app             the app whose quota refused (LIMITED), else null
+     * @param app             for LIMITED, the app whose quota refused; for PASS, the app whose key
+     *                        let the query through (an OIP query is then scheduled as that app's
+     *                        tenant); else null
      * @param retryAfterNanos for LIMITED, how long until a retry could pass
      * @param problem         for UNAUTHORIZED: {@code missing}, {@code malformed} or {@code invalid}
      */
     public record Verdict(Outcome outcome, Application app, long retryAfterNanos, String problem) {
         static final Verdict PASS = new Verdict(Outcome.PASS, null, 0, null);
+
+        /** The tenant an OIP query let through by this verdict is scheduled as: its key's app's, else the default. */
+        public Tenant tenant() {
+            return outcome == Outcome.PASS && app != null ? app.tenant() : Tenant.DEFAULT;
+        }
     }
 
     private final QueryKeys keys;
@@ -111,12 +119,14 @@ public final class QueryAccess {
         }
         RateLimit appLimit = app == null ? null : app.rateLimit();
         RateLimit keyLimit = check.key() == null ? null : check.key().rateLimit();
+        // a key names its app: the query is that app's, wherever it enters
+        Verdict pass = keyId == null || app == null ? Verdict.PASS : new Verdict(Outcome.PASS, app, 0, null);
         if (appLimit == null && keyLimit == null) {
-            return Verdict.PASS;
+            return pass;
         }
         long wait = quotas.tryTake(name, appLimit, keyId, keyLimit);
         if (wait == 0) {
-            return Verdict.PASS;
+            return pass;
         }
         counter("servegate.quota.limited", name, keyId == null ? "" : keyId).increment();
         return new Verdict(Outcome.LIMITED, app, wait, null);

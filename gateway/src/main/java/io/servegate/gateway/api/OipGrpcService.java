@@ -7,6 +7,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.servegate.core.scheduling.Tenant;
 import io.servegate.gateway.dispatch.DeclaredInput;
 import io.servegate.gateway.query.PredictionException;
 import io.servegate.gateway.query.PredictionService;
@@ -172,6 +173,7 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
         }
         Duration left = timeLeft();
         RequestTrace trace = RequestTrace.GRPC.get(); // null unless traced: read before the root context is attached
+        Tenant tenant = OipGrpcAccess.TENANT.get();
         ServerCallStreamObserver<ModelInferResponse> call = (ServerCallStreamObserver<ModelInferResponse>) out;
         Disposable.Swap answer = Disposables.swap();
         call.setOnCancelHandler(answer::dispose);
@@ -180,18 +182,19 @@ public final class OipGrpcService extends GRPCInferenceServiceGrpc.GRPCInference
         // and be cancelled when this call completes or is cancelled.
         Context previous = Context.ROOT.attach();
         try {
-            answer.update(subscribe(m, route, type, rows, left, request, call, trace));
+            answer.update(subscribe(m, route, type, rows, left, tenant, request, call, trace));
         } finally {
             Context.ROOT.detach(previous);
         }
     }
 
-    /** Answers with {@code m}, the version {@code route} (or null: none) chose, counted for its rollout. */
+    /** Answers with {@code m}, the version {@code route} (or null: none) chose, counted for its rollout, scheduled for {@code tenant}. */
     private Disposable subscribe(ModelVersion m, RolloutRoute route, TensorType<?> type, List<?> rows, Duration left,
-            ModelInferRequest request, ServerCallStreamObserver<ModelInferResponse> out, RequestTrace trace) {
+            Tenant tenant, ModelInferRequest request, ServerCallStreamObserver<ModelInferResponse> out,
+            RequestTrace trace) {
         Function<Object, Mono<String>> inferOne = route == null
-                ? row -> predictions.infer(m.name(), m.version(), type, row, left)
-                : row -> rollouts.infer(route, left, (v, t) -> predictions.infer(m.name(), v, type, row, t));
+                ? row -> predictions.infer(m.name(), m.version(), type, row, left, tenant)
+                : row -> rollouts.infer(route, left, (v, t) -> predictions.infer(m.name(), v, type, row, t, tenant));
         return Flux.fromIterable(rows)
                 .flatMapSequential(row -> trace == null ? inferOne.apply(row)
                         : trace.predicting(() -> inferOne.apply(row)))

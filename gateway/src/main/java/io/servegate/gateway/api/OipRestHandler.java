@@ -1,6 +1,7 @@
 package io.servegate.gateway.api;
 
 import com.google.protobuf.ByteString;
+import io.servegate.core.scheduling.Tenant;
 import io.servegate.gateway.dispatch.DeclaredInput;
 import io.servegate.gateway.query.DefaultReason;
 import io.servegate.gateway.query.PredictionException;
@@ -139,9 +140,11 @@ public final class OipRestHandler {
                     requestId != null && requestId.isString() ? "id:" + requestId.stringValue() : null);
             String version = route == null ? m.version() : route.version();
             List<?> rows = rows(type, body, predictions.declaredInput(m.name(), version));
+            Tenant tenant = (Tenant) request.attribute(QueryAccessFilter.TENANT).orElse(Tenant.DEFAULT);
             Function<Object, Mono<String>> inferOne = route == null
-                    ? row -> predictions.infer(m.name(), version, type, row, timeout)
-                    : row -> rollouts.infer(route, timeout, (v, t) -> predictions.infer(m.name(), v, type, row, t));
+                    ? row -> predictions.infer(m.name(), version, type, row, timeout, tenant)
+                    : row -> rollouts.infer(route, timeout,
+                            (v, t) -> predictions.infer(m.name(), v, type, row, t, tenant));
             return Flux.fromIterable(rows)
                     .flatMapSequential(predictions.tracing().on() ? RequestTrace.traced(inferOne) : inferOne)
                     .collectList()

@@ -1,5 +1,6 @@
 package io.servegate.gateway.api;
 
+import io.servegate.core.scheduling.Tenant;
 import io.servegate.gateway.access.QueryAccess;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.Registry;
@@ -25,6 +26,8 @@ import reactor.core.publisher.Mono;
 public final class QueryAccessFilter implements HandlerFilterFunction<ServerResponse, ServerResponse> {
 
     static final String REALM = "servegate-query";
+    /** The request attribute holding the {@link Tenant} a query let through is scheduled as (OIP: its key's app's). */
+    static final String TENANT = QueryAccessFilter.class.getName() + ".tenant";
 
     private final Registry registry;
     private final QueryAccess access;
@@ -51,7 +54,10 @@ public final class QueryAccessFilter implements HandlerFilterFunction<ServerResp
         return verdict.onErrorMap(e -> !(e instanceof ApiException), e -> new ApiException(
                 HttpStatus.SERVICE_UNAVAILABLE, "unavailable", "the query key store cannot be reached; retry shortly"))
                 .flatMap(v -> switch (v.outcome()) {
-            case PASS -> next.handle(request);
+            case PASS -> {
+                request.attributes().put(TENANT, v.tenant());
+                yield next.handle(request);
+            }
             case UNAUTHORIZED -> unauthorized(v.problem());
             case LIMITED -> limited(v, predict);
         });

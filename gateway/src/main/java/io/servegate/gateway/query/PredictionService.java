@@ -186,8 +186,14 @@ public final class PredictionService {
      * same cache and batching, failing with {@link PredictionException} at the deadline.
      */
     public Mono<String> infer(String model, String version, TensorType<?> type, Object input, Duration timeout) {
+        return infer(model, version, type, input, timeout, Tenant.DEFAULT);
+    }
+
+    /** As {@link #infer(String, String, TensorType, Object, Duration)}, scheduled for {@code tenant}'s app. */
+    public Mono<String> infer(String model, String version, TensorType<?> type, Object input, Duration timeout,
+            Tenant tenant) {
         long deadline = clock.getAsLong() + timeout.toNanos();
-        return infer(model, version, type, input, deadline).map(Prediction::output);
+        return infer(model, version, input, encode(type, input), deadline, tenant).map(Prediction::output);
     }
 
     /** One model version's output by {@code deadline}, failing with {@link PredictionException}. */
