@@ -15,10 +15,6 @@ import io.servegate.loadgen.report.RunConditions;
 import io.servegate.oip.client.TensorType;
 import io.servegate.sdk.ModelContainer;
 import java.io.PrintWriter;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -79,8 +75,6 @@ public final class ColdStartCommand implements Callable<Integer> {
     @Mixin
     ResultsOption results;
 
-    private final HttpClient http = HttpClient.newHttpClient();
-
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
@@ -136,7 +130,7 @@ public final class ColdStartCommand implements Callable<Integer> {
         try {
             gateway.awaitReady(gateway.admin(), gatewayOptions.startTimeout());
             ScenarioOptions.register(gateway.admin(), APP, slo.ms(), -1, null, List.of(container), "floats");
-            awaitHealthReady(gateway, Duration.ofSeconds(120));
+            gateway.awaitHealthReady(Duration.ofSeconds(120));
             double readyS = (System.nanoTime() - start) / 1e9;
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("case", label);
@@ -187,22 +181,5 @@ public final class ColdStartCommand implements Callable<Integer> {
         r.put(prefix + "gateway_defaults", (long) defaults);
         r.put(prefix + "gateway_in_slo_pct",
                 100.0 * Math.max(0, own.requests() - own.lateAnswers() - defaults) / answered);
-    }
-
-    private void awaitHealthReady(GatewayProcess gateway, Duration timeout) throws Exception {
-        HttpRequest ready = HttpRequest.newBuilder(URI.create("http://" + GatewayProcess.HOST + ":" + gateway.port()
-                + "/v2/health/ready")).timeout(Duration.ofSeconds(2)).build();
-        long until = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < until) {
-            try {
-                if (http.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-                    return;
-                }
-            } catch (java.io.IOException notYet) {
-                // not listening yet
-            }
-            Thread.sleep(10);
-        }
-        throw new IllegalStateException("the gateway was not ready within " + timeout + "; see " + gateway.log());
     }
 }

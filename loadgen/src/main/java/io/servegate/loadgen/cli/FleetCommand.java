@@ -7,14 +7,12 @@ import io.servegate.loadgen.harness.ContainerChild;
 import io.servegate.loadgen.harness.GatewayProcess;
 import io.servegate.loadgen.harness.RedisChild;
 import io.servegate.loadgen.load.AnswerTally;
-import io.servegate.loadgen.load.FeedbackStream;
 import io.servegate.loadgen.load.GatewayPredictWorkload;
 import io.servegate.loadgen.load.LatencySummary;
 import io.servegate.loadgen.load.OpenLoop;
 import io.servegate.loadgen.load.OpenLoopResult;
 import io.servegate.loadgen.load.RandomInputs;
 import io.servegate.loadgen.load.RoundRobinWorkload;
-import io.servegate.loadgen.load.TimelineWorkload;
 import io.servegate.loadgen.load.Workload;
 import io.servegate.loadgen.report.RunConditions;
 import io.servegate.workload.admin.GatewayAdminClient;
@@ -28,13 +26,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
@@ -64,8 +62,6 @@ public final class FleetCommand implements Callable<Integer> {
 
     @Mixin
     GatewayOptions gatewayOptions = new GatewayOptions("-Xmx512m");
-
-
 
     @Option(names = "--gateways", defaultValue = "3", description = "Gateways in the fleet (default ${DEFAULT-VALUE}).")
     int gateways;
@@ -113,6 +109,14 @@ public final class FleetCommand implements Callable<Integer> {
             description = "Failover: load after the kill (default ${DEFAULT-VALUE}).")
     int afterKillS;
 
+    @Option(names = "--join-s", defaultValue = "20", description = "Join: load on the gateways left after the "
+            + "failover before one more starts; 0 = no join phase (default ${DEFAULT-VALUE}).")
+    int joinS;
+
+    @Option(names = "--after-join-s", defaultValue = "15", description = "Join: load once the new gateway is ready, "
+            + "≥ " + FleetJoinPhase.WINDOW_S + " (default ${DEFAULT-VALUE}).")
+    int afterJoinS;
+
     @Option(names = "--feedback-rate", defaultValue = "20",
             description = "Failover: feedback/s (default ${DEFAULT-VALUE}).")
     double feedbackRate;
@@ -131,6 +135,10 @@ public final class FleetCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
+        if (joinS > 0 && afterJoinS < FleetJoinPhase.WINDOW_S) {
+            throw new ParameterException(spec.commandLine(), "--after-join-s must be ≥ " + FleetJoinPhase.WINDOW_S
+                    + " (the window counted after the join), got " + afterJoinS);
+        }
         Path dir = results.create(SCENARIO);
         RunConditions atStart = RunConditions.now();
         Map<String, Object> report = new LinkedHashMap<>();
@@ -187,10 +195,7 @@ public final class FleetCommand implements Callable<Integer> {
         String secret = UUID.randomUUID().toString(); // the hop's, for this run's fleet only
         try {
             for (int i = 0; i < gateways; i++) {
-                fleet.add(start(List.of("--servegate.registry.store=redis", "--servegate.registry.redis-uri="
-                        + redis.uri(), "--servegate.selection.store=redis", "--servegate.fleet.advertise-host="
-                        + GatewayProcess.HOST, "--servegate.fleet.name=gw" + i, "--servegate.fleet.secret=" + secret),
-                        dir, "fleet-" + i));
+                fleet.add(start(member(redis, secret, "gw" + i), dir, "fleet-" + i));
                 loads.add(workload(fleet.get(i)));
             }
             GatewayAdminClient admin = fleet.get(0).admin();
@@ -227,7 +232,13 @@ public final class FleetCommand implements Callable<Integer> {
             report.put("forwarding_added_p50_ms", forwardedP50 - ownerP50);
             err.printf("%s: fleet: %.1f %% in SLO (%.3f of one gateway's); prediction p50 %s; forwarding adds %.2f ms%n",
                     SCENARIO, m.get("in_slo_pct"), ratio, p50, forwardedP50 - ownerP50);
-            report.put("failover", failover(fleet, loads, owner, err));
+            report.put("failover", new FleetFailoverPhase(rate.one(), slo.ms(), beforeKillS, afterKillS, feedbackRate,
+                    seed.seed(), timeout, err).run(fleet, loads, owner, FEEDBACK_APP, INPUT_LENGTH));
+            if (joinS > 0) {
+                report.put("join", new FleetJoinPhase(rate.one(), slo.ms(), joinS, afterJoinS, seed.seed(),
+                        gatewayOptions.startTimeout(), timeout, err).run(fleet, loads,
+                        name -> start(member(redis, secret, name), dir, "fleet-" + fleet.size()), this::workload));
+            }
         } finally {
             for (GatewayPredictWorkload w : loads) {
                 w.close();
@@ -239,64 +250,6 @@ public final class FleetCommand implements Callable<Integer> {
             }
             report.put("fleet_gateways", described);
         }
-    }
-
-    /** Load and feedback across the fleet; {@code kill -9} of the owner; when predictions resume; feedback kept. */
-    private Map<String, Object> failover(List<GatewayProcess> fleet, List<GatewayPredictWorkload> loads, int owner,
-            PrintWriter err) throws Exception {
-        RoundRobinWorkload spread = new RoundRobinWorkload(loads);
-        long start = System.nanoTime();
-        int seconds = beforeKillS + afterKillS;
-        TimelineWorkload timeline = new TimelineWorkload(spread, start, Math.round(slo.ms() * 1e6), seconds);
-        List<Integer> ports = fleet.stream().map(GatewayProcess::port).toList();
-        Map<String, Object> f = new LinkedHashMap<>();
-        try (FeedbackStream feedback = new FeedbackStream(GatewayProcess.HOST, ports, FEEDBACK_APP,
-                new RandomInputs(INPUT_LENGTH), timeout)) {
-            feedback.start(feedbackRate);
-            CompletableFuture<OpenLoopResult> load = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return new OpenLoop(rate.one(), Duration.ZERO, Duration.ofSeconds(seconds), timeout,
-                            seed.seed() + 2).run(timeline);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException(e);
-                }
-            });
-            err.printf("%s: failover: %d s of load and %.0f feedback/s, then kill -9 of gw%d...%n", SCENARIO,
-                    beforeKillS, feedbackRate, owner);
-            Thread.sleep(TimeUnit.SECONDS.toMillis(beforeKillS));
-            spread.markDown(owner);
-            feedback.markDown(owner);
-            long killed = System.nanoTime();
-            timeline.mark(killed);
-            fleet.get(owner).kill();
-            load.get(seconds + 60L, TimeUnit.SECONDS);
-            feedback.stop(Duration.ofSeconds(10));
-            int survivor = owner == 0 ? 1 : 0;
-            FeedbackStream.Counts counts = feedback.counts();
-            long stored = feedback.observations(survivor);
-            double resumeS = timeline.firstPredictionAfterMark().isPresent()
-                    ? (timeline.firstPredictionAfterMark().getAsLong() - killed) / 1e9 : Double.NaN;
-            f.put("killed", "gw" + owner);
-            f.put("killed_at_s", (killed - start) / 1e9);
-            f.put("predictions_resumed_after_s", resumeS);
-            f.put("fleet_after", fleet.get(survivor).admin().get("get_fleet"));
-            f.put("feedback", counts);
-            f.put("feedback_stored", stored);
-            f.put("feedback_lost", Math.max(0, counts.acknowledged() - stored));
-            f.put("timeline", timeline.seconds());
-            err.printf("%s: failover: gw%d killed at %.1f s; predictions resumed %.2f s later; feedback %d acknowledged, "
-                    + "%d stored, %d refused, %d unanswered%n", SCENARIO, owner, (killed - start) / 1e9, resumeS,
-                    counts.acknowledged(), stored, counts.refused(), counts.unanswered());
-            err.printf("%s: %6s %6s %7s %6s %8s %6s%n", SCENARIO, "second", "sent", "in SLO", "late", "defaults",
-                    "failed");
-            for (TimelineWorkload.Second s : timeline.seconds()) {
-                err.printf("%s: %6d %6d %7d %6d %8d %6d%s%n", SCENARIO, s.second(), s.sent(), s.inSlo(), s.late(),
-                        s.defaults(), s.failed(), s.second() == (int) ((killed - start) / 1_000_000_000L) ? "  <- kill -9"
-                                : "");
-            }
-        }
-        return f;
     }
 
     /** Warm-up, then the measured window at {@code rate}: goodput against the SLO by the client's count. */
@@ -337,6 +290,13 @@ public final class FleetCommand implements Callable<Integer> {
             g.close();
             throw e;
         }
+    }
+
+    /** The settings of fleet member {@code name}: the run's Redis, its hop secret. */
+    private static List<String> member(RedisChild redis, String secret, String name) {
+        return List.of("--servegate.registry.store=redis", "--servegate.registry.redis-uri=" + redis.uri(),
+                "--servegate.selection.store=redis", "--servegate.fleet.advertise-host=" + GatewayProcess.HOST,
+                "--servegate.fleet.name=" + name, "--servegate.fleet.secret=" + secret);
     }
 
     private GatewayPredictWorkload workload(GatewayProcess g) {
@@ -398,6 +358,8 @@ public final class FleetCommand implements Callable<Integer> {
         s.put("before_kill_s", beforeKillS);
         s.put("after_kill_s", afterKillS);
         s.put("feedback_rate", feedbackRate);
+        s.put("join_s", joinS);
+        s.put("after_join_s", afterJoinS);
         s.put("seed", seed.seed());
         s.put("gateway_jar", gatewayOptions.jar.toString());
         s.put("gateway_jvm_args", gatewayOptions.jvmArgs);

@@ -4,6 +4,10 @@ import io.servegate.workload.admin.GatewayAdminClient;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +26,8 @@ public final class GatewayProcess implements AutoCloseable {
 
     /** Where the gateway listens; its admin server is on loopback by default too. */
     public static final String HOST = "127.0.0.1";
+
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
 
     private final Process process;
     private final List<String> command;
@@ -121,6 +127,31 @@ public final class GatewayProcess implements AutoCloseable {
         }
         throw new IOException("the gateway did not answer /admin/ping within " + timeout + "; its log " + log
                 + " ends:\n" + tail(40));
+    }
+
+    /**
+     * Waits until {@code GET /v2/health/ready} on the query port answers 200: the gateway has
+     * finished its warm-up, as a load balancer's readiness probe would see it (polled every 10 ms).
+     */
+    public void awaitHealthReady(Duration timeout) throws IOException, InterruptedException {
+        HttpRequest ready = HttpRequest.newBuilder(URI.create("http://" + HOST + ":" + port + "/v2/health/ready"))
+                .timeout(Duration.ofSeconds(2)).build();
+        long until = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < until) {
+            if (!process.isAlive()) {
+                throw new IOException("the gateway exited with status " + process.exitValue() + " before it was "
+                        + "ready; its log " + log + " ends:\n" + tail(40));
+            }
+            try {
+                if (HTTP.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+                    return;
+                }
+            } catch (IOException notYet) {
+                // not listening yet
+            }
+            Thread.sleep(10);
+        }
+        throw new IOException("the gateway was not ready within " + timeout + "; see " + log);
     }
 
     /**

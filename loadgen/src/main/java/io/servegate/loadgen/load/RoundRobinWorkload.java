@@ -2,20 +2,30 @@ package io.servegate.loadgen.load;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Spreads requests over several gateways in turn, as a round-robin load balancer in front of
- * them would; a target {@link #markDown marked down} (a gateway that was killed) gets no more.
+ * them would; a target {@link #markDown marked down} (a gateway that was killed) gets no more, and
+ * one {@link #add added} (a gateway that reported ready) takes its turn from then on.
  * For each target it records the latency of its predictions (not defaults) from the moment the
  * request was handed to it, so that gateways answering the same load can be compared.
  */
 public final class RoundRobinWorkload implements Workload {
 
-    private final List<? extends Workload> targets;
-    private final LatencyRecorder[] predicted;
-    private final AtomicIntegerArray down;
+    private static final class Target {
+        final Workload workload;
+        final LatencyRecorder predicted = new LatencyRecorder();
+        volatile boolean down;
+
+        Target(Workload workload) {
+            this.workload = workload;
+        }
+    }
+
+    // targets are only ever appended, so an index read once stays valid
+    private final List<Target> targets = new CopyOnWriteArrayList<>();
     private final AtomicLong turn = new AtomicLong();
 
     /** @param targets the gateways' workloads, each of one input per request */
@@ -23,12 +33,7 @@ public final class RoundRobinWorkload implements Workload {
         if (targets.isEmpty()) {
             throw new IllegalArgumentException("no targets");
         }
-        this.targets = List.copyOf(targets);
-        this.predicted = new LatencyRecorder[targets.size()];
-        for (int i = 0; i < predicted.length; i++) {
-            predicted[i] = new LatencyRecorder();
-        }
-        this.down = new AtomicIntegerArray(targets.size());
+        targets.forEach(this::add);
     }
 
     @Override
@@ -38,34 +43,41 @@ public final class RoundRobinWorkload implements Workload {
 
     @Override
     public CompletableFuture<?> send() {
-        int i = next();
+        Target t = targets.get(next());
         long start = System.nanoTime();
-        CompletableFuture<?> answer = targets.get(i).send();
+        CompletableFuture<?> answer = t.workload.send();
         answer.whenComplete((result, failure) -> {
             if (failure == null && !(result instanceof GatewayAnswer a && a.isDefault())) {
-                predicted[i].record(System.nanoTime() - start);
+                t.predicted.record(System.nanoTime() - start);
             }
         });
         return answer;
     }
 
     private int next() {
-        for (int tries = 0; tries < targets.size(); tries++) {
-            int i = (int) Math.floorMod(turn.getAndIncrement(), (long) targets.size());
-            if (down.get(i) == 0) {
+        int n = targets.size();
+        for (int tries = 0; tries < n; tries++) {
+            int i = (int) Math.floorMod(turn.getAndIncrement(), (long) n);
+            if (!targets.get(i).down) {
                 return i;
             }
         }
         throw new IllegalStateException("every target is down");
     }
 
+    /** Adds a target to the rotation (a gateway the balancer saw ready); returns its index. */
+    public synchronized int add(Workload target) {
+        targets.add(new Target(target));
+        return targets.size() - 1;
+    }
+
     /** Sends nothing more to target {@code i}. */
     public void markDown(int i) {
-        down.set(i, 1);
+        targets.get(i).down = true;
     }
 
     /** The latencies of target {@code i}'s predictions; call once, after the load has stopped. */
     public LatencySummary predictedLatency(int i) {
-        return LatencySummary.of(predicted[i].snapshot().histogram());
+        return LatencySummary.of(targets.get(i).predicted.snapshot().histogram());
     }
 }

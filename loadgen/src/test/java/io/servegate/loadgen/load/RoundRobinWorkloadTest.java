@@ -59,4 +59,25 @@ class RoundRobinWorkloadTest {
         w.markDown(0);
         assertThatThrownBy(w::send).isInstanceOf(IllegalStateException.class).hasMessageContaining("every target");
     }
+
+    @Test
+    void aTargetAddedLaterTakesItsTurnFromThen() {
+        Target a = new Target(false);
+        Target b = new Target(false);
+        RoundRobinWorkload w = new RoundRobinWorkload(List.of(a, b));
+        for (int i = 0; i < 10; i++) {
+            w.send().join();
+        }
+        Target joiner = new Target(false);
+        assertThat(w.add(joiner)).isEqualTo(2);
+        for (int i = 0; i < 30; i++) {
+            w.send().join();
+        }
+        assertThat(joiner.sent.get()).isEqualTo(10);
+        assertThat(a.sent.get() + b.sent.get()).isEqualTo(30);
+        assertThat(w.predictedLatency(2).count()).isEqualTo(10);
+        w.markDown(2);
+        w.send().join();
+        assertThat(joiner.sent.get()).isEqualTo(10);
+    }
 }

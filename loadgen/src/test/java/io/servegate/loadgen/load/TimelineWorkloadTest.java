@@ -72,4 +72,37 @@ class TimelineWorkloadTest {
         assertThat(w.seconds().get(0).late()).isEqualTo(1);
         assertThat(w.seconds().get(0).inSlo()).isZero();
     }
+
+    @Test
+    void aWindowCountsOnlyTheRequestsSentInItsSpanEvenPastTheTimelinesSeconds() {
+        Scripted inner = new Scripted();
+        long start = System.nanoTime();
+        TimelineWorkload w = new TimelineWorkload(inner, start - 5_000_000_000L, Long.MAX_VALUE, 2);
+        inner.next.set(CompletableFuture.completedFuture(new GatewayAnswer("1", false, null)));
+        w.send(); // before any window
+        w.openWindow("now", System.nanoTime(), 60_000_000_000L);
+        w.openWindow("later", System.nanoTime() + 30_000_000_000L, 10_000_000_000L);
+        w.send();
+        inner.next.set(CompletableFuture.completedFuture(new GatewayAnswer("-1", true, "unreachable")));
+        w.send();
+        CompletableFuture<GatewayAnswer> pending = new CompletableFuture<>();
+        inner.next.set(pending);
+        w.send();
+
+        TimelineWorkload.Window now = w.windows().get(0);
+        assertThat(now.name()).isEqualTo("now");
+        assertThat(now.fromS()).isGreaterThanOrEqualTo(5.0);
+        assertThat(now.sent()).isEqualTo(3);
+        assertThat(now.inSlo()).isEqualTo(1);
+        assertThat(now.defaults()).isEqualTo(1);
+        assertThat(now.answered()).as("one still in flight").isEqualTo(2);
+        pending.completeExceptionally(new IllegalStateException("HTTP 503"));
+        now = w.windows().get(0);
+        assertThat(now.failed()).isEqualTo(1);
+        assertThat(now.answered()).isEqualTo(3);
+        assertThat(now.lostShare()).isEqualTo(2.0 / 3);
+        assertThat(w.windows().get(1).sent()).as("not open yet").isZero();
+        assertThat(w.windows().get(1).lostShare()).isZero();
+        assertThat(w.seconds()).as("past the timeline's seconds").allMatch(s -> s.sent() == 0);
+    }
 }
