@@ -65,7 +65,8 @@ final class AutoscaleDriver extends Event {
             trace.decisions.add(d);
             for (int i = replicas; i < d.to(); i++) {
                 ReplicaSpec rs = new ReplicaSpec(template.id() + "+" + next++, template.concurrency(),
-                        template.latency(), template.overheadNanos(), now + spec.startNanos(), Long.MAX_VALUE);
+                        template.latency(), template.overheadNanos(), now + spec.startNanos(), Long.MAX_VALUE,
+                        template.overheadSigma());
                 live.add(sim.start(rs, model, random.split()));
             }
             for (int i = live.size() - 1, n = replicas; i >= 0 && n > d.to(); i--) {

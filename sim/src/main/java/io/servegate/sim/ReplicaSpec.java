@@ -9,17 +9,27 @@ import io.servegate.sim.latency.LatencyModel;
  * @param id unique in the run
  * @param concurrency batches run at once
  * @param latency the container's service time per batch
- * @param overheadNanos round-trip transport overhead (serialisation, network, the gateway's queues)
+ * @param overheadNanos round-trip transport overhead (serialisation, network, the gateway's queues), its
+ *                      mean when it spreads
  * @param joinAtNanos when it joins, profiled and available (0: from the start)
  * @param failAtNanos when it dies, or {@link Long#MAX_VALUE} for never
+ * @param overheadSigma each batch's overhead times lognormal noise exp(σZ − σ²/2) of this σ (mean 1), as a
+ *                      shared machine's round trips spread: mostly short, a few far longer; 0: constant
  */
 public record ReplicaSpec(String id, int concurrency, LatencyModel latency, long overheadNanos, long joinAtNanos,
-        long failAtNanos) {
+        long failAtNanos, double overheadSigma) {
 
     public ReplicaSpec {
-        if (concurrency < 1 || overheadNanos < 0 || joinAtNanos < 0 || failAtNanos <= joinAtNanos) {
+        if (concurrency < 1 || overheadNanos < 0 || joinAtNanos < 0 || failAtNanos <= joinAtNanos
+                || !(overheadSigma >= 0)) {
             throw new IllegalArgumentException("bad replica " + id);
         }
+    }
+
+    /** A replica whose transport overhead is constant. */
+    public ReplicaSpec(String id, int concurrency, LatencyModel latency, long overheadNanos, long joinAtNanos,
+            long failAtNanos) {
+        this(id, concurrency, latency, overheadNanos, joinAtNanos, failAtNanos, 0);
     }
 
     /** A replica there from the start that never fails. */
@@ -29,6 +39,11 @@ public record ReplicaSpec(String id, int concurrency, LatencyModel latency, long
 
     /** This replica, dying at {@code atNanos}. */
     public ReplicaSpec failingAt(long atNanos) {
-        return new ReplicaSpec(id, concurrency, latency, overheadNanos, joinAtNanos, atNanos);
+        return new ReplicaSpec(id, concurrency, latency, overheadNanos, joinAtNanos, atNanos, overheadSigma);
+    }
+
+    /** This replica, its overhead spread by {@code sigma} (see {@link #overheadSigma}). */
+    public ReplicaSpec withOverheadSigma(double sigma) {
+        return new ReplicaSpec(id, concurrency, latency, overheadNanos, joinAtNanos, failAtNanos, sigma);
     }
 }

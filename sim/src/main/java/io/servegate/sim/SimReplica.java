@@ -2,6 +2,7 @@ package io.servegate.sim;
 
 import io.servegate.core.scheduling.Batch;
 import io.servegate.core.scheduling.Load;
+import io.servegate.workload.arrival.Gaussian;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -9,7 +10,7 @@ import java.util.SplittableRandom;
 /**
  * An emulated container: it runs what it is sent in arrival order on {@code concurrency} slots, a
  * batch for its latency model's draw and a model load for that model's load time, and answers half
- * the transport overhead after it finishes. It knows nothing of the scheduler's lanes or of which
+ * the transport overhead after it finishes (the overhead drawn for each batch when it spreads). It knows nothing of the scheduler's lanes or of which
  * models it holds, as a real container does not: the scheduler decides.
  */
 final class SimReplica {
@@ -18,8 +19,6 @@ final class SimReplica {
     final SchedulerRun<?> run;
     private final SplittableRandom random;
     private final long[] slotFreeAt;
-    private final long out;  // transport, gateway to container
-    private final long back; // and back
     /** Batches and loads sent and not yet answered. */
     final List<Object> inFlight = new ArrayList<>();
     boolean alive = true;
@@ -35,8 +34,6 @@ final class SimReplica {
         this.run = run;
         this.random = random;
         this.slotFreeAt = new long[spec.concurrency()];
-        this.out = spec.overheadNanos() / 2;
-        this.back = spec.overheadNanos() - out;
     }
 
     /** A draw of the service time, e.g. for the profiling pass. */
@@ -47,16 +44,27 @@ final class SimReplica {
     /** Takes {@code batch}, sent at {@code now}, and schedules its answer. */
     void accept(Batch<Object> batch, long now, EventQueue events) {
         long service = sample(batch.size());
-        events.add(new Answer(batch, service), finish(service, now) + back);
+        long overhead = overhead();
+        long out = overhead / 2;
+        events.add(new Answer(batch, service), finish(service, now, out) + overhead - out);
     }
 
     /** Takes {@code load}, sent at {@code now}, which takes {@code loadNanos}, and schedules its answer. */
     void accept(Load load, long loadNanos, long now, EventQueue events) {
-        events.add(new Answer(load, loadNanos), finish(loadNanos, now) + back);
+        long overhead = overhead();
+        long out = overhead / 2;
+        events.add(new Answer(load, loadNanos), finish(loadNanos, now, out) + overhead - out);
     }
 
-    /** When something sent at {@code now} and taking {@code nanos} finishes on the slot free first. */
-    private long finish(long nanos, long now) {
+    /** This round trip's transport overhead: the spec's, times its noise when it spreads (drawn after the service time). */
+    private long overhead() {
+        double sigma = spec.overheadSigma();
+        return sigma == 0 ? spec.overheadNanos()
+                : Math.round(spec.overheadNanos() * Math.exp(sigma * Gaussian.next(random) - sigma * sigma / 2));
+    }
+
+    /** When something sent at {@code now}, arriving {@code out} later and taking {@code nanos}, finishes on the slot free first. */
+    private long finish(long nanos, long now, long out) {
         int slot = 0;
         for (int i = 1; i < slotFreeAt.length; i++) {
             if (slotFreeAt[i] < slotFreeAt[slot]) {

@@ -89,4 +89,21 @@ class ReplicaTest {
         assertThat(r.total().defaults(RejectReason.NO_REPLICA)).isCloseTo(1_000, Percentage.withPercentage(10));
         assertThat(r.total().good()).isCloseTo(1_000, Percentage.withPercentage(10));
     }
+
+    /**
+     * A shared machine's round trips spread: mostly short, a few far longer. The scheduler plans
+     * on their low quantile and sends ahead by it, so a long one leaves the replica idle and its
+     * queries wait: with the same mean, a spread transport answers fewer in time than a constant one.
+     */
+    @Test
+    void aSpreadTransportIdlesTheReplicaThatAConstantOneKeepsBusy() {
+        ScenarioBuilder b = new ScenarioBuilder().policy(PolicyKind.ADAPTIVE).linear(10, 1, 0).sloMs(50).rate(402)
+                .overheadMs(3).durationS(20).seed(3);
+        SimResult constant = Simulation.run(b.overheadSigma(0).build());
+        SimResult spread = Simulation.run(b.overheadSigma(1).build());
+        conserved(spread.total());
+        assertThat(spread.meanIdleFraction()).isGreaterThan(constant.meanIdleFraction());
+        assertThat(spread.goodputRps()).isLessThan(constant.goodputRps());
+        assertThat(Simulation.run(b.build()).total().good()).as("seeded").isEqualTo(spread.total().good());
+    }
 }

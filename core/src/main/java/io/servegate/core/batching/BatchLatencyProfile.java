@@ -209,6 +209,15 @@ public final class BatchLatencyProfile {
         return Math.max(0, residuals[(3 * n) / 4] / QUARTILE_Z);
     }
 
+    /**
+     * How far above the median the estimates of {@link #estimates(int, long)} plan at {@code now}: 1
+     * when batches are steady. Dividing an estimate by it gives the median, what a batch costs
+     * typically (throughput), as the estimate is what it costs at most three times in four (deadlines).
+     */
+    public double spreadFactor(long now) {
+        return spreadFactor(spread(now));
+    }
+
     /** How much above the median a size spread by {@code sigma} is planned: 1 when steady. */
     private static double spreadFactor(double sigma) {
         return sigma <= STEADY_SIGMA ? 1 : Math.exp(PLANNING_Z * sigma);

@@ -30,6 +30,8 @@ final class ReplicaProfile {
     private final long maxAgeNanos;
     private long lastSampleAt = Long.MIN_VALUE;
     private int lastSize;
+    /** How far above the median the estimates plan (1: steady), computed with them. */
+    private double spread = 1;
     private long[] estimates; // index = batch size, 1..maxBatch; null until the first sample
     /** Whether samples arrived since the estimates were computed. */
     private boolean stale;
@@ -93,6 +95,7 @@ final class ReplicaProfile {
     private long[] estimates() {
         if (stale && (estimates == null || lastSampleAt - computedAt >= RECOMPUTE_NANOS)) {
             computedAt = lastSampleAt;
+            spread = service.spreadFactor(lastSampleAt);
             long[] fresh = service.estimates(maxBatch, lastSampleAt);
             if (service.recentSizes(lastSampleAt) == 1) {
                 // the newest sample is recent, so its size is the one; older samples give the shape
@@ -118,6 +121,16 @@ final class ReplicaProfile {
     /** Estimated service time of a batch of {@code size} (clamped to [1, maxBatch]); the profile must be known. */
     long serviceNanos(int size) {
         return estimates()[Math.max(1, Math.min(size, maxBatch))];
+    }
+
+    /**
+     * How far above the median {@link #serviceNanos} plans (1 where batches are steady): the
+     * estimates are upper quartiles for deadlines, and {@code serviceNanos(b) / spreadFactor()} is a
+     * batch's typical cost, for throughput. The profile must be known.
+     */
+    double spreadFactor() {
+        estimates();
+        return spread;
     }
 
     /**

@@ -145,12 +145,16 @@ final class SymphonyPolicy implements SchedulingPolicy {
     /**
      * Whether the arrivals are under {@link #CONSERVING_LOAD} of what the available lanes serve
      * with the largest batch that answers within half the SLO (a query may wait for one batch,
-     * then ride in the next).
+     * then ride in the next), both on the batches' median cost.
      */
     private static boolean belowCapacity(ModelScheduler<?> s, ReplicaProfile profile, long now) {
         long overhead = profile.overheadNanos();
-        int b = Math.max(1, profile.largestWithin(s.config().sloNanos() / 2 - overhead, s.config().batchCap()));
-        double perLane = b * 1e9 / Math.max(1, profile.serviceNanos(b) + overhead);
+        // throughput is the typical batch's, not the upper quartile that deadlines are planned on:
+        // planned on that, jittered batches made 0.67x look like 0.8x and the batches wait to grow
+        double spread = profile.spreadFactor();
+        int b = Math.max(1, profile.largestWithin(Math.round((s.config().sloNanos() / 2 - overhead) * spread),
+                s.config().batchCap()));
+        double perLane = b * 1e9 / Math.max(1, profile.serviceNanos(b) / spread + overhead);
         return s.arrivalRate(now) < CONSERVING_LOAD * perLane * s.availableLanes();
     }
 

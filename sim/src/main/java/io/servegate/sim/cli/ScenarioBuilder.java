@@ -56,6 +56,7 @@ public final class ScenarioBuilder {
     private double stallMs;
     private double stallEveryMs = 5_000;
     private double overheadMs;
+    private double overheadSigma;
     private double[] sloMs = {20};
     private double rate = 1_000;
     private Arrivals arrivals = Arrivals.POISSON;
@@ -127,6 +128,12 @@ public final class ScenarioBuilder {
     /** Round-trip transport overhead per batch, ms (half each way). */
     public ScenarioBuilder overheadMs(double ms) {
         overheadMs = ms;
+        return this;
+    }
+
+    /** Each batch's overhead times lognormal noise of this log-scale deviation, mean 1 (0: constant). */
+    public ScenarioBuilder overheadSigma(double sigma) {
+        overheadSigma = sigma;
         return this;
     }
 
@@ -240,7 +247,8 @@ public final class ScenarioBuilder {
             int perGroup = independent ? 1 : replicas;
             for (int i = 0; i < perGroup; i++) {
                 String id = independent ? "r" + m : models == 1 ? "r" + i : "m" + m + "/r" + i;
-                ReplicaSpec r = ReplicaSpec.of(id, concurrency, model.forReplica(), overhead);
+                ReplicaSpec r = ReplicaSpec.of(id, concurrency, model.forReplica(), overhead)
+                        .withOverheadSigma(overheadSigma);
                 Double failAt = failures.get(id);
                 rs.add(failAt == null ? r : r.failingAt(Math.round(failAt * 1e9)));
             }
@@ -301,6 +309,9 @@ public final class ScenarioBuilder {
             s.put("stall_every_ms", stallEveryMs);
         }
         s.put("overhead_ms", overheadMs);
+        if (overheadSigma > 0) {
+            s.put("overhead_sigma", overheadSigma);
+        }
         s.put("slo_ms", sloMs.length == 1 ? (Object) sloMs[0] : java.util.Arrays.toString(sloMs));
         s.put("rate", rate);
         s.put("arrivals", arrivals.id());

@@ -46,6 +46,9 @@ public final class SimOptions {
     @Option(names = "--overhead-ms", defaultValue = "0", description = "round-trip transport overhead per batch, half each way (default: ${DEFAULT-VALUE})")
     double overheadMs;
 
+    @Option(names = "--overhead-sigma", defaultValue = "0", description = "each batch's overhead times lognormal noise exp(σZ − σ²/2), mean 1: a shared machine's round trips (default: ${DEFAULT-VALUE}: constant)")
+    double overheadSigma;
+
     @Option(names = "--slo-ms", defaultValue = "20", split = ",", description = "SLO; a list gives model i the i-th (cycling) (default: ${DEFAULT-VALUE})")
     double[] sloMs;
 
@@ -103,7 +106,7 @@ public final class SimOptions {
     /** A builder for these options. */
     ScenarioBuilder builder() throws IOException {
         ScenarioBuilder b = new ScenarioBuilder().policy(PolicyKind.of(policy)).replicas(replicas)
-                .concurrency(concurrency).linear(betaMs, alphaMs, noiseSigma).overheadMs(overheadMs).sloMs(sloMs)
+                .concurrency(concurrency).linear(betaMs, alphaMs, noiseSigma).overheadMs(overheadMs).overheadSigma(overheadSigma).sloMs(sloMs)
                 .rate(rate).cv2(cv2).onOff(onS, offS).seed(seed).models(models, zipf)
                 .batchSizes(batchSize, maxBatch).profileMax(profileMax).independent(independent())
                 .arrivals(ScenarioBuilder.Arrivals.valueOf(arrivals.trim().toUpperCase(java.util.Locale.ROOT)));
