@@ -27,8 +27,9 @@ public class WarmupConfiguration {
     }
 
     @Bean
-    Warmup warmup(ReadinessGate gate, ServegateProperties props, LongSupplier clock, MeterRegistry meters) {
-        return new Warmup(gate, props, clock, meters);
+    Warmup warmup(ReadinessGate gate, ServegateProperties props, LongSupplier clock, MeterRegistry meters,
+            ObjectProvider<FleetNode> fleet) {
+        return new Warmup(gate, props, clock, meters, fleet.getIfAvailable());
     }
 
     /** Starts the warm-up when the application is ready: the query and gRPC ports are open then. */

@@ -11,7 +11,10 @@ public record WarmupProperties(
         @DefaultValue("true") boolean enabled,
         /** Ready after this long even if the latency has not settled (a warning is logged). */
         @DefaultValue("30s") Duration maxDuration,
-        /** Calls of each kind (HTTP, gRPC, container client, the private pool's queries) one round makes at once. */
+        /**
+         * Calls of each kind (HTTP, gRPC, container client, the private pool's queries and, in a
+         * fleet, their forwards) one round makes at once.
+         */
         @DefaultValue("32") int callsPerRound,
         /** Rounds made at the least. */
         @DefaultValue("20") int minRounds,

@@ -44,6 +44,10 @@ public final class FleetNode implements AutoCloseable {
     private final Server server;
     private final FleetMember member;
     private final RedisFleetStore store;
+    private final ForwardService service;
+    private final String address;
+    private final Settings settings;
+    private final LongSupplier clock;
     private boolean left;
 
     /**
@@ -58,10 +62,15 @@ public final class FleetNode implements AutoCloseable {
             FleetSecret secret) {
     }
 
-    private FleetNode(Server server, FleetMember member, RedisFleetStore store) {
+    private FleetNode(Server server, FleetMember member, RedisFleetStore store, ForwardService service,
+            String address, Settings settings, LongSupplier clock) {
         this.server = server;
         this.member = member;
         this.store = store;
+        this.service = service;
+        this.address = address;
+        this.settings = settings;
+        this.clock = clock;
     }
 
     /**
@@ -100,14 +109,14 @@ public final class FleetNode implements AutoCloseable {
                 arrivals::rates, clock, meters, state -> client.connect(state.addresses().entrySet().stream()
                         .filter(e -> !e.getValue().equals(address)).map(Map.Entry::getValue).toList()), profiles);
         profiles.bind(member, store, local);
-        services.service = ServerInterceptors.intercept(new ForwardService(registry, local, member, client, clock,
-                settings.maxInputLength()).bindService(),
+        ForwardService forwards = new ForwardService(registry, local, member, client, clock, settings.maxInputLength());
+        services.service = ServerInterceptors.intercept(forwards.bindService(),
                 // the secret is checked first (the last interceptor runs first): refused calls are not traced
                 new GrpcRequestTracing(tracing, Set.of(ForwardProtocol.PREDICT.getFullMethodName(),
                         ForwardProtocol.PREDICT_MANY.getFullMethodName())),
                 settings.secret().checker(meters));
         registry.addListener(snapshot -> member.beatSoon());
-        FleetNode node = new FleetNode(server, member, store);
+        FleetNode node = new FleetNode(server, member, store, forwards, address, settings, clock);
         warm.thenRun(node::join);
         LOG.info("fleet member {} forwarding on {}{}{}", member.self(), address, settings.secret().enabled() ? ""
                 : " without a fleet secret (servegate.fleet.require-secret=false)",
@@ -163,6 +172,16 @@ public final class FleetNode implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.warn("leaving the fleet failed; the others take over when the lease ends: {}", e.toString());
         }
+    }
+
+    /**
+     * Serves the warm-up's version {@code exercise} on the forwarding port until the returned
+     * exercise is closed, and forwards to it there as another member would: with a client of its own
+     * that carries the fleet secret, to the address this gateway advertises.
+     */
+    public HopExercise exercise(ForwardService.Exercise exercise) {
+        return new HopExercise(service, new ForwardClient(settings.maxMessageBytes(), settings.secret()), member,
+                address, clock, settings.maxMessageBytes(), exercise);
     }
 
     /** This gateway's membership: who owns what. */

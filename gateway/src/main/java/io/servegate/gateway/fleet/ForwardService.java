@@ -41,6 +41,11 @@ import java.util.function.LongSupplier;
  * relayed once to the owner this gateway knows; anything else is refused as a {@linkplain
  * ForwardProtocol#notOwner stale route}, so that the sender reads the fleet again, and a query is
  * never forwarded in circles.
+ *
+ * <p>While the gateway warms up, one more version is served here: the warm-up's own ({@link
+ * #exercise}), under a name no registry accepts, scheduled on the warm-up's private replica pool
+ * without an ownership check, so that its forwards over this port run the hop's receiving end
+ * (secret, parsing, checks, scheduling, answer) and never reach a registered model or replica.
  */
 public final class ForwardService implements BindableService {
 
@@ -55,6 +60,21 @@ public final class ForwardService implements BindableService {
     private final ForwardClient relay;
     private final LongSupplier clock;
     private final int maxInputLength;
+    private volatile Exercise exercise;
+
+    /**
+     * The warm-up's version, served as {@code model} while the warm-up runs.
+     *
+     * @param model  the name its forwards carry, one that no registry accepts
+     * @param served the private pool's version they are scheduled as
+     * @param pool   the warm-up's private replica pool
+     */
+    public record Exercise(String model, ModelVersion served, Dispatcher pool) {
+    }
+
+    /** The version a forward names, and the pool that schedules it here. */
+    private record Target(ModelVersion version, Dispatcher pool, boolean exercise) {
+    }
 
     /**
      * @param local          this gateway's own replica pool
@@ -68,6 +88,27 @@ public final class ForwardService implements BindableService {
         this.relay = relay;
         this.clock = clock;
         this.maxInputLength = maxInputLength;
+    }
+
+    /** Serves the warm-up's version from now on; null stops serving it. */
+    void exercise(Exercise exercise) {
+        this.exercise = exercise;
+    }
+
+    /** What {@code model}:{@code version} is here: the warm-up's version, a registered one, or null. */
+    private Target target(String model, String version) {
+        Exercise e = exercise;
+        if (e != null && e.model().equals(model) && e.served().version().equals(version)) {
+            return new Target(e.served(), e.pool(), true);
+        }
+        ModelVersion m = registry.snapshot().model(model, version).orElse(null);
+        return m == null ? null : new Target(m, local, false);
+    }
+
+    /** Whether this gateway schedules the target: by its own view of the fleet, or always for the warm-up's. */
+    private CompletableFuture<Boolean> accepts(Target target, String model, String version, ModelInferRequest request) {
+        return target.exercise() ? CompletableFuture.completedFuture(true)
+                : ownership.accepts(model, version, ForwardProtocol.claim(request));
     }
 
     @Override
@@ -88,13 +129,13 @@ public final class ForwardService implements BindableService {
         long deadlineNanos = clock.getAsLong() + deadline.timeRemaining(TimeUnit.NANOSECONDS);
         String model = request.getModelName();
         String version = request.getModelVersion();
-        ModelVersion m = registry.snapshot().model(model, version).orElse(null);
-        if (m == null) {
+        Target target = target(model, version);
+        if (target == null) {
             reply(out, ForwardProtocol.failed(DispatchFailure.NO_REPLICA, "gateway " + ownership.self()
                     + " does not know model " + Names.brief(Ownership.key(model, version), MAX_SHOWN), ownership.self()));
             return;
         }
-        TensorType<?> type = TensorType.forName(m.inputType());
+        TensorType<?> type = TensorType.forName(target.version().inputType());
         Object input;
         try {
             input = ForwardProtocol.input(request, type);
@@ -110,7 +151,7 @@ public final class ForwardService implements BindableService {
             return;
         }
         // the public endpoints' checks, in their order: the declared shape, then the row itself
-        DeclaredInput declared = local.declaredInput(model, version);
+        DeclaredInput declared = target.pool().declaredInput(target.version().name(), target.version().version());
         ModelInferRequest.InferInputTensor tensor = request.getInputs(0);
         String problem = declared.shapeProblem(tensor.getDatatype(), tensor.getShapeList());
         if (problem == null) {
@@ -122,9 +163,9 @@ public final class ForwardService implements BindableService {
         }
         int hops = ForwardProtocol.hops(request);
         Consumer<ModelInferResponse> answer = response -> reply(out, response);
-        ownership.accepts(model, version, ForwardProtocol.claim(request)).whenComplete((mine, error) -> {
+        accepts(target, model, version, request).whenComplete((mine, error) -> {
             if (Boolean.TRUE.equals(mine)) {
-                schedule(model, version, input, tenant, deadlineNanos, answer, trace);
+                schedule(target, input, tenant, deadlineNanos, answer, trace);
             } else {
                 relayOrRefuse(model, version, type, input, tenant, hops, deadlineNanos, answer, trace);
             }
@@ -142,13 +183,13 @@ public final class ForwardService implements BindableService {
         RequestTrace trace = RequestTrace.GRPC.get(); // null unless traced
         String model = request.getModelName();
         String version = request.getModelVersion();
-        ModelVersion m = registry.snapshot().model(model, version).orElse(null);
-        if (m == null) {
+        Target target = target(model, version);
+        if (target == null) {
             out.onError(Status.NOT_FOUND.withDescription("gateway " + ownership.self() + " does not know model "
                     + Names.brief(Ownership.key(model, version), MAX_SHOWN)).asRuntimeException());
             return;
         }
-        TensorType<?> type = TensorType.forName(m.inputType());
+        TensorType<?> type = TensorType.forName(target.version().inputType());
         List<?> rows;
         long[] remaining;
         try {
@@ -165,7 +206,7 @@ public final class ForwardService implements BindableService {
             out.onError(invalid("forwarded tenant: " + e.getMessage()));
             return;
         }
-        DeclaredInput declared = local.declaredInput(model, version);
+        DeclaredInput declared = target.pool().declaredInput(target.version().name(), target.version().version());
         ModelInferRequest.InferInputTensor tensor = request.getInputs(0);
         String shape = declared.shapeProblem(tensor.getDatatype(), tensor.getShapeList());
         if (shape != null) {
@@ -173,7 +214,7 @@ public final class ForwardService implements BindableService {
             return;
         }
         Rows answers = new Rows(out, rows.size());
-        ownership.accepts(model, version, ForwardProtocol.claim(request)).whenComplete((mine, error) -> {
+        accepts(target, model, version, request).whenComplete((mine, error) -> {
             for (int i = 0; i < rows.size(); i++) {
                 int row = i;
                 Consumer<ModelInferResponse> answer = response -> answers.answer(row, response);
@@ -184,7 +225,7 @@ public final class ForwardService implements BindableService {
                     answer.accept(ForwardProtocol.failed(DispatchFailure.INPUT_REJECTED,
                             Names.brief(problem, MAX_SHOWN), ownership.self()));
                 } else if (Boolean.TRUE.equals(mine)) {
-                    schedule(model, version, rows.get(i), tenants.get(i), deadlineNanos, answer, trace);
+                    schedule(target, rows.get(i), tenants.get(i), deadlineNanos, answer, trace);
                 } else {
                     relayOrRefuse(model, version, type, rows.get(i), tenants.get(i), ForwardProtocol.hops(request),
                             deadlineNanos, answer, trace);
@@ -215,15 +256,17 @@ public final class ForwardService implements BindableService {
         }
     }
 
-    private void schedule(String model, String version, Object input, Tenant tenant, long deadlineNanos,
+    private void schedule(Target target, Object input, Tenant tenant, long deadlineNanos,
             Consumer<ModelInferResponse> out, RequestTrace trace) {
+        String model = target.version().name();
+        String version = target.version().version();
         // the batch this may send is shared with other queries: not in this call's Context,
         // whose cancellation would cancel it
         CompletableFuture<String> output;
         QueryTrace query = trace == null ? null : trace.startQuery(model, version);
         Context previous = Context.ROOT.attach();
         try (Scope ignored = query == null ? null : query.makeCurrent()) {
-            output = local.submit(model, version, input, deadlineNanos, tenant);
+            output = target.pool().submit(model, version, input, deadlineNanos, tenant);
         } finally {
             Context.ROOT.detach(previous);
         }

@@ -17,6 +17,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
@@ -30,7 +31,8 @@ import java.util.function.LongSupplier;
  * lookup, a NOT_FOUND); batches through the container client to a {@link LoopbackContainer}
  * (encoding, the gRPC client transport, decoding); and, once its replica is checked and profiled,
  * queries through a private replica pool on that container ({@link SchedulerExercise}: the
- * scheduler, its driver, batching, the replica worker). No call reaches a registered model, a real
+ * scheduler, its driver, batching, the replica worker) and, in a fleet, the same queries forwarded
+ * to that pool through this gateway's own fleet port (the hop's sending and receiving ends). No call reaches a registered model, a real
  * replica or the prediction cache. It is over once the pool's queries are in the rounds, their
  * time is steady and the JIT compilers spent at most the same tolerance of the last round
  * compiling ({@link CompilerActivity}).
@@ -45,7 +47,8 @@ final class SelfExercise {
     private static final int BATCH_ROWS = 8;
 
     /** What one warm-up did. */
-    record Result(long nanos, int rounds, boolean steady) {
+    /** @param forwards queries forwarded over the fleet hop and answered by the private pool */
+    record Result(long nanos, int rounds, boolean steady, long forwards) {
     }
 
     private final String httpHost;
@@ -92,17 +95,18 @@ final class SelfExercise {
                 ContainerClient client = ContainerClient.connect(container.address());
                 SchedulerExercise scheduler = schedulerOn.apply(container.address())) {
             CompilerActivity compilers = new CompilerActivity();
+            LongAdder forwarded = new LongAdder();
             boolean settled = false;
             while (!settled && clock.getAsLong() - end < 0) {
                 boolean scheduled = scheduler.ready();
                 long roundStart = clock.getAsLong();
-                round(http, channel, client, scheduled ? scheduler : null);
+                round(http, channel, client, scheduled ? scheduler : null, forwarded);
                 long took = clock.getAsLong() - roundStart;
                 // both looks every round: each keeps its own history
                 boolean quiet = compilers.quiet(took, steady.tolerance());
                 settled = steady.add(took) && quiet && scheduled;
             }
-            return new Result(clock.getAsLong() - start, steady.rounds(), settled);
+            return new Result(clock.getAsLong() - start, steady.rounds(), settled, forwarded.sum());
         } finally {
             if (channel != null) {
                 channel.shutdownNow();
@@ -115,8 +119,9 @@ final class SelfExercise {
         }
     }
 
-    /** One round; {@code scheduler} is null while its replica is not ready yet. */
-    private void round(HttpClient http, ManagedChannel channel, ContainerClient client, SchedulerExercise scheduler) {
+    /** One round; {@code scheduler} is null while its replica is not ready yet; answered forwards are added up in {@code forwarded}. */
+    private void round(HttpClient http, ManagedChannel channel, ContainerClient client, SchedulerExercise scheduler,
+            LongAdder forwarded) {
         List<CompletableFuture<?>> calls = new ArrayList<>();
         float[] row = new float[ROW_LENGTH];
         String base = "http://" + (httpHost.contains(":") ? "[" + httpHost + "]" : httpHost) + ":" + httpPort;
@@ -134,6 +139,9 @@ final class SelfExercise {
                     CALL_TIMEOUT));
             if (scheduler != null) {
                 calls.add(scheduler.query(row));
+                if (scheduler.forwards()) {
+                    calls.add(scheduler.forward(row).thenRun(forwarded::increment));
+                }
             }
             if (channel != null) {
                 CompletableFuture<Void> answered = new CompletableFuture<>();

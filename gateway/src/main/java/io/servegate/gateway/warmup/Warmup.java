@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.TimeGauge;
 import io.servegate.gateway.config.ServegateProperties;
 import io.servegate.gateway.config.WarmupProperties;
+import io.servegate.gateway.fleet.FleetNode;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -25,9 +26,15 @@ public final class Warmup {
     private final LongSupplier clock;
     private volatile double seconds = Double.NaN;
     private volatile int rounds;
+    private volatile long forwards;
+    private final FleetNode fleet;
 
-    /** @param props the gateway's settings: the warm-up's own, and those its private replica pool is built with */
-    public Warmup(ReadinessGate gate, ServegateProperties props, LongSupplier clock, MeterRegistry meters) {
+    /**
+     * @param props the gateway's settings: the warm-up's own, and those its private replica pool is built with
+     * @param fleet this gateway's place in its fleet, whose hop the warm-up exercises too; null = none
+     */
+    public Warmup(ReadinessGate gate, ServegateProperties props, LongSupplier clock, MeterRegistry meters,
+            FleetNode fleet) {
         WarmupProperties settings = props.warmup();
         if (settings.callsPerRound() < 1) {
             throw new IllegalArgumentException("servegate.warmup.calls-per-round must be at least 1");
@@ -36,10 +43,14 @@ public final class Warmup {
         this.props = props;
         this.settings = settings;
         this.clock = clock;
+        this.fleet = fleet;
         TimeGauge.builder("servegate.warmup.duration", this, TimeUnit.SECONDS, w -> w.seconds)
                 .description("How long the warm-up before readiness took (NaN until it is over)").register(meters);
         Gauge.builder("servegate.warmup.rounds", this, w -> w.rounds)
                 .description("Rounds of calls the warm-up made").register(meters);
+        Gauge.builder("servegate.warmup.forwards", this, w -> w.forwards)
+                .description("Warm-up queries forwarded to this gateway's own fleet port and answered there "
+                        + "(0 outside a fleet)").register(meters);
         Gauge.builder("servegate.ready", gate, g -> g.ready() ? 1 : 0)
                 .description("1 while the gateway reports ready (warm, not shutting down)").register(meters);
     }
@@ -61,9 +72,10 @@ public final class Warmup {
             SelfExercise.Result r = new SelfExercise(httpHost, httpPort, grpcHost, grpcPort,
                     settings.callsPerRound(),
                     settings.maxDuration(), new SteadyLatency(settings.minRounds(), 3, settings.tolerance()),
-                    address -> new SchedulerExercise(props, clock, address), clock)
+                    address -> new SchedulerExercise(props, clock, address, fleet), clock)
                     .run();
             rounds = r.rounds();
+            forwards = r.forwards();
             if (r.steady()) {
                 LOG.info("warm-up done in {} ms, {} rounds, latency steady: ready", r.nanos() / 1_000_000, r.rounds());
             } else {

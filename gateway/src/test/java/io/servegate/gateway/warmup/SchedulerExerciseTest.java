@@ -24,7 +24,7 @@ class SchedulerExerciseTest {
         ServegateProperties props = new Binder(new MapConfigurationPropertySource(Map.of()))
                 .bindOrCreate("servegate", ServegateProperties.class);
         try (LoopbackContainer container = LoopbackContainer.start();
-                SchedulerExercise exercise = new SchedulerExercise(props, System::nanoTime, container.address())) {
+                SchedulerExercise exercise = new SchedulerExercise(props, System::nanoTime, container.address(), null)) {
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (!exercise.ready() && System.nanoTime() < until) {
                 Thread.sleep(20);

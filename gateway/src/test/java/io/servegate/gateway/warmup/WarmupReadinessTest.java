@@ -32,7 +32,8 @@ import org.springframework.web.reactive.function.client.WebClient;
 /**
  * A gateway reports ready (REST and gRPC) only after its warm-up, while it answers live all along;
  * in a fleet on a real {@code redis-server} it joins, and so is granted versions, only once warm;
- * and its shutdown reports not ready and hands its versions to the others while it still answers.
+ * and its warm-up there exercises the hop between gateways on its own fleet port, out of sight of its
+ * real pool and metrics; its shutdown reports not ready and hands its versions to the others while it still answers.
  */
 class WarmupReadinessTest {
 
@@ -99,6 +100,7 @@ class WarmupReadinessTest {
                     assertThat(secondNode.member().owned()).isEmpty();
                     Thread.sleep(20);
                 }
+                warmedUpOverTheHop(second.getBean(MeterRegistry.class));
                 await(() -> firstNode.member().state().members().size() == 2, Duration.ofSeconds(20), "joined");
                 await(() -> !secondNode.member().owned().isEmpty(), Duration.ofSeconds(30),
                         "the warm member is given load");
@@ -117,6 +119,28 @@ class WarmupReadinessTest {
                 gateways.forEach(ConfigurableApplicationContext::close);
             }
         }
+    }
+
+    /**
+     * A fleet member's warm-up forwarded queries to its own fleet port, with the secret, and had them
+     * answered by its private pool there, while nothing was scheduled on its real pool and no meter of
+     * the gateway's (forwarding, scheduling, batching) saw them.
+     */
+    private static void warmedUpOverTheHop(MeterRegistry meters) {
+        assertThat(meters.get("servegate.warmup.forwards").gauge().value()).as("forwards answered over the hop")
+                .isPositive();
+        assertThat(meters.get("servegate.fleet.hop.refused").counter().count()).as("refused at the fleet port")
+                .isZero();
+        assertThat(meters.find("servegate.fleet.forward.queries").summaries()).allSatisfy(s ->
+                assertThat(s.count()).as("the gateway's own forwards").isZero());
+        assertThat(meters.find("servegate.fleet.forwarded").counters()).allSatisfy(c ->
+                assertThat(c.count()).as("the gateway's own forwards").isZero());
+        assertThat(meters.find("servegate.scheduler.arrivals").functionCounters()).allSatisfy(c ->
+                assertThat(c.count()).as("queries scheduled on the real pool").isZero());
+        assertThat(meters.find("servegate.batch.size").summaries()).allSatisfy(s ->
+                assertThat(s.count()).as("batches sent to real replicas").isZero());
+        assertThat(meters.getMeters()).noneMatch(m -> m.getId().getTags().stream()
+                .anyMatch(t -> t.getValue().contains("warm-up")));
     }
 
     private static ConfigurableApplicationContext gateway(RedisServer redis, String name, String... more) {
