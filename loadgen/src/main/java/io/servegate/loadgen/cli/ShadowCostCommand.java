@@ -270,7 +270,7 @@ public final class ShadowCostCommand implements Callable<Integer> {
             stopRollout(admin);
         }
         err.printf("%s: round %d %-10s %6.1f %% in SLO, p50 %s ms, p99 %s ms, copies %s, load %.1f%n", SCENARIO,
-                leg.round(), leg.label(), m.get("in_slo_pct"), m.get("p50_ms"), m.get("p99_ms"),
+                leg.round(), leg.label(), m.get("in_slo_pct"), format(m.get("p50_ms")), format(m.get("p99_ms")),
                 m.getOrDefault("shadow_copies", "-"), conditions.loadAverage1m());
         return m;
     }
