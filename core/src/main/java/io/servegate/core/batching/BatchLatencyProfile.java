@@ -59,6 +59,12 @@ public final class BatchLatencyProfile {
     private final int window;
     private final long maxAgeNanos;
     // Per batch size (index = size), lazily allocated rings of (latency, recordedAt).
+    /**
+     * Where {@link #recent} sorts a size's young samples: estimates are recomputed up to a hundred
+     * times a second per replica, a fresh array per size each time was a visible share of the
+     * gateway's allocation per query (docs/performance.md).
+     */
+    private final long[] young;
     private long[][] latencies = new long[0][];
     private long[][] recordedAt = new long[0][];
     private int[] next = new int[0];
@@ -76,6 +82,7 @@ public final class BatchLatencyProfile {
         }
         this.window = window;
         this.maxAgeNanos = maxAgeNanos;
+        this.young = new long[window];
     }
 
     /** Records that a batch of {@code batchSize} took {@code latencyNanos}, measured at {@code now}. */
@@ -232,8 +239,12 @@ public final class BatchLatencyProfile {
     public int recentSizes(long now) {
         int n = 0;
         for (int s = 1; s < latencies.length; s++) {
-            if (recent(s, now, maxAgeNanos, null) >= 0) {
-                n++;
+            long[] at = recordedAt[s];
+            for (int i = 0; at != null && i < window; i++) {
+                if (at[i] != Long.MIN_VALUE && now - at[i] <= maxAgeNanos) {
+                    n++; // one young sample makes a recent size: no median needed
+                    break;
+                }
             }
         }
         return n;
@@ -276,7 +287,6 @@ public final class BatchLatencyProfile {
         if (lat == null) {
             return -1;
         }
-        long[] young = new long[window];
         int n = 0;
         long[] at = recordedAt[size];
         for (int i = 0; i < window; i++) {

@@ -37,6 +37,8 @@ final class ReplicaProfile {
     private boolean stale;
     private long computedAt;
     private final long[] overheads = new long[OVERHEAD_WINDOW];
+    /** Where the overheads are sorted for their low quantile, once per batch: no array each time. */
+    private final long[] sortedOverheads = new long[OVERHEAD_WINDOW];
     private int overheadCount;
     private long overhead;
     private long overheadAt = Long.MIN_VALUE;
@@ -69,9 +71,10 @@ final class ReplicaProfile {
         stale = true;
         if (overheadNanos >= 0) {
             overheads[overheadCount++ % OVERHEAD_WINDOW] = overheadNanos;
-            long[] sorted = Arrays.copyOf(overheads, Math.min(overheadCount, OVERHEAD_WINDOW));
-            Arrays.sort(sorted);
-            overhead = sorted[sorted.length / 10];
+            int n = Math.min(overheadCount, OVERHEAD_WINDOW);
+            System.arraycopy(overheads, 0, sortedOverheads, 0, n);
+            Arrays.sort(sortedOverheads, 0, n);
+            overhead = sortedOverheads[n / 10];
             overheadAt = Math.max(overheadAt, now);
         }
     }

@@ -70,6 +70,20 @@ public final class QueryAccess {
     }
 
     /**
+     * The verdict of {@link #app}, decided now (its key and quota counted) when it needs no wait:
+     * the app's key list was read already, as for every query but its app's first few. Null
+     * otherwise, and nothing is counted: then {@code app} waits for the read.
+     */
+    public Verdict appNow(RegistrySnapshot snapshot, String name, String authorization) {
+        Application app = snapshot.app(name).orElse(null);
+        if (app == null && snapshot.pipeline(name).isEmpty()) {
+            return Verdict.PASS;
+        }
+        QueryKeys.Check check = keys.checkIfRead(name, authorization);
+        return check == null ? null : decide(name, app, check);
+    }
+
+    /**
      * An OIP call to model {@code model}: when an app (or pipeline) that reaches it holds keys,
      * the call needs a key of one of them, and spends that app's and key's quota.
      */

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 import reactor.core.publisher.Mono;
 
@@ -98,6 +99,16 @@ public final class QueryKeys {
      */
     public Mono<Check> check(String app, String authorization) {
         return Mono.fromFuture(cache.get(app), true).map(keys -> check(keys, authorization));
+    }
+
+    /**
+     * {@link #check(String, String)} at once when the app's key list has been read (for every
+     * query but its app's first few), so that the query path subscribes to nothing for it; null
+     * while the list is being read or its read failed, for the caller to wait with {@code check}.
+     */
+    public Check checkIfRead(String app, String authorization) {
+        CompletableFuture<List<QueryKey>> keys = cache.get(app);
+        return keys.isDone() && !keys.isCompletedExceptionally() ? check(keys.join(), authorization) : null;
     }
 
     static Check check(List<QueryKey> keys, String authorization) {

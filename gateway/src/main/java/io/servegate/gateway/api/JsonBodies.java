@@ -1,7 +1,9 @@
 package io.servegate.gateway.api;
 
+import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ReactiveHttpOutputMessage;
@@ -10,6 +12,7 @@ import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Mono;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonGenerator;
 import tools.jackson.core.JsonToken;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
@@ -106,11 +109,26 @@ public final class JsonBodies {
      * path cost more CPU than serialising the answer itself.
      */
     public Mono<ServerResponse> respond(HttpStatus status, Object body) {
-        byte[] bytes = mapper.writeValueAsBytes(body);
+        return respondBytes(status, mapper.writeValueAsBytes(body));
+    }
+
+    private static Mono<ServerResponse> respondBytes(HttpStatus status, byte[] bytes) {
         BodyInserter<byte[], ReactiveHttpOutputMessage> inserter =
                 (message, context) -> message.writeWith(Mono.fromSupplier(() -> message.bufferFactory().wrap(bytes)));
         return ServerResponse.status(status).contentType(MediaType.APPLICATION_JSON).contentLength(bytes.length)
                 .body(inserter);
+    }
+
+    /**
+     * A JSON answer that {@code writer} writes to a generator of this mapper, for answers made on
+     * every query: no map or tree of it is built first.
+     */
+    public Mono<ServerResponse> respond(HttpStatus status, Consumer<JsonGenerator> writer) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(128);
+        try (JsonGenerator g = mapper.createGenerator(out)) {
+            writer.accept(g);
+        }
+        return respondBytes(status, out.toByteArray());
     }
 
     /** {@code body} serialised with this mapper. */

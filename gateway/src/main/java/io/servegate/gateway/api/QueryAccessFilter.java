@@ -4,6 +4,7 @@ import io.servegate.core.scheduling.Tenant;
 import io.servegate.gateway.access.QueryAccess;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.Registry;
+import io.servegate.gateway.registry.RegistrySnapshot;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -42,25 +43,39 @@ public final class QueryAccessFilter implements HandlerFilterFunction<ServerResp
         Map<String, String> vars = request.pathVariables();
         String authorization = request.headers().firstHeader(HttpHeaders.AUTHORIZATION);
         Mono<QueryAccess.Verdict> verdict;
-        if (vars.containsKey("app")) {
-            verdict = access.app(registry.snapshot(), vars.get("app"), authorization);
+        String app = vars.get("app");
+        if (app != null) {
+            RegistrySnapshot snapshot = registry.snapshot();
+            // decided at once for nearly every query: nothing to subscribe to on the query path
+            QueryAccess.Verdict now = access.appNow(snapshot, app, authorization);
+            if (now != null) {
+                return act(now, request, next);
+            }
+            verdict = access.app(snapshot, app, authorization);
         } else if (vars.containsKey("model")) {
             verdict = access.model(registry.snapshot(), vars.get("model"), authorization);
         } else {
             return next.handle(request);
         }
-        boolean predict = vars.containsKey("app") && request.path().endsWith("/predict");
         // keys never read and the store unreachable: neither open nor refused, but unavailable
         return verdict.onErrorMap(e -> !(e instanceof ApiException), e -> new ApiException(
                 HttpStatus.SERVICE_UNAVAILABLE, "unavailable", "the query key store cannot be reached; retry shortly"))
-                .flatMap(v -> switch (v.outcome()) {
+                .flatMap(v -> act(v, request, next));
+    }
+
+    private static Mono<ServerResponse> act(QueryAccess.Verdict v, ServerRequest request,
+            HandlerFunction<ServerResponse> next) {
+        return switch (v.outcome()) {
             case PASS -> {
-                request.attributes().put(TENANT, v.tenant());
+                if (v.app() != null) {
+                    request.attributes().put(TENANT, v.tenant());
+                }
                 yield next.handle(request);
             }
             case UNAUTHORIZED -> unauthorized(v.problem());
-            case LIMITED -> limited(v, predict);
-        });
+            case LIMITED -> limited(v, request.pathVariables().containsKey("app")
+                    && request.path().endsWith("/predict"));
+        };
     }
 
     private static Mono<ServerResponse> unauthorized(String problem) {

@@ -196,14 +196,28 @@ public final class QueryHandler {
         }
         return Flux.fromIterable(parseBatch(type, batch, length))
                 .flatMapSequential(predictOne)
-                .map(p -> render(p, queryIds.getAndIncrement()))
+                .map(p -> new Answer(p, queryIds.getAndIncrement()))
                 .collectList()
-                .flatMap(list -> ok(Map.of("batch_predictions", list)));
+                .flatMap(list -> bodies.respond(HttpStatus.OK, g -> {
+                    g.writeStartObject();
+                    g.writeArrayPropertyStart("batch_predictions");
+                    for (Answer a : list) {
+                        PredictionAnswers.write(g, bodies, a.prediction(), a.queryId());
+                    }
+                    g.writeEndArray();
+                    g.writeEndObject();
+                }));
+    }
+
+    private record Answer(Prediction prediction, long queryId) {
     }
 
     /** One input's {@code Prediction}. */
     private Mono<ServerResponse> answerOne(Function<Object, Mono<Prediction>> predictOne, Object input) {
-        return predictOne.apply(input).map(p -> render(p, queryIds.getAndIncrement())).flatMap(this::ok);
+        return predictOne.apply(input).flatMap(p -> {
+            long queryId = queryIds.getAndIncrement();
+            return bodies.respond(HttpStatus.OK, g -> PredictionAnswers.write(g, bodies, p, queryId));
+        });
     }
 
     /** The input length the first stage given the query's input declares, or -1 when unknown. */
@@ -355,23 +369,6 @@ public final class QueryHandler {
             return requested;
         }
         return snapshot.currentVersion(model).orElse(null);
-    }
-
-    private Map<String, Object> render(Prediction p, long queryId) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("query_id", queryId);
-        JsonNode nested = bodies.tryParse(p.output());
-        out.put("output", nested != null ? nested : p.output());
-        out.put("default", p.isDefault());
-        if (p.isDefault()) {
-            out.put("default_explanation", p.explanation());
-        }
-        if (p.selected() >= 0) {
-            out.put("confidence", p.confidence());
-            out.put("models_answered", p.answered());
-            out.put("models_selected", p.selected());
-        }
-        return out;
     }
 
     private Mono<ServerResponse> ok(Object body) {

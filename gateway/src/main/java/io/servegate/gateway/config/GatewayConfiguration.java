@@ -265,7 +265,11 @@ public class GatewayConfiguration {
                 props.selection().feedbackTimeout(), bodies, inputs, props.limits().maxBatchInputs(), clock);
         OipRestHandler oip = new OipRestHandler(registry, predictions, bodies, inputs, props.oip().timeout(),
                 props.limits().maxBatchInputs(), readiness, rollouts);
+        // the query routes first: every request is tested against the routes in order, and these
+        // take nearly all of them (their patterns share no path with the others, so order decides nothing)
         RouterFunction<ServerResponse> routes = RouterFunctions.route()
+                .POST("/{app}/predict", query::predict)
+                .POST("/{app}/update", query::update)
                 .GET("/v2", oip::serverMetadata)
                 .GET("/v2/health/live", oip::live)
                 .GET("/v2/health/ready", oip::ready)
@@ -274,8 +278,6 @@ public class GatewayConfiguration {
                 .POST("/v2/models/{model}/infer", oip::infer)
                 .POST("/v2/models/{model}/versions/{version}/infer", oip::infer)
                 .GET("/metrics", new MetricsHandler(clipperMetrics, prometheus::getObject)::metrics)
-                .POST("/{app}/predict", query::predict)
-                .POST("/{app}/update", query::update)
                 .build()
                 .filter(new QueryAccessFilter(registry, access));
         // innermost: it sees the handlers' errors before they become error responses
