@@ -369,7 +369,7 @@ public final class FleetCommand implements Callable<Integer> {
     }
 
     /** Sends queries one at a time until one is predicted (the replicas are connected and profiled). */
-    private static void awaitPredicting(GatewayPredictWorkload w) throws Exception {
+    static void awaitPredicting(GatewayPredictWorkload w) throws Exception {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < until) {
             try {
