@@ -1,5 +1,6 @@
 package io.servegate.gateway.dispatch;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -15,6 +16,8 @@ import io.servegate.core.scheduling.RejectReason;
 import io.servegate.core.scheduling.SchedulerConfig;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
@@ -29,10 +32,14 @@ final class SchedulerMeters implements DispatchListener {
     private final Timer queueDelay;
     private final Timer latency;
     private final DistributionSummary batchSizes;
+    private final Tags tags;
+    /** Per app, the model time of its completed batches; registered on the app's first batch. */
+    private final Map<String, Counter> modelTime = new ConcurrentHashMap<>();
 
     SchedulerMeters(Tags tags, SchedulerConfig config, SchedulerDriver<ModelScheduler<PendingPrediction>> driver,
             MeterRegistry meters) {
         this.meters = meters;
+        this.tags = tags;
         LongSupplier clock = driver.clock();
         queueDelay = Timer.builder("servegate.scheduler.queue.delay").tags(tags).publishPercentileHistogram()
                 .description("Time from a query's arrival to the dispatch of its batch").register(meters);
@@ -102,13 +109,20 @@ final class SchedulerMeters implements DispatchListener {
 
     @Override
     public void completed(Batch<PendingPrediction> batch, long serviceNanos, long now) {
+        // the container's time, or the round trip where it reports none (as the scheduler counts a replica busy)
+        double shareS = (serviceNanos > 0 ? serviceNanos : Math.max(0, now - batch.sentAt())) / 1e9 / batch.size();
         for (Query<PendingPrediction> q : batch.queries()) {
             latency.record(Math.max(0, now - q.arrival()), TimeUnit.NANOSECONDS);
+            modelTime.computeIfAbsent(q.tenant().app(), app -> Counter.builder("servegate.model.time")
+                    .tags(tags.and("app", app)).baseUnit("seconds")
+                    .description("Model time of the completed batches, each batch's shared equally by its queries, "
+                            + "per app").register(meters)).increment(shareS);
         }
     }
 
     @Override
     public void close() {
         own.forEach(meters::remove);
+        modelTime.values().forEach(meters::remove);
     }
 }

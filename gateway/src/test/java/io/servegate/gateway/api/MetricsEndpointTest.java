@@ -172,6 +172,26 @@ class MetricsEndpointTest {
     }
 
     @Test
+    void eachAppIsChargedTheModelTimeOfItsBatches() throws Exception {
+        double before = modelSeconds("clip");
+        for (int i = 0; i < 3; i++) {
+            assertThat(calls().predict("clip", new float[] {21, i}).get("default").booleanValue()).isFalse();
+        }
+        // each batch takes at least beta + alpha = 1.1 ms of the container's time, all of it the app's
+        assertThat(modelSeconds("clip") - before).isGreaterThanOrEqualTo(3 * 0.0011);
+        assertThat(modelSeconds("unlinked")).isZero();
+    }
+
+    /** {@code servegate_model_time_seconds_total} of {@code app} on model emu:1; 0 without the series. */
+    private double modelSeconds(String app) throws Exception {
+        HttpResponse<String> r = get("/metrics", "text/plain;version=0.0.4", TOKEN);
+        assertThat(r.statusCode()).isEqualTo(200);
+        String series = "servegate_model_time_seconds_total{app=\"" + app + "\",model=\"emu\",version=\"1\"} ";
+        return r.body().lines().filter(l -> l.startsWith(series)).mapToDouble(l -> Double.parseDouble(
+                l.substring(series.length()).trim())).sum();
+    }
+
+    @Test
     void acceptHeadersItCannotServeGetJsonErrors() throws Exception {
         HttpResponse<String> unacceptable = get("/metrics", "image/png", TOKEN);
         assertThat(unacceptable.statusCode()).isEqualTo(406);

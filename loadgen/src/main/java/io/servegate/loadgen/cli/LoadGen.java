@@ -14,7 +14,7 @@ import picocli.CommandLine.Spec;
                 ProfileCommand.class, AutoscaleCommand.class, CapacityCheckCommand.class, ManyModelsCommand.class,
 
                 PipelinePlanCommand.class, DriveCommand.class, ColdShapesCommand.class, ColdStartCommand.class,
-                FleetCommand.class, CpuPerQueryCommand.class, ShadowCostCommand.class})
+                FleetCommand.class, CpuPerQueryCommand.class, ShadowCostCommand.class, TenantsCommand.class})
 public final class LoadGen implements Runnable {
 
     @Spec
