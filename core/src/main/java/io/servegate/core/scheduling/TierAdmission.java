@@ -61,12 +61,13 @@ final class TierAdmission {
 
     /**
      * Whether {@code q}, not yet queued, may be: it can be answered in time, or the model is
-     * under capacity, or it is critical, or nothing is measured yet ({@code profile} null).
+     * under capacity, or it is critical, or nothing is measured yet ({@code profile} null), or the
+     * version is idle.
      */
     <P> boolean admit(ModelScheduler<P> s, Query<P> q, ReplicaProfile profile, long now) {
         Tenant t = q.tenant();
         int lanes = s.availableLanes();
-        if (t.priority() == Priority.CRITICAL || profile == null || lanes == 0) {
+        if (t.priority() == Priority.CRITICAL || profile == null || lanes == 0 || idle(s)) {
             return true;
         }
         SchedulerConfig config = s.config();
@@ -108,6 +109,24 @@ final class TierAdmission {
             }
         }
         return (s.queue.queued(t.app()) + 1) * cost <= budget * fairShare(t, Math.max(0, capacity - higher), now);
+    }
+
+    /**
+     * Nothing queued and a replica with nothing outstanding: a query shed now would leave the
+     * replica idle and help no one. Admission is judged on estimates (the transport overhead among
+     * them) that only batches renew; shedding every query while idle would keep a wrong estimate
+     * forever, since nothing would run to correct it.
+     */
+    private static boolean idle(ModelScheduler<?> s) {
+        if (!s.queue.isEmpty()) {
+            return false;
+        }
+        for (Lane l : s.lanes) {
+            if (l.replica.available && l.outstanding.isEmpty()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

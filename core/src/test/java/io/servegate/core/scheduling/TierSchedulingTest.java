@@ -83,6 +83,26 @@ class TierSchedulingTest {
         assertThat(share).as("weight 1's share of model time").isBetween(0.25 * 0.9, 0.25 * 1.1);
     }
 
+    @Test
+    void aTransportOverheadThatLeavesNoBatchWithinHalfTheSloDoesNotShedAnIdleVersionForever() {
+        // 12 ms of transport and a 20 ms SLO: admission prices each query at a batch of one plus the
+        // overhead (17.5 ms) and sheds every query of a shared lower tier while it counts the version over
+        // capacity. Shedding while the replica idles would leave nothing sent and nothing measured
+        // again; the version is idle, so the query is taken and the replica keeps answering.
+        Tenant one = new Tenant("one", Priority.STANDARD, 1);
+        Tenant three = new Tenant("three", Priority.STANDARD, 3);
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.ADAPTIVE, SLO), 5)
+                .replica("a", 5 * MS, MS / 2, 12 * MS).profiled("a", 64);
+        c.poisson(one, 100, DURATION, SLO);
+        c.poisson(three, 100, DURATION, SLO);
+        c.drain();
+        for (Tenant t : List.of(one, three)) {
+            // 1.5 % each when an idle version sheds; about 22 % (one query per round trip) when it does not
+            assertThat(inSlo(c, t)).as(t.app() + " in SLO").isGreaterThan(0.15);
+            assertThat(c.late(t.app())).as(t.app() + " late").isZero();
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(PolicyKind.class)
     void belowCapacityEachAppGetsWhatItGetsAlone(PolicyKind policy) {
