@@ -61,12 +61,8 @@ public final class AimdCommand implements Callable<Integer> {
     @Mixin
     ArrivalOptions arrivals;
 
-    @Option(names = "--beta-ms", defaultValue = "5", description = "Emulated fixed cost per batch (default ${DEFAULT-VALUE}).")
-    double betaMs;
-
-    @Option(names = "--alpha-ms", defaultValue = "0.5",
-            description = "Emulated cost per input of a batch (default ${DEFAULT-VALUE}).")
-    double alphaMs;
+    @Mixin
+    BatchCostOption cost = new BatchCostOption(5, 0.5);
 
     @Mixin
     SloOption slo;
@@ -116,7 +112,7 @@ public final class AimdCommand implements Callable<Integer> {
         Instant startedAt = Instant.now();
         RunConditions atStart = RunConditions.now();
         var err = spec.commandLine().getErr();
-        AimdReport.Analytic analytic = AimdReport.Analytic.of(betaMs, alphaMs, slo.ms());
+        AimdReport.Analytic analytic = AimdReport.Analytic.of(cost.betaMs(), cost.alphaMs(), slo.ms());
         Duration timeout = requestTimeout.duration();
         List<long[]> polls = Collections.synchronizedList(new ArrayList<>());
         long measureFrom;
@@ -125,12 +121,12 @@ public final class AimdCommand implements Callable<Integer> {
         Map<String, Object> gatewayInfo;
         GatewayMetrics.Summary inside;
         TimerJitter.Result machineFloor;
-        EmulatedPredictor<float[]> predictor = new EmulatedPredictor<>(betaMs, alphaMs, 10);
+        EmulatedPredictor<float[]> predictor = new EmulatedPredictor<>(cost.betaMs(), cost.alphaMs(), 10);
         try (ModelContainer<float[], String> emu = ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS,
                 predictor).name(MODEL).version(VERSION).host(GatewayProcess.HOST).port(0).build().start()) {
             String address = GatewayProcess.HOST + ":" + emu.port();
             err.printf("%s: emulated container (beta %.3f ms, alpha %.3f ms) on %s; starting the gateway (%s)...%n",
-                    BENCHMARK, betaMs, alphaMs, address, gatewayOptions.jar);
+                    BENCHMARK, cost.betaMs(), cost.alphaMs(), address, gatewayOptions.jar);
             GatewayProcess gateway = gatewayOptions.start(out, BENCHMARK);
             ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "aimd-poller");
@@ -228,7 +224,7 @@ public final class AimdCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
-        if (!(betaMs >= 0) || !(alphaMs > 0) || !(slo.ms() > betaMs + alphaMs) || !(rate.one() > 0) || !(duration.seconds > 0)
+        if (!(cost.betaMs() >= 0) || !(cost.alphaMs() > 0) || !(slo.ms() > cost.betaMs() + cost.alphaMs()) || !(rate.one() > 0) || !(duration.seconds > 0)
                 || !(warmup.seconds >= 0) || !(lateToleranceMs >= 0) || pollMs < 1 || inputLength < 1
                 || connections.max < 1 || requestTimeout.ms < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need --beta-ms ≥ 0, --alpha-ms > 0, "
@@ -248,8 +244,8 @@ public final class AimdCommand implements Callable<Integer> {
         s.put("app", APP);
         s.put("model", MODEL + ":" + VERSION);
         s.put("batchSize", "adaptive (-1)");
-        s.put("betaMs", betaMs);
-        s.put("alphaMs", alphaMs);
+        s.put("betaMs", cost.betaMs());
+        s.put("alphaMs", cost.alphaMs());
         s.put("sloMs", slo.ms());
         s.put("rate", rate.one());
         s.put("arrivals", arrivals.process().describe());

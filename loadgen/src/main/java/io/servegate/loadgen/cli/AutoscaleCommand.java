@@ -66,11 +66,8 @@ public final class AutoscaleCommand implements Callable<Integer> {
             description = "Seconds after each step left out of its goodput (default ${DEFAULT-VALUE}).")
     int settleS;
 
-    @Option(names = "--beta-ms", defaultValue = "5", description = "Emulated cost per batch (default ${DEFAULT-VALUE}).")
-    double betaMs;
-
-    @Option(names = "--alpha-ms", defaultValue = "0.5", description = "Emulated cost per input (default ${DEFAULT-VALUE}).")
-    double alphaMs;
+    @Mixin
+    BatchCostOption cost = new BatchCostOption(5, 0.5);
 
     @Mixin
     SloOption slo;
@@ -150,8 +147,8 @@ public final class AutoscaleCommand implements Callable<Integer> {
             GatewayAdminClient admin = gateway.admin();
             admin.addApp(APP, "floats", "-1", Math.round(slo.ms() * 1000));
             admin.post("deploy_model", Map.of("model_name", APP, "model_version", "1", "input_type", "floats",
-                    "command", List.of("java", "-jar", containerJar, "--beta-ms", Double.toString(betaMs),
-                            "--alpha-ms", Double.toString(alphaMs), "--input-type", "floats"),
+                    "command", List.of("java", "-jar", containerJar, "--beta-ms", Double.toString(cost.betaMs()),
+                            "--alpha-ms", Double.toString(cost.alphaMs()), "--input-type", "floats"),
                     "num_replicas", minReplicas));
             admin.addModelLinks(APP, List.of(APP));
             admin.awaitAvailableReplicas(APP, minReplicas, Duration.ofSeconds(120));
@@ -299,8 +296,8 @@ public final class AutoscaleCommand implements Callable<Integer> {
         s.put("steps", steps);
         s.put("warmupS", warmup.seconds);
         s.put("settleS", settleS);
-        s.put("containers", "emulated (process manager, java -jar " + containerJar + "), beta " + betaMs
-                + " ms, alpha " + alphaMs + " ms");
+        s.put("containers", "emulated (process manager, java -jar " + containerJar + "), beta " + cost.betaMs()
+                + " ms, alpha " + cost.alphaMs() + " ms");
         s.put("sloMs", slo.ms());
         s.put("autoscaling", "envelope policy, replicas " + minReplicas + ".." + maxReplicas + ", cooldown "
                 + cooldownS + " s, other settings default");

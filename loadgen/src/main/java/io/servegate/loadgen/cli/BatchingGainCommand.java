@@ -76,11 +76,8 @@ public final class BatchingGainCommand implements Callable<Integer> {
             description = "servegate.batching.batch-wait of the delayed strategy (default ${DEFAULT-VALUE}).")
     double batchWaitMs;
 
-    @Option(names = "--beta-ms", defaultValue = "5", description = "Emulated cost per batch (default ${DEFAULT-VALUE}).")
-    double betaMs;
-
-    @Option(names = "--alpha-ms", defaultValue = "0.5", description = "Emulated cost per input (default ${DEFAULT-VALUE}).")
-    double alphaMs;
+    @Mixin
+    BatchCostOption cost = new BatchCostOption(5, 0.5);
 
     @Option(names = "--emulated-rate", defaultValue = "800",
             description = "Offered requests/s to the emulated model (default ${DEFAULT-VALUE}).")
@@ -110,7 +107,7 @@ public final class BatchingGainCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         if (models.isEmpty() || strategies.isEmpty() || !(slo.ms() > 0) || fixedBatchSize < 1 || !(batchWaitMs > 0)
-                || !(emulatedRate > 0) || !(onnxRate > 0) || !(betaMs >= 0) || !(alphaMs >= 0)) {
+                || !(emulatedRate > 0) || !(onnxRate > 0) || !(cost.betaMs() >= 0) || !(cost.alphaMs() >= 0)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need models, strategies, and positive "
                     + "SLO, fixed batch size, batch wait and rates");
         }
@@ -150,7 +147,7 @@ public final class BatchingGainCommand implements Callable<Integer> {
                         setting.put("batchWaitMs", s == Strategy.aimdDelayed ? batchWaitMs : 0);
                         String label = model + ": " + s.title + (s == Strategy.fixed ? " " + fixedBatchSize : "");
                         if (model == Model.emulated) {
-                            try (ModelContainer<float[], String> c = ScenarioOptions.emulated(name, betaMs, alphaMs)) {
+                            try (ModelContainer<float[], String> c = ScenarioOptions.emulated(name, cost.betaMs(), cost.alphaMs())) {
                                 ScenarioOptions.register(gateway.admin(), name, slo.ms(), batchSize,
                                         List.of(GatewayProcess.HOST + ":" + c.port()), "floats");
                                 results.add(measure(label, setting, gateway, name, options.inputLength, emulatedRate,
@@ -197,7 +194,7 @@ public final class BatchingGainCommand implements Callable<Integer> {
         settings.put("sloMs", slo.ms());
         settings.put("fixedBatchSize", fixedBatchSize);
         settings.put("batchWaitMs", batchWaitMs);
-        settings.put("emulated", "beta " + betaMs + " ms + alpha " + alphaMs + " ms per input, sleeping");
+        settings.put("emulated", "beta " + cost.betaMs() + " ms + alpha " + cost.alphaMs() + " ms per input, sleeping");
         settings.put("emulatedRate", emulatedRate);
         settings.put("onnxModel", onnxModel.toString());
         settings.put("onnxRate", onnxRate);

@@ -76,11 +76,8 @@ public final class ColdShapesCommand implements Callable<Integer> {
     @Mixin
     SloOption slo = new SloOption(50);
 
-    @Option(names = "--beta-ms", defaultValue = "10", description = "Cost per batch (default ${DEFAULT-VALUE}).")
-    double betaMs;
-
-    @Option(names = "--alpha-ms", defaultValue = "1", description = "Cost per input (default ${DEFAULT-VALUE}).")
-    double alphaMs;
+    @Mixin
+    BatchCostOption cost = new BatchCostOption(10, 1);
 
     @Option(names = "--cold-ms", defaultValue = "300",
             description = "Extra cost of the first batch of each size (default ${DEFAULT-VALUE}).")
@@ -148,8 +145,8 @@ public final class ColdShapesCommand implements Callable<Integer> {
             }
         }
         Map<String, Object> report = new LinkedHashMap<>();
-        Map<String, Object> settings = new LinkedHashMap<>(Map.of("rate", rate.one(), "slo_ms", slo.ms(), "beta_ms", betaMs,
-                "alpha_ms", alphaMs, "cold_ms", coldMs, "max_batch", maxBatch, "warmup_s", warmup.seconds,
+        Map<String, Object> settings = new LinkedHashMap<>(Map.of("rate", rate.one(), "slo_ms", slo.ms(), "beta_ms", cost.betaMs(),
+                "alpha_ms", cost.alphaMs(), "cold_ms", coldMs, "max_batch", maxBatch, "warmup_s", warmup.seconds,
                 "duration_s", duration.seconds, "seed", seed.seed()));
         settings.putAll(Map.of("stall_ms", stallMs, "stall_every_ms", stallEveryMs, "hog_cpus", hogCpus));
         report.put("settings", settings);
@@ -252,8 +249,8 @@ public final class ColdShapesCommand implements Callable<Integer> {
         env.put("MODEL_NAME", "cold");
         env.put("PORT", "0");
         env.put("HOST", GatewayProcess.HOST);
-        env.put("BETA_MS", Double.toString(betaMs));
-        env.put("ALPHA_MS", Double.toString(alphaMs));
+        env.put("BETA_MS", Double.toString(cost.betaMs()));
+        env.put("ALPHA_MS", Double.toString(cost.alphaMs()));
         boolean cold = has(c, "cold") || has(c, "cold-warmed");
         env.put("COLD_MS", cold ? Double.toString(coldMs) : "0");
         env.put("COLD_BATCH_MS", env.get("COLD_MS")); // the emulated container's name for it

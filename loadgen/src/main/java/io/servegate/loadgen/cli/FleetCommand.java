@@ -85,11 +85,8 @@ public final class FleetCommand implements Callable<Integer> {
     @Mixin
     SloOption slo = new SloOption(50);
 
-    @Option(names = "--beta-ms", defaultValue = "10", description = "Cost per batch (default ${DEFAULT-VALUE}).")
-    double betaMs;
-
-    @Option(names = "--alpha-ms", defaultValue = "1", description = "Cost per input (default ${DEFAULT-VALUE}).")
-    double alphaMs;
+    @Mixin
+    BatchCostOption cost = new BatchCostOption(10, 1);
 
     @Option(names = "--max-batch", defaultValue = "32",
             description = "Replicas' maximum batch (default ${DEFAULT-VALUE}).")
@@ -147,7 +144,7 @@ public final class FleetCommand implements Callable<Integer> {
         try {
             for (int r = 0; r < replicas; r++) {
                 containers.add(ContainerChild.startProgram(List.of(python, container.toString()), Map.of(
-                        "MODEL_NAME", APP, "BETA_MS", Double.toString(betaMs), "ALPHA_MS", Double.toString(alphaMs),
+                        "MODEL_NAME", APP, "BETA_MS", Double.toString(cost.betaMs()), "ALPHA_MS", Double.toString(cost.alphaMs()),
                         "COLD_MS", "0", "MAX_BATCH_SIZE", Integer.toString(maxBatch), "WARMUP_BATCH_SIZES", ""),
                         dir.resolve("replica-" + r + ".log"), 120));
             }
@@ -348,7 +345,7 @@ public final class FleetCommand implements Callable<Integer> {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("gateways", gateways);
         s.put("replicas", replicas);
-        s.put("replica", container + ": a batch of b takes " + betaMs + " + " + alphaMs + "·b ms");
+        s.put("replica", container + ": a batch of b takes " + cost.betaMs() + " + " + cost.alphaMs() + "·b ms");
         s.put("rate", rate.one());
         s.put("arrivals", "Poisson");
         s.put("slo_ms", slo.ms());

@@ -63,11 +63,8 @@ public final class GoodputCommand implements Callable<Integer> {
             description = "Closed-loop clients of the capacity measurement (default ${DEFAULT-VALUE}).")
     int capacityClients;
 
-    @Option(names = "--beta-ms", defaultValue = "5", description = "Emulated cost per batch (default ${DEFAULT-VALUE}).")
-    double betaMs;
-
-    @Option(names = "--alpha-ms", defaultValue = "0.5", description = "Emulated cost per input (default ${DEFAULT-VALUE}).")
-    double alphaMs;
+    @Mixin
+    BatchCostOption cost = new BatchCostOption(5, 0.5);
 
     @Override
     public Integer call() throws Exception {
@@ -77,7 +74,7 @@ public final class GoodputCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         if (slosMs.stream().anyMatch(s -> !(s > 0)) || loadFactors.stream().anyMatch(f -> !(f > 0))
-                || !(sloRate > 0) || !(slo.ms() > 0) || capacityClients < 1 || !(betaMs >= 0) || !(alphaMs >= 0)) {
+                || !(sloRate > 0) || !(slo.ms() > 0) || capacityClients < 1 || !(cost.betaMs() >= 0) || !(cost.alphaMs() >= 0)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "SLOs, load factors, rates and clients must "
                     + "be positive");
         }
@@ -96,7 +93,7 @@ public final class GoodputCommand implements Callable<Integer> {
             GatewayAdminClient admin = gateway.admin();
             // the load sweep's model first: its capacity run doubles as the JVM warm-up's partner
             String loadModel = "load-slo" + Math.round(slo.ms());
-            containers.add(ScenarioOptions.emulated(loadModel, betaMs, alphaMs));
+            containers.add(ScenarioOptions.emulated(loadModel, cost.betaMs(), cost.alphaMs()));
             ScenarioOptions.register(admin, loadModel, slo.ms(), -1,
                     List.of(GatewayProcess.HOST + ":" + containers.get(0).port()), "floats");
             try (GatewayPredictWorkload w = options.workload(gateway, loadModel, options.inputLength)) {
@@ -114,7 +111,7 @@ public final class GoodputCommand implements Callable<Integer> {
             }
             for (double slo : slosMs) {
                 String name = "slo" + Math.round(slo);
-                ModelContainer<float[], String> c = ScenarioOptions.emulated(name, betaMs, alphaMs);
+                ModelContainer<float[], String> c = ScenarioOptions.emulated(name, cost.betaMs(), cost.alphaMs());
                 containers.add(c);
                 ScenarioOptions.register(admin, name, slo, -1, List.of(GatewayProcess.HOST + ":" + c.port()),
                         "floats");
@@ -148,7 +145,7 @@ public final class GoodputCommand implements Callable<Integer> {
         settings.put("loadFactors", loadFactors);
         settings.put("capacityClients", capacityClients);
         settings.put("batching", "AIMD (-1)");
-        settings.put("emulated", "beta " + betaMs + " ms + alpha " + alphaMs + " ms per input, sleeping");
+        settings.put("emulated", "beta " + cost.betaMs() + " ms + alpha " + cost.alphaMs() + " ms per input, sleeping");
         ScenarioReport report = new ScenarioReport(SCENARIO, startedAt.toString(), settings,
                 ScenarioOptions.environment(atStart), List.of(gatewayInfo), all, findings);
         Path json = report.writeJson(dir);

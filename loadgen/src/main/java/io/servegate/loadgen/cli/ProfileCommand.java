@@ -73,11 +73,8 @@ public final class ProfileCommand implements Callable<Integer> {
     @Option(names = "--hardware", description = "With --gateway: the replica's hardware kind, which must be the version's (default: the version's).")
     String hardware;
 
-    @Option(names = "--beta-ms", defaultValue = "5", description = "Emulated fixed cost per batch (default ${DEFAULT-VALUE}).")
-    double betaMs;
-
-    @Option(names = "--alpha-ms", defaultValue = "0.5", description = "Emulated cost per input (default ${DEFAULT-VALUE}).")
-    double alphaMs;
+    @Mixin
+    BatchCostOption cost = new BatchCostOption(5, 0.5);
 
     @Option(names = "--model", defaultValue = "emulated", description = "Model name (default ${DEFAULT-VALUE}).")
     String model;
@@ -120,7 +117,7 @@ public final class ProfileCommand implements Callable<Integer> {
         }
         ModelContainer<float[], String> emulated = startEmulated
                 ? ModelContainer.builder(TensorType.FLOATS, TensorType.STRINGS,
-                        new EmulatedPredictor<float[]>(betaMs, alphaMs, 10)).name(model).host("127.0.0.1").port(0)
+                        new EmulatedPredictor<float[]>(cost.betaMs(), cost.alphaMs(), 10)).name(model).host("127.0.0.1").port(0)
                         .build().start()
                 : null;
         String address = emulated != null ? "127.0.0.1:" + emulated.port() : target.address();
@@ -144,7 +141,7 @@ public final class ProfileCommand implements Callable<Integer> {
         int lines = 0;
         try (Writer w = Files.newBufferedWriter(outFile.file(), StandardCharsets.UTF_8)) {
             w.write("# service time per batch size of model '" + model + "' at " + address
-                    + (startEmulated ? " (emulated, beta " + betaMs + " ms, alpha " + alphaMs + " ms)" : "") + "\n");
+                    + (startEmulated ? " (emulated, beta " + cost.betaMs() + " ms, alpha " + cost.alphaMs() + " ms)" : "") + "\n");
             w.write("# " + Instant.now().truncatedTo(ChronoUnit.SECONDS) + ", " + samples + " samples per size after "
                     + warmup + " unrecorded, one batch at a time; "
                     + (profile.roundTrip() ? "client round trips where the container reported no service time"

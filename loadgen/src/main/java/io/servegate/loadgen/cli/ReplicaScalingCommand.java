@@ -50,11 +50,8 @@ public final class ReplicaScalingCommand implements Callable<Integer> {
             description = "Closed-loop clients per replica (default ${DEFAULT-VALUE}).")
     int clientsPerReplica;
 
-    @Option(names = "--beta-ms", defaultValue = "20", description = "Emulated cost per batch (default ${DEFAULT-VALUE}).")
-    double betaMs;
-
-    @Option(names = "--alpha-ms", defaultValue = "2", description = "Emulated cost per input (default ${DEFAULT-VALUE}).")
-    double alphaMs;
+    @Mixin
+    BatchCostOption cost = new BatchCostOption(20, 2);
 
     @Option(names = "--batch-size", defaultValue = "8",
             description = "Fixed batch size of the model, -1 for AIMD (default ${DEFAULT-VALUE}).")
@@ -70,8 +67,8 @@ public final class ReplicaScalingCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
-        if (replicas.isEmpty() || replicas.stream().anyMatch(r -> r < 1) || clientsPerReplica < 1 || !(betaMs >= 0)
-                || !(alphaMs >= 0) || batchSize == 0 || batchSize < -1 || !(slo.ms() > 0)) {
+        if (replicas.isEmpty() || replicas.stream().anyMatch(r -> r < 1) || clientsPerReplica < 1 || !(cost.betaMs() >= 0)
+                || !(cost.alphaMs() >= 0) || batchSize == 0 || batchSize < -1 || !(slo.ms() > 0)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "need replicas >= 1, clients per replica >= 1, "
                     + "beta and alpha >= 0, batch size >= 1 or -1, SLO > 0");
         }
@@ -90,7 +87,7 @@ public final class ReplicaScalingCommand implements Callable<Integer> {
                 String name = "scale" + r;
                 List<String> addresses = new ArrayList<>();
                 for (int i = 0; i < r; i++) {
-                    ModelContainer<float[], String> c = ScenarioOptions.emulated(name, betaMs, alphaMs);
+                    ModelContainer<float[], String> c = ScenarioOptions.emulated(name, cost.betaMs(), cost.alphaMs());
                     containers.add(c);
                     addresses.add(GatewayProcess.HOST + ":" + c.port());
                 }
@@ -127,8 +124,8 @@ public final class ReplicaScalingCommand implements Callable<Integer> {
         Map<String, Object> settings = options.settings();
         settings.put("replicas", replicas);
         settings.put("clientsPerReplica", clientsPerReplica);
-        settings.put("betaMs", betaMs);
-        settings.put("alphaMs", alphaMs);
+        settings.put("betaMs", cost.betaMs());
+        settings.put("alphaMs", cost.alphaMs());
         settings.put("batchSize", batchSize);
         settings.put("sloMs", slo.ms());
         ScenarioReport report = new ScenarioReport(SCENARIO, startedAt.toString(), settings,

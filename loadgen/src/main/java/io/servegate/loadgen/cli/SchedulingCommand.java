@@ -105,13 +105,8 @@ public final class SchedulingCommand implements Callable<Integer> {
                     + "has compiled the paths measured (default ${DEFAULT-VALUE}).")
     double jvmWarmupS;
 
-    @Option(names = "--beta-ms", defaultValue = "5",
-            description = "Emulated cost per batch of the one-replica cases (default ${DEFAULT-VALUE}).")
-    double betaMs;
-
-    @Option(names = "--alpha-ms", defaultValue = "0.5",
-            description = "Emulated cost per input of the one-replica cases (default ${DEFAULT-VALUE}).")
-    double alphaMs;
+    @Mixin
+    BatchCostOption cost = new BatchCostOption(5, 0.5);
 
     @Mixin
     SloOption slo;
@@ -212,12 +207,12 @@ public final class SchedulingCommand implements Callable<Integer> {
 
     private List<Case> validate() {
         CommandLine cl = spec.commandLine();
-        if (!(duration.seconds > 0) || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || !(betaMs >= 0) || !(alphaMs > 0)
+        if (!(duration.seconds > 0) || !(warmup.seconds >= 0) || !(jvmWarmupS >= 0) || !(cost.betaMs() >= 0) || !(cost.alphaMs() > 0)
                 || inputLength < 1 || connections.max < 1 || requestTimeout.ms < 1) {
             throw new CommandLine.ParameterException(cl, "need --duration-s > 0, --warmup-s and --jvm-warmup-s ≥ 0, "
                     + "--beta-ms ≥ 0, --alpha-ms > 0 and positive --input-length, --max-connections and --timeout-ms");
         }
-        if (!(ServingOptimum.uncoordinated(1, betaMs, alphaMs, slo.ms()).batchSize() > 0)) {
+        if (!(ServingOptimum.uncoordinated(1, cost.betaMs(), cost.alphaMs(), slo.ms()).batchSize() > 0)) {
             throw new CommandLine.ParameterException(cl, "--slo-ms must hold two batches of one: SLO ≥ 2·(β + α)");
         }
         if (policies.isEmpty() || new LinkedHashSet<>(policies).size() != policies.size()) {
@@ -225,7 +220,7 @@ public final class SchedulingCommand implements Callable<Integer> {
         }
         List<Case> catalogue;
         try {
-            catalogue = cases(betaMs, alphaMs, slo.ms(), gammaCv2);
+            catalogue = cases(cost.betaMs(), cost.alphaMs(), slo.ms(), gammaCv2);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(cl, e.getMessage());
         }
@@ -348,7 +343,7 @@ public final class SchedulingCommand implements Callable<Integer> {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("policies", policies.stream().map(Policy::name).toList());
         s.put("cases", caseNames);
-        s.put("oneReplica", "beta " + betaMs + " ms, alpha " + alphaMs + " ms, SLO " + slo.ms() + " ms");
+        s.put("oneReplica", "beta " + cost.betaMs() + " ms, alpha " + cost.alphaMs() + " ms, SLO " + slo.ms() + " ms");
         s.put("eightReplicas", "beta " + TABLE4_BETA_MS + " ms, alpha " + TABLE4_ALPHA_MS + " ms, SLO "
                 + TABLE4_SLO_MS + " ms (Symphony Table 4, ResNet50)");
         s.put("gammaCv2", gammaCv2);

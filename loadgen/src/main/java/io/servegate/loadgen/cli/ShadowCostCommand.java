@@ -92,11 +92,8 @@ public final class ShadowCostCommand implements Callable<Integer> {
     @Mixin
     SloOption slo = new SloOption(50);
 
-    @Option(names = "--beta-ms", defaultValue = "10", description = "Cost per batch (default ${DEFAULT-VALUE}).")
-    double betaMs;
-
-    @Option(names = "--alpha-ms", defaultValue = "1", description = "Cost per input (default ${DEFAULT-VALUE}).")
-    double alphaMs;
+    @Mixin
+    BatchCostOption cost = new BatchCostOption(10, 1);
 
     @Option(names = "--replicas", defaultValue = "1",
             description = "Replicas of each version (default ${DEFAULT-VALUE}).")
@@ -156,7 +153,7 @@ public final class ShadowCostCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--rounds, --replicas, --duration-s, --load-factor and "
                     + "the factors must be positive, --settle-s and --warmup-s >= 0");
         }
-        double capacity = ServingOptimum.staggered(replicas, betaMs, alphaMs, slo.ms()).perSec();
+        double capacity = ServingOptimum.staggered(replicas, cost.betaMs(), cost.alphaMs(), slo.ms()).perSec();
         double qps = rate.given() ? rate.one() : loadFactor * capacity;
         List<Leg> legs = ShadowCostPlan.legs(variants, rounds);
         Path dir = results.create(SCENARIO);
@@ -322,7 +319,7 @@ public final class ShadowCostCommand implements Callable<Integer> {
         List<ContainerChild> started = new ArrayList<>();
         for (int i = 0; i < replicas; i++) {
             List<String> args = new ArrayList<>(List.of("--name", MODEL, "--version", version, "--beta-ms",
-                    Double.toString(betaMs), "--alpha-ms", Double.toString(alphaMs), "--input-type", "floats",
+                    Double.toString(cost.betaMs()), "--alpha-ms", Double.toString(cost.alphaMs()), "--input-type", "floats",
                     "--max-batch-size", Integer.toString(maxBatch), "--drain-seconds", "1"));
             if (slowFile != null && factor != 1) {
                 args.addAll(List.of("--slow-factor", Double.toString(factor), "--slow-file", slowFile.toString()));
@@ -408,7 +405,7 @@ public final class ShadowCostCommand implements Callable<Integer> {
         s.put("rounds", rounds);
         s.put("order", "A B in odd rounds, B A in even ones, one gateway throughout; a pair offers the same arrivals");
         s.put("replicas_per_version", replicas);
-        s.put("replica", "emulated container process: a batch of b takes " + betaMs + " + " + alphaMs + "·b ms, JVM "
+        s.put("replica", "emulated container process: a batch of b takes " + cost.betaMs() + " + " + cost.alphaMs() + "·b ms, JVM "
                 + containerJvmArgs);
         s.put("slow_factor", slowFactor);
         s.put("stuck_factor", stuckFactor);

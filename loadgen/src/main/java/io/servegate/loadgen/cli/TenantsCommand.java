@@ -101,11 +101,8 @@ public final class TenantsCommand implements Callable<Integer> {
     @Mixin
     SloOption slo = new SloOption(50);
 
-    @Option(names = "--beta-ms", defaultValue = "10", description = "Cost per batch (default ${DEFAULT-VALUE}).")
-    double betaMs;
-
-    @Option(names = "--alpha-ms", defaultValue = "1", description = "Cost per input (default ${DEFAULT-VALUE}).")
-    double alphaMs;
+    @Mixin
+    BatchCostOption cost = new BatchCostOption(10, 1);
 
     @Option(names = "--container-jvm-arg", defaultValue = "-Xmx128m",
             description = "JVM option of the emulated container process, repeatable (default ${DEFAULT-VALUE}).")
@@ -180,7 +177,7 @@ public final class TenantsCommand implements Callable<Integer> {
     /** The model's capacity, queries/s: {@code --rate}, or the analytic one of β, α and the SLO. */
     double capacityPerSec() {
         return capacity.given() ? capacity.one()
-                : ServingOptimum.uncoordinated(1, betaMs, alphaMs, slo.ms()).perSec();
+                : ServingOptimum.uncoordinated(1, cost.betaMs(), cost.alphaMs(), slo.ms()).perSec();
     }
 
     /** One case on a fresh container and gateway: the mix, then each app alone if the case says. */
@@ -192,8 +189,8 @@ public final class TenantsCommand implements Callable<Integer> {
         out.put("apps", c.apps());
         err.printf("%s: %s: starting the container and the gateway...%n", SCENARIO, c.name());
         try (ContainerChild container = ContainerChild.start(EmulatedContainer.class, containerJvmArgs, List.of(
-                "--name", MODEL, "--version", "1", "--beta-ms", Double.toString(betaMs), "--alpha-ms",
-                Double.toString(alphaMs), "--input-type", "floats", "--drain-seconds", "1"),
+                "--name", MODEL, "--version", "1", "--beta-ms", Double.toString(cost.betaMs()), "--alpha-ms",
+                Double.toString(cost.alphaMs()), "--input-type", "floats", "--drain-seconds", "1"),
                 dir.resolve("container-" + c.name() + ".log"), 60)) {
             GatewayProcess gateway = gatewayOptions.start(dir, c.name());
             Map<String, GatewayPredictWorkload> loads = new LinkedHashMap<>();
@@ -306,7 +303,7 @@ public final class TenantsCommand implements Callable<Integer> {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("capacity_per_s", rate);
         s.put("capacity_from", capacity.given() ? "--rate" : "b·1000/(β + α·b), the largest b with β + α·b ≤ SLO/2");
-        s.put("container", "emulated, one replica, a batch of b takes " + betaMs + " + " + alphaMs + "·b ms, JVM "
+        s.put("container", "emulated, one replica, a batch of b takes " + cost.betaMs() + " + " + cost.alphaMs() + "·b ms, JVM "
                 + containerJvmArgs);
         s.put("slo_ms", slo.ms());
         s.put("arrivals", "Poisson, one stream per app");

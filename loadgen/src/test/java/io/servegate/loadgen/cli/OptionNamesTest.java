@@ -37,7 +37,8 @@ class OptionNamesTest {
             entry("--target", TargetOption.class), entry("--gateway-jar", GatewayOptions.class),
             entry("--gateway-jvm-arg", GatewayOptions.class), entry("--gateway-arg", GatewayOptions.class),
             entry("--arrivals", ArrivalOptions.class), entry("--max-connections", ConnectionsOption.class),
-            entry("--timeout-ms", TimeoutOption.class));
+            entry("--timeout-ms", TimeoutOption.class), entry("--beta-ms", BatchCostOption.class),
+            entry("--alpha-ms", BatchCostOption.class));
 
     private final CommandLine loadgen = new CommandLine(new LoadGen());
 
@@ -107,6 +108,10 @@ class OptionNamesTest {
                 "1600").rate.all()).containsExactly(1600.0);
         assertThat(command(ColdShapesCommand.class, "cold-shapes", "--compare", "a=b.jar").slo.ms()).isEqualTo(50);
         assertThat(command(FleetCommand.class, "fleet").gatewayOptions.jvmArgs).containsExactly("-Xmx512m");
+        assertThat(command(FleetCommand.class, "fleet").cost.betaMs()).isEqualTo(10);
+        assertThat(command(ReplicaScalingCommand.class, "replica-scaling").cost.alphaMs()).isEqualTo(2);
+        assertThat(command(AimdCommand.class, "aimd", "--beta-ms", "7", "--alpha-ms", "0.25").cost)
+                .extracting(BatchCostOption::betaMs, BatchCostOption::alphaMs).containsExactly(7.0, 0.25);
         assertThat(command(FleetCommand.class, "fleet",
                 "--gateway-jvm-arg=-Xmx2g").gatewayOptions.jvmArgs).containsExactly("-Xmx2g");
         assertThat(command(AimdCommand.class, "aimd").gatewayOptions.jvmArgs).containsExactly("-Xmx1g");
