@@ -4,6 +4,8 @@ package io.servegate.core.rollout;
 public enum DecisionKind {
     /** The rollout was started. */
     START,
+    /** The candidate answered its warm-up copies: the first step began. */
+    WARMED,
     /** The canary moved to its next step. */
     ADVANCE,
     /** The canary's last step held: the candidate became the current version. */

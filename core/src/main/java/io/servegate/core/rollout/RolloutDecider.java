@@ -7,6 +7,9 @@ import java.util.stream.Collectors;
  * Decides a running rollout's next move from its evidence (the decision rule; the bounds are
  * {@link GuardCheck}'s):
  * <ol>
+ *   <li>while the candidate warms up, nothing is judged (no answer of it counts yet): once it has
+ *       answered {@link Guards#warmupQueries} copies, the first step begins, its clock
+ *       and query count from then;</li>
  *   <li>any guard {@link GuardVerdict#BREACHED}: roll back at once, whatever the step;</li>
  *   <li>every guard {@link GuardVerdict#HOLDS}, the candidate has {@code minFeedback} labels, and
  *       the step has lasted {@code minStepMillis} and seen {@code minStepQueries} candidate queries:
@@ -26,10 +29,15 @@ public final class RolloutDecider {
         if (r.status() != RolloutStatus.RUNNING) {
             return r;
         }
+        if (r.warming()) {
+            return e.warmups() < r.guards().warmupQueries() ? r
+                    : r.with(DecisionKind.WARMED, RolloutStatus.RUNNING, 0, false, nowMillis, e.candidate().queries(),
+                            "candidate warmed up: " + e.warmups() + " copies answered");
+        }
         List<GuardValue> values = GuardCheck.evaluate(r.guards(), e);
         for (GuardValue v : values) {
             if (v.verdict() == GuardVerdict.BREACHED) {
-                return r.with(DecisionKind.ROLLBACK, RolloutStatus.ROLLED_BACK, r.stepIndex(), nowMillis,
+                return r.with(DecisionKind.ROLLBACK, RolloutStatus.ROLLED_BACK, r.stepIndex(), false, nowMillis,
                         r.stepStartQueries(), "guard breached: " + v.describe() + "; candidate queries "
                                 + e.candidate().queries() + ", feedback " + e.candidate().feedback());
             }
@@ -45,13 +53,13 @@ public final class RolloutDecider {
                 + "; candidate queries " + e.candidate().queries() + ", feedback " + e.candidate().feedback();
         int next = r.stepIndex() + 1;
         if (next < r.steps().size()) {
-            return r.with(DecisionKind.ADVANCE, RolloutStatus.RUNNING, next, nowMillis, e.candidate().queries(),
+            return r.with(DecisionKind.ADVANCE, RolloutStatus.RUNNING, next, false, nowMillis, e.candidate().queries(),
                     reason);
         }
         return r.mode() == RolloutMode.CANARY
-                ? r.with(DecisionKind.PROMOTE, RolloutStatus.PROMOTED, r.stepIndex(), nowMillis,
+                ? r.with(DecisionKind.PROMOTE, RolloutStatus.PROMOTED, r.stepIndex(), false, nowMillis,
                         e.candidate().queries(), reason)
-                : r.with(DecisionKind.PASS, RolloutStatus.PASSED, r.stepIndex(), nowMillis,
+                : r.with(DecisionKind.PASS, RolloutStatus.PASSED, r.stepIndex(), false, nowMillis,
                         e.candidate().queries(), reason);
     }
 

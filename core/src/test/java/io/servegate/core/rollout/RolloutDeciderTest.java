@@ -9,27 +9,51 @@ import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
-/** Decisions in virtual time: 100 queries a second, each labelled at once. */
+/**
+ * Decisions in virtual time: 100 queries a second, each labelled at once; while the candidate
+ * warms up, every query is copied to it too.
+ */
 class RolloutDeciderTest {
 
+    private static final Guards NO_WARMUP = new Guards(0.01, 0.01, 0.02, 200, 0.99, 100, 10_000, 0);
+
     private static Rollout canary(long now) {
-        return Rollout.start("r1", "m", "2", "1", RolloutMode.CANARY, Task.CLASSIFICATION, 1, Guards.DEFAULTS,
+        return canary(Guards.DEFAULTS, now);
+    }
+
+    private static Rollout canary(Guards guards, long now) {
+        return Rollout.start("r1", "m", "2", "1", RolloutMode.CANARY, Task.CLASSIFICATION, 1, guards,
                 Rollout.DEFAULT_STEPS, now);
     }
 
     /** Runs until the rollout is final or {@code seconds} pass; returns it. */
     private static Rollout run(Rollout r, double candidateAccuracy, double candidateMissRate, int seconds) {
+        return run(r, candidateAccuracy, candidateMissRate, 0, seconds);
+    }
+
+    /**
+     * As {@link #run(Rollout, double, double, int)}, the candidate's first {@code coldAnswers}
+     * answers (warm-up copies included) missing the SLO, as a freshly started container's do.
+     */
+    private static Rollout run(Rollout r, double candidateAccuracy, double candidateMissRate, int coldAnswers,
+            int seconds) {
         SplittableRandom rnd = new SplittableRandom(7);
         RolloutEvidence e = RolloutEvidence.EMPTY;
         long uid = 0;
+        long candidateAnswers = 0;
         for (long t = 0; t < seconds * 1000L && !r.status().isFinal(); t += 10) {
             String user = "u" + (uid++ % 5000);
+            if (r.warming()) {
+                candidateAnswers++;
+                e = e.withWarmup();
+            }
             boolean cand = r.routesToCandidate(user);
             double accuracy = cand ? candidateAccuracy : 0.9;
             double loss = rnd.nextDouble() < accuracy ? 0 : 1;
-            boolean miss = cand && rnd.nextDouble() < candidateMissRate;
+            boolean miss = cand && (candidateAnswers++ < coldAnswers || rnd.nextDouble() < candidateMissRate);
             VersionStats s = (cand ? e.candidate() : e.baseline()).withQuery(miss, false).withFeedback(loss);
-            e = cand ? new RolloutEvidence(s, e.baseline()) : new RolloutEvidence(e.candidate(), s);
+            e = cand ? new RolloutEvidence(s, e.baseline(), e.warmups())
+                    : new RolloutEvidence(e.candidate(), s, e.warmups());
             r = RolloutDecider.decide(r, e, t);
         }
         return r;
@@ -58,8 +82,9 @@ class RolloutDeciderTest {
         Rollout r = run(canary(0), 0.9, 0, 3600);
         assertThat(r.status()).isEqualTo(RolloutStatus.PROMOTED);
         assertThat(r.share()).isEqualTo(1.0);
-        assertThat(r.history()).extracting(Decision::kind).containsExactly(DecisionKind.START, DecisionKind.ADVANCE,
-                DecisionKind.ADVANCE, DecisionKind.ADVANCE, DecisionKind.ADVANCE, DecisionKind.PROMOTE);
+        assertThat(r.history()).extracting(Decision::kind).containsExactly(DecisionKind.START, DecisionKind.WARMED,
+                DecisionKind.ADVANCE, DecisionKind.ADVANCE, DecisionKind.ADVANCE, DecisionKind.ADVANCE,
+                DecisionKind.PROMOTE);
         for (int i = 2; i < r.history().size(); i++) {
             // every step lasted at least the guards' minimum
             assertThat(r.history().get(i).atMillis() - r.history().get(i - 1).atMillis())
@@ -68,8 +93,51 @@ class RolloutDeciderTest {
     }
 
     @Test
+    void aColdCandidateIsJudgedOnlyOnceWarmedUp() {
+        // its first 20 answers are late, every later one in time: judged cold, one of its first
+        // few answers at the 1 % step breaches the 1 % limit
+        Rollout cold = run(canary(NO_WARMUP, 0), 0.9, 0, 20, 3600);
+        assertThat(cold.status()).isEqualTo(RolloutStatus.ROLLED_BACK);
+        assertThat(cold.history().get(cold.history().size() - 1).reason()).contains("slo_miss_rate");
+
+        Rollout warmed = run(canary(0), 0.9, 0, 20, 3600);
+        assertThat(warmed.status()).isEqualTo(RolloutStatus.PROMOTED);
+        Decision w = warmed.history().get(1);
+        assertThat(w.kind()).isEqualTo(DecisionKind.WARMED);
+        assertThat(w.fromShare()).isZero();
+        assertThat(w.toShare()).isEqualTo(0.01);
+        // 200 copies at 100 a second: the first step began after 2 s, and was timed from then
+        assertThat(w.atMillis()).isEqualTo(1990);
+        assertThat(warmed.history().get(2).atMillis() - w.atMillis()).isGreaterThanOrEqualTo(10_000);
+    }
+
+    @Test
+    void whileWarmingNoUserIsServedByTheCandidateAndNothingIsJudged() {
+        Rollout r = canary(0);
+        assertThat(r.warming()).isTrue();
+        assertThat(r.share()).isZero();
+        assertThat(r.routesToCandidate("anyone")).isFalse();
+        // a candidate failing everything still warms up: its failures are judged at the first step
+        VersionStats awful = new VersionStats(1000, 1000, 1000, 0, 0, 1000, 1000);
+        RolloutEvidence e = new RolloutEvidence(awful, VersionStats.EMPTY, 199);
+        assertThat(RolloutDecider.decide(r, e, 1000)).isSameAs(r);
+        Rollout paused = r.pause(1100);
+        assertThat(paused.warming()).isTrue();
+        assertThat(RolloutDecider.decide(paused, e.withWarmup(), 1200)).isSameAs(paused);
+        Rollout resumed = paused.resume(1300, 0);
+        assertThat(resumed.warming()).isTrue();
+        Rollout warmed = RolloutDecider.decide(resumed, new RolloutEvidence(VersionStats.EMPTY, VersionStats.EMPTY, 200),
+                1400);
+        assertThat(warmed.warming()).isFalse();
+        assertThat(warmed.status()).isEqualTo(RolloutStatus.RUNNING);
+        assertThat(warmed.share()).isEqualTo(0.01);
+        assertThat(warmed.stepStartedAtMillis()).isEqualTo(1400);
+        assertThat(warmed.abort(1500, "operator").warming()).isFalse();
+    }
+
+    @Test
     void holdsWithoutEnoughFeedback() {
-        Guards g = new Guards(0.01, 0.01, 0.02, 1_000_000, 0.99, 0, 0);
+        Guards g = new Guards(0.01, 0.01, 0.02, 1_000_000, 0.99, 0, 0, 0);
         Rollout r = Rollout.start("r", "m", "2", "1", RolloutMode.CANARY, Task.CLASSIFICATION, 1, g,
                 Rollout.DEFAULT_STEPS, 0);
         Rollout after = run(r, 0.9, 0, 600);
@@ -88,7 +156,7 @@ class RolloutDeciderTest {
 
     @Test
     void pausedRolloutsAreNotDecidedAndAbortIsFinal() {
-        Rollout paused = canary(0).pause(5);
+        Rollout paused = canary(NO_WARMUP, 0).pause(5);
         assertThat(run(paused, 0.5, 0.5, 60)).isSameAs(paused);
         assertThat(paused.share()).isEqualTo(0.01);
         Rollout resumed = paused.resume(10, 0);
@@ -109,7 +177,7 @@ class RolloutDeciderTest {
                 Guards.DEFAULTS, List.of(0.5, 0.2), 0)).hasMessageContaining("increase");
         assertThatThrownBy(() -> Rollout.start("r", "m", "2", "1", RolloutMode.SHADOW, Task.CLASSIFICATION, 1,
                 Guards.DEFAULTS, List.of(0.1, 0.2), 0)).hasMessageContaining("shadow");
-        assertThatThrownBy(() -> new Guards(1.5, 0.01, 0.02, 0, 0.99, 0, 0)).hasMessageContaining("max_slo_miss_rate");
+        assertThatThrownBy(() -> new Guards(1.5, 0.01, 0.02, 0, 0.99, 0, 0, 0)).hasMessageContaining("max_slo_miss_rate");
     }
 
     @Test
@@ -120,7 +188,7 @@ class RolloutDeciderTest {
         for (int i = 0; i < 100; i++) {
             c = c.withQuery(i < 10, false);
         }
-        GuardValue miss = GuardCheck.evaluate(new Guards(0.01, 0.01, 0.02, 0, 0.95, 0, 0),
+        GuardValue miss = GuardCheck.evaluate(new Guards(0.01, 0.01, 0.02, 0, 0.95, 0, 0, 0),
                 new RolloutEvidence(c, VersionStats.EMPTY)).get(0);
         // Wilson 95 % interval of 10/100: [0.0552, 0.1744]
         assertThat(miss.lower()).isCloseTo(0.0552, within(1e-3));

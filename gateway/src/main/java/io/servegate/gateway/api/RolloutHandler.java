@@ -33,7 +33,7 @@ public final class RolloutHandler {
     /** The fraction of queries a shadow rollout copies to its candidate when {@code shadow_fraction} is not given. */
     static final double DEFAULT_SHADOW_FRACTION = 0.1;
     private static final List<String> GUARD_FIELDS = List.of("max_slo_miss_rate", "max_error_rate",
-            "max_loss_increase", "min_feedback", "confidence", "min_step_queries", "min_step_ms");
+            "max_loss_increase", "min_feedback", "confidence", "min_step_queries", "min_step_ms", "warmup_queries");
 
     private final RolloutAdmin rollouts;
     private final JsonBodies bodies;
@@ -128,7 +128,8 @@ public final class RolloutHandler {
                 JsonBodies.optionalLong(g, "min_feedback", 0, Long.MAX_VALUE, d.minFeedback()),
                 number(g, "confidence", d.confidence()),
                 JsonBodies.optionalLong(g, "min_step_queries", 0, Long.MAX_VALUE, d.minStepQueries()),
-                JsonBodies.optionalLong(g, "min_step_ms", 0, Long.MAX_VALUE, d.minStepMillis()));
+                JsonBodies.optionalLong(g, "min_step_ms", 0, Long.MAX_VALUE, d.minStepMillis()),
+                JsonBodies.optionalLong(g, "warmup_queries", 0, Long.MAX_VALUE, d.warmupQueries()));
     }
 
     private static double number(JsonNode body, String field, double fallback) {
@@ -154,6 +155,7 @@ public final class RolloutHandler {
         out.put("scale", r.scale());
         out.put("status", lower(r.status()));
         out.put("step", r.stepIndex());
+        out.put("warming", r.warming());
         out.put("steps", r.steps());
         out.put("share", r.share());
         Guards g = r.guards();
@@ -165,6 +167,7 @@ public final class RolloutHandler {
         guards.put("confidence", g.confidence());
         guards.put("min_step_queries", g.minStepQueries());
         guards.put("min_step_ms", g.minStepMillis());
+        guards.put("warmup_queries", g.warmupQueries());
         out.put("guards", guards);
         List<Map<String, Object>> values = new ArrayList<>();
         for (GuardValue gv : RolloutDecider.guardValues(r, v.evidence())) {
@@ -179,7 +182,7 @@ public final class RolloutHandler {
         }
         out.put("guard_values", values);
         out.put("evidence", Map.of("candidate", stats(v.evidence().candidate()),
-                "baseline", stats(v.evidence().baseline())));
+                "baseline", stats(v.evidence().baseline()), "warmups", v.evidence().warmups()));
         List<Map<String, Object>> history = new ArrayList<>();
         for (Decision d : r.history()) {
             Map<String, Object> m = new LinkedHashMap<>();

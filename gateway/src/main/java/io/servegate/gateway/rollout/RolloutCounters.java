@@ -10,7 +10,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * What this gateway observed of each rollout since it started here: the candidate's and the
- * baseline's queries, SLO misses and defaults, container errors and feedback losses. Adders, so
+ * baseline's queries, SLO misses and defaults, container errors and feedback losses, and the
+ * candidate's warm-up copies. Adders, so
  * the query path only increments; shadow copies' agreement with the baseline counts on the
  * candidate's side; {@link RolloutDecisions} reads the sums and stores them for the
  * deciding gateway.
@@ -47,10 +48,16 @@ public final class RolloutCounters {
         s.lossSum.add(loss);
     }
 
+    /** Counts one warm-up copy the candidate answered (or its container failed); it counts for nothing else. */
+    public void warmup(String rolloutId) {
+        side(rolloutId, true).warmups.increment();
+    }
+
     /** @return the figures this gateway holds for a rollout (empty if none) */
     public RolloutEvidence evidence(String rolloutId) {
         Side[] sides = byRollout.get(rolloutId);
-        return sides == null ? RolloutEvidence.EMPTY : new RolloutEvidence(sides[1].stats(), sides[0].stats());
+        return sides == null ? RolloutEvidence.EMPTY
+                : new RolloutEvidence(sides[1].stats(), sides[0].stats(), sides[1].warmups.sum());
     }
 
     /** Forgets rollouts other than {@code ids} (those that ended or were replaced). */
@@ -74,6 +81,7 @@ public final class RolloutCounters {
         final LongAdder agreements = new LongAdder();
         final LongAdder feedback = new LongAdder();
         final DoubleAdder lossSum = new DoubleAdder();
+        final LongAdder warmups = new LongAdder();
 
         VersionStats stats() {
             // read in this order so that a miss is never counted without its query

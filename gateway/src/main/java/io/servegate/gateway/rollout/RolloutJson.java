@@ -42,10 +42,11 @@ final class RolloutJson {
         n.putObject("guards").put("max_slo_miss_rate", g.maxSloMissRate()).put("max_error_rate", g.maxErrorRate())
                 .put("max_loss_increase", g.maxLossIncrease()).put("min_feedback", g.minFeedback())
                 .put("confidence", g.confidence()).put("min_step_queries", g.minStepQueries())
-                .put("min_step_ms", g.minStepMillis());
+                .put("min_step_ms", g.minStepMillis()).put("warmup_queries", g.warmupQueries());
         ArrayNode steps = n.putArray("steps");
         r.steps().forEach(steps::add);
         n.put("step", r.stepIndex());
+        n.put("warming", r.warming());
         n.put("status", r.status().name());
         n.put("step_started_at_ms", r.stepStartedAtMillis());
         n.put("step_start_queries", r.stepStartQueries());
@@ -63,7 +64,8 @@ final class RolloutJson {
         Guards guards = new Guards(g.required("max_slo_miss_rate").doubleValue(),
                 g.required("max_error_rate").doubleValue(), g.required("max_loss_increase").doubleValue(),
                 g.required("min_feedback").longValue(), g.required("confidence").doubleValue(),
-                g.required("min_step_queries").longValue(), g.required("min_step_ms").longValue());
+                g.required("min_step_queries").longValue(), g.required("min_step_ms").longValue(),
+                g.path("warmup_queries").asLong(0)); // absent in rollouts stored before warm-ups: none
         List<Double> steps = new ArrayList<>();
         n.required("steps").forEach(s -> steps.add(s.doubleValue()));
         List<Decision> history = new ArrayList<>();
@@ -74,7 +76,7 @@ final class RolloutJson {
                 n.required("candidate").stringValue(), n.required("baseline").stringValue(),
                 RolloutMode.valueOf(n.required("mode").stringValue()), Task.valueOf(n.required("task").stringValue()),
                 n.required("scale").doubleValue(), guards, steps, n.required("step").intValue(),
-                RolloutStatus.valueOf(n.required("status").stringValue()),
+                n.path("warming").asBoolean(false), RolloutStatus.valueOf(n.required("status").stringValue()),
                 n.required("step_started_at_ms").longValue(), n.required("step_start_queries").longValue(), history);
     }
 
@@ -83,12 +85,14 @@ final class RolloutJson {
         n.put("v", 1);
         stats(n.putObject("candidate"), e.candidate());
         stats(n.putObject("baseline"), e.baseline());
+        n.put("warmups", e.warmups());
         return MAPPER.writeValueAsString(n);
     }
 
     static RolloutEvidence readEvidence(String json) {
         JsonNode n = MAPPER.readTree(json);
-        return new RolloutEvidence(stats(n.required("candidate")), stats(n.required("baseline")));
+        return new RolloutEvidence(stats(n.required("candidate")), stats(n.required("baseline")),
+                n.path("warmups").asLong(0));
     }
 
     private static void stats(ObjectNode n, VersionStats s) {

@@ -47,6 +47,8 @@ public final class RolloutMeters {
         }
         evidence(r, "candidate", e.candidate());
         evidence(r, "baseline", e.baseline());
+        gauge("servegate.rollout.evidence", "What a rollout's decisions are made from, summed over the fleet",
+                tags(r).and("side", "candidate").and("count", "warmups"), e.warmups());
     }
 
     private void evidence(Rollout r, String side, VersionStats s) {

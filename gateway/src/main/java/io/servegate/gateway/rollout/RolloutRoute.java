@@ -13,13 +13,14 @@ import io.servegate.core.rollout.RolloutStatus;
  * @param userKey the key the user was drawn by ({@code uid:<uid>}, {@code ctx:<context>},
  *                {@code id:<request id>}), or null when drawn at random
  * @param drawn   whether the user's point is below the step's share: answered by the candidate in
- *                a canary, copied to it in a shadow
+ *                a canary, copied to it in a shadow; while the candidate warms up, every query is
+ *                drawn for a copy
  */
 public record RolloutRoute(Rollout rollout, String userKey, boolean drawn) {
 
-    /** @return whether the candidate answers the query (a drawn user of a canary) */
+    /** @return whether the candidate answers the query (a drawn user of a canary that warmed up) */
     public boolean servedByCandidate() {
-        return drawn && rollout.mode() != RolloutMode.SHADOW;
+        return drawn && rollout.mode() != RolloutMode.SHADOW && !rollout.warming();
     }
 
     /** @return the version that answers the query: the candidate or the baseline */
@@ -27,8 +28,9 @@ public record RolloutRoute(Rollout rollout, String userKey, boolean drawn) {
         return servedByCandidate() ? rollout.candidate() : rollout.baseline();
     }
 
-    /** @return whether a shadow copy of the query is due (a drawn user of a running shadow) */
+    /** @return whether a copy of the query is due (a drawn user of a running shadow, or a warm-up) */
     boolean copied() {
-        return drawn && rollout.mode() == RolloutMode.SHADOW && rollout.status() == RolloutStatus.RUNNING;
+        return drawn && rollout.status() == RolloutStatus.RUNNING
+                && (rollout.mode() == RolloutMode.SHADOW || rollout.warming());
     }
 }

@@ -45,6 +45,12 @@ import reactor.core.scheduler.Schedulers;
  * time (app, model, user key and input → rollout, version, output), so that {@code /{app}/update}
  * can charge the label's loss to the version that answered.
  *
+ * <p>While a rollout's candidate warms up ({@link io.servegate.core.rollout.Guards#warmupQueries}),
+ * every user gets the baseline's answer and any answered query may be copied to the candidate as
+ * a shadow copy is, with {@value #WARMUP_DEADLINE_SLOS} SLOs to answer; a copy the candidate
+ * answers (or its container fails) counts only as one warm-up, and nothing of it is compared or
+ * joined with feedback.
+ *
  * <p>While a model has a shadow rollout, every user gets the baseline's answer; once it is
  * answered, a query whose user is in the rollout's fraction is also copied to the candidate if
  * {@link ShadowAdmission} lets it (room in the candidate's scheduler, a bounded number in
@@ -53,6 +59,12 @@ import reactor.core.scheduler.Schedulers;
  * the baseline's (agreement), and feedback on that input charges both versions' losses.
  */
 public final class RolloutTraffic {
+
+    /**
+     * A warm-up copy's deadline in SLOs: a cold candidate's first batches may take several SLOs,
+     * and a copy is there to warm it, not to judge it.
+     */
+    static final int WARMUP_DEADLINE_SLOS = 10;
 
     private final RolloutCounters counters;
     private final LongSupplier clock;
@@ -120,8 +132,8 @@ public final class RolloutTraffic {
         if (r == null || !r.baseline().equals(current)) {
             return null;
         }
-        boolean drawn = userKey != null ? r.routesToCandidate(userKey)
-                : ThreadLocalRandom.current().nextDouble() < r.share();
+        boolean drawn = r.warming() || (userKey != null ? r.routesToCandidate(userKey)
+                : ThreadLocalRandom.current().nextDouble() < r.share());
         return new RolloutRoute(r, userKey, drawn);
     }
 
@@ -196,17 +208,34 @@ public final class RolloutTraffic {
     private void copy(Rollout r, PlayedKey key, String baselineOutput, Duration slo,
             BiFunction<String, Duration, Mono<String>> shadowWith) {
         long sent = clock.getAsLong();
-        Mono.defer(() -> shadowWith.apply(r.candidate(), slo)).subscribeOn(Schedulers.parallel())
-                .doFinally(s -> shadows.release())
-                .subscribe(out -> {
-                    counters.query(r.id(), true, clock.getAsLong() - sent > slo.toNanos(), false);
-                    counters.comparison(r.id(), out.equals(baselineOutput));
-                    if (key != null) {
-                        played.asMap().computeIfPresent(key, (k, v) -> v.rolloutId().equals(r.id())
-                                ? new Played(v.rolloutId(), false, v.output(), out) : v);
-                    }
-                }, e -> counters.query(r.id(), true, true,
-                        !(e instanceof PredictionException pe) || isError(pe.reason())));
+        Duration deadline = r.warming() ? slo.multipliedBy(WARMUP_DEADLINE_SLOS) : slo;
+        Mono<String> copy = Mono.defer(() -> shadowWith.apply(r.candidate(), deadline))
+                .subscribeOn(Schedulers.parallel()).doFinally(s -> shadows.release());
+        if (r.warming()) {
+            copy.subscribe(out -> counters.warmup(r.id()), e -> {
+                if (e instanceof PredictionException pe && ranInContainer(pe.reason())) {
+                    counters.warmup(r.id());
+                }
+            });
+            return;
+        }
+        copy.subscribe(out -> {
+            counters.query(r.id(), true, clock.getAsLong() - sent > slo.toNanos(), false);
+            counters.comparison(r.id(), out.equals(baselineOutput));
+            if (key != null) {
+                played.asMap().computeIfPresent(key, (k, v) -> v.rolloutId().equals(r.id())
+                        ? new Played(v.rolloutId(), false, v.output(), out) : v);
+            }
+        }, e -> counters.query(r.id(), true, true, !(e instanceof PredictionException pe) || isError(pe.reason())));
+    }
+
+    /**
+     * Failures of a warm-up copy that the candidate's container saw: a copy that timed out or was
+     * dropped by its scheduler warmed nothing, and a candidate that answers nothing stays warming
+     * (its users on the baseline) until an operator aborts it.
+     */
+    private static boolean ranInContainer(DefaultReason reason) {
+        return isError(reason) || reason == DefaultReason.INPUT_REJECTED;
     }
 
     /** Failures of the version itself: its container failed the batch, or failed so often that its circuit opened. */

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  */
 class RolloutDecisionsTest {
 
-    private static final Guards LENIENT = new Guards(0.1, 0.1, 0.1, 30, 0.95, 10, 0);
+    private static final Guards LENIENT = new Guards(0.1, 0.1, 0.1, 30, 0.95, 10, 0, 0);
 
     private final InMemoryRegistry registry = new InMemoryRegistry();
     private final InMemoryRolloutStore store = new InMemoryRolloutStore();
@@ -57,8 +57,12 @@ class RolloutDecisionsTest {
     }
 
     private Rollout start() {
+        return start(LENIENT);
+    }
+
+    private Rollout start(Guards guards) {
         return owner.admin.start(new RolloutAdmin.Request("m", "2", RolloutMode.CANARY, Task.CLASSIFICATION, 1,
-                LENIENT, List.of(0.5, 1.0))).block();
+                guards, List.of(0.5, 1.0))).block();
     }
 
     private Rollout stored() {
@@ -95,6 +99,33 @@ class RolloutDecisionsTest {
         assertThat(done.history().stream().map(d -> d.kind()).toList())
                 .containsExactly(DecisionKind.START, DecisionKind.ADVANCE, DecisionKind.PROMOTE);
         assertThat(registry.snapshot().currentVersion("m")).contains("2");
+    }
+
+    @Test
+    void warmUpsCountedOnEveryGatewayStartTheFirstStepOnTheOwnerAndCountForNothingElse() {
+        Guards g = LENIENT;
+        start(new Guards(g.maxSloMissRate(), g.maxErrorRate(), g.maxLossIncrease(), g.minFeedback(), g.confidence(),
+                g.minStepQueries(), g.minStepMillis(), 20));
+        assertThat(stored().warming()).isTrue();
+        for (int i = 0; i < 12; i++) {
+            other.counters.warmup(stored().id());
+            owner.counters.warmup(stored().id());
+        }
+        owner.tick();
+        assertThat(stored().warming()).as("the owner has stored only its own 12 so far").isTrue();
+        other.tick();
+        assertThat(stored().warming()).as("only the owner decides").isTrue();
+        owner.tick();
+        Rollout r = stored();
+        assertThat(r.warming()).as("24 warm-ups over the fleet").isFalse();
+        assertThat(r.share()).isEqualTo(0.5);
+        assertThat(r.history().get(1).kind()).isEqualTo(DecisionKind.WARMED);
+        assertThat(r.history().get(1).reason()).contains("24 copies");
+        assertThat(store.evidence(r.id()).block().candidate().queries()).as("warm-ups are no candidate queries")
+                .isZero();
+        other.tick();
+        assertThat(other.traffic.routing("m").warming()).as("the other gateway routes by the owner's decision")
+                .isFalse();
     }
 
     @Test

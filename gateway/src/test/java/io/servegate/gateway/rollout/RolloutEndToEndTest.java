@@ -33,7 +33,10 @@ import tools.jackson.databind.ObjectMapper;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
     "servegate.admin.port=0",
-    "servegate.rollouts.interval=100ms"})
+    "servegate.rollouts.interval=100ms",
+    // every answer from the candidate's container, not the prediction cache: the tests' few distinct inputs
+    // would otherwise be cached after the candidate's first answers (its warm-up copies included)
+    "servegate.cache.enabled=false"})
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RolloutEndToEndTest {
 
@@ -129,9 +132,50 @@ class RolloutEndToEndTest {
         assertThat(r.get("share").doubleValue()).isEqualTo(1.0);
         List<String> decisions = new ArrayList<>();
         r.get("history").forEach(d -> decisions.add(d.get("decision").asString()));
-        assertThat(decisions).containsExactly("start", "advance", "advance", "promote");
+        assertThat(decisions).containsExactly("start", "warmed", "advance", "advance", "promote");
         JsonNode v2 = driver.admin("get_model", Map.of("model_name", "equal", "model_version", "2"));
         assertThat(v2.get("is_current_version").booleanValue()).isTrue();
+    }
+
+    @Test
+    void aCandidateStartedColdIsJudgedOnlyOnceItsWarmUpCopiesHaveWarmedIt() throws Exception {
+        // as good as the current version, but its first 40 rows take 1.5 SLOs, as a freshly started
+        // container's first batches do; judged at once it is rolled back, warmed up first it is promoted
+        long sloMicros = 300_000;
+        Map<String, Object> lenient = Map.of("max_slo_miss_rate", 0.05, "max_error_rate", 0.05,
+                "max_loss_increase", 0.05, "min_feedback", 50, "confidence", 0.95, "min_step_queries", 50,
+                "min_step_ms", 0);
+        for (boolean warmup : List.of(false, true)) {
+            String model = warmup ? "warmed" : "cold";
+            EmulatedPredictor<float[]> fast = new EmulatedPredictor<>(0.2, 0, RolloutDriver.CLASSES);
+            AtomicInteger rows = new AtomicInteger();
+            driver.deploy(model, (List<float[]> batch) -> {
+                if (rows.getAndAdd(batch.size()) < 40) {
+                    Thread.sleep(sloMicros * 3 / 2 / 1000);
+                }
+                return fast.predictBatch(batch);
+            }, sloMicros);
+            Map<String, Object> guards = new LinkedHashMap<>(lenient);
+            guards.put("warmup_queries", warmup ? 100 : 0);
+            driver.admin("start_rollout", start(model, List.of(0.1, 0.5, 1.0), guards));
+
+            driver.queryWithFeedbackUntil(model + "-app", RolloutDriver.CLASSES,
+                    () -> !driver.rollout(model).get("status").asString().equals("running"), 30_000);
+
+            JsonNode r = driver.rollout(model);
+            List<String> decisions = new ArrayList<>();
+            r.get("history").forEach(d -> decisions.add(d.get("decision").asString()));
+            if (warmup) {
+                assertThat(r.get("status").asString()).as(r.toString()).isEqualTo("promoted");
+                assertThat(decisions).containsExactly("start", "warmed", "advance", "advance", "promote");
+                assertThat(r.get("evidence").get("warmups").longValue()).isGreaterThanOrEqualTo(100);
+            } else {
+                assertThat(r.get("status").asString()).as(r.toString()).isEqualTo("rolled_back");
+                assertThat(r.get("history").get(r.get("history").size() - 1).get("reason").asString())
+                        .startsWith("guard breached: slo_miss_rate");
+            }
+            assertThat(rows.get()).as("the candidate's container answered past its cold rows").isGreaterThan(40);
+        }
     }
 
     @Test
@@ -139,7 +183,7 @@ class RolloutEndToEndTest {
         driver.deploy("sticky", 5);
         // never advances (too much feedback required) and never rolls back (no feedback sent)
         JsonNode started = driver.admin("start_rollout", start("sticky", List.of(0.3, 1.0),
-                Map.of("min_feedback", 1_000_000_000)));
+                Map.of("min_feedback", 1_000_000_000, "warmup_queries", 0)));
         String id = started.get("id").asString();
         Set<String> onCandidate = new HashSet<>();
         for (int u = 0; u < 300; u++) {
@@ -176,6 +220,8 @@ class RolloutEndToEndTest {
         expect("start_rollout", "{\"model_name\":\"admin\",\"candidate_version\":\"2\",\"guards\":"
                 + "{\"confidence\":0.2}}", 400, "confidence must be in [0.5, 1)");
         expect("start_rollout", "{\"model_name\":\"admin\",\"candidate_version\":\"2\",\"guards\":"
+                + "{\"warmup_queries\":-1}}", 400, "field 'warmup_queries' must be in 0..");
+        expect("start_rollout", "{\"model_name\":\"admin\",\"candidate_version\":\"2\",\"guards\":"
                 + "{\"max_errors\":0.1}}", 400, "unknown field 'max_errors'");
         expect("start_rollout", "{\"model_name\":\"admin\",\"candidate_version\":\"2\",\"steps\":[0.5,0.2]}", 400,
                 "steps must increase");
@@ -195,11 +241,14 @@ class RolloutEndToEndTest {
         expect("get_rollout", "{\"model_name\":\"admin\"}", 404, "has no rollout");
         JsonNode shadow = driver.admin("start_rollout", Map.of("model_name", "admin", "candidate_version", "2",
                 "mode", "shadow"));
-        assertThat(shadow.get("share").doubleValue()).as("the default shadow fraction").isEqualTo(0.1);
+        assertThat(shadow.get("warming").booleanValue()).as("warming up by default").isTrue();
+        assertThat(shadow.get("share").doubleValue()).as("nothing copied for the guards while warming").isZero();
+        assertThat(shadow.get("steps").get(0).doubleValue()).as("the default shadow fraction").isEqualTo(0.1);
+        assertThat(shadow.get("guards").get("warmup_queries").longValue()).isEqualTo(200);
         driver.admin("abort_rollout", Map.of("model_name", "admin"));
 
         JsonNode r = driver.admin("start_rollout", Map.of("model_name", "admin", "candidate_version", "2",
-                "guards", Map.of("min_feedback", 1_000_000_000)));
+                "guards", Map.of("min_feedback", 1_000_000_000, "warmup_queries", 0)));
         assertThat(r.get("status").asString()).isEqualTo("running");
         assertThat(r.get("baseline_version").asString()).isEqualTo("1");
         assertThat(r.get("share").doubleValue()).isEqualTo(0.01);

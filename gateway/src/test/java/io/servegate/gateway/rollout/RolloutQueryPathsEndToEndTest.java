@@ -114,7 +114,8 @@ class RolloutQueryPathsEndToEndTest {
         driver.admin("add_model_links", Map.of("app_name", EXP3_APP, "model_names", List.of(MODEL)));
         // never advances (too much feedback required); rolled back once labels show the candidate worse
         String id = driver.admin("start_rollout", Map.of("model_name", MODEL, "candidate_version", "2",
-                "steps", List.of(SHARE, 1.0), "guards", Map.of("min_feedback", 1_000_000_000))).get("id").asString();
+                "steps", List.of(SHARE, 1.0), "guards", Map.of("min_feedback", 1_000_000_000, "warmup_queries", 0)))
+                .get("id").asString();
         long candidate = 0;
         long baseline = 0;
 

@@ -133,7 +133,7 @@ class RolloutRedisRestartTest {
         JsonNode done = second.awaitStatus(MODEL, "promoted", Duration.ofSeconds(10));
         List<String> decisions = new ArrayList<>();
         done.get("history").forEach(d -> decisions.add(d.get("decision").asString()));
-        assertThat(decisions).containsExactly("start", "advance", "advance", "promote");
+        assertThat(decisions).containsExactly("start", "warmed", "advance", "advance", "promote");
         assertThat(second.admin("get_model", Map.of("model_name", MODEL, "model_version", "2"))
                 .get("is_current_version").booleanValue()).isTrue();
     }

@@ -71,7 +71,7 @@ class RolloutShadowEndToEndTest {
         // a loss increase of 0.5 holds under 0.9, and no amount of feedback suffices: it keeps running
         JsonNode started = driver.admin("start_rollout", Map.of("model_name", "shadow", "candidate_version", "2",
                 "mode", "shadow", "shadow_fraction", 0.5,
-                "guards", Map.of("max_loss_increase", 0.9, "min_feedback", 1_000_000_000)));
+                "guards", Map.of("max_loss_increase", 0.9, "min_feedback", 1_000_000_000, "warmup_queries", 0)));
         assertThat(started.get("mode").asString()).isEqualTo("shadow");
         assertThat(started.get("steps").get(0).doubleValue()).isEqualTo(0.5);
         String id = started.get("id").asString();

@@ -7,8 +7,11 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.servegate.core.cache.EncodedInput;
 import io.servegate.core.rollout.Guards;
 import io.servegate.core.rollout.Rollout;
+import io.servegate.core.rollout.RolloutDecider;
+import io.servegate.core.rollout.RolloutEvidence;
 import io.servegate.core.rollout.RolloutMode;
 import io.servegate.core.rollout.StickyAssignment;
+import io.servegate.core.rollout.VersionStats;
 import io.servegate.core.selection.Task;
 import io.servegate.gateway.query.DefaultReason;
 import io.servegate.gateway.query.Prediction;
@@ -29,6 +32,11 @@ class RolloutTrafficTest {
 
     private static final Application APP = new Application("app", "floats", "-1", 1_000, List.of("m"));
 
+    /** The default guards, the candidate starting at its first step at once. */
+    static final Guards NO_WARMUP = new Guards(Guards.DEFAULTS.maxSloMissRate(), Guards.DEFAULTS.maxErrorRate(),
+            Guards.DEFAULTS.maxLossIncrease(), Guards.DEFAULTS.minFeedback(), Guards.DEFAULTS.confidence(),
+            Guards.DEFAULTS.minStepQueries(), Guards.DEFAULTS.minStepMillis(), 0);
+
     /** Sends no shadow copies (the canary tests). */
     static final ShadowAdmission NO_SHADOWS = new ShadowAdmission((m, v) -> true, 0, new SimpleMeterRegistry());
 
@@ -36,7 +44,7 @@ class RolloutTrafficTest {
     private final RolloutCounters counters = new RolloutCounters();
 
     private static Rollout canary(double share) {
-        return Rollout.start("m:2:x", "m", "2", "1", RolloutMode.CANARY, Task.CLASSIFICATION, 1, Guards.DEFAULTS,
+        return Rollout.start("m:2:x", "m", "2", "1", RolloutMode.CANARY, Task.CLASSIFICATION, 1, NO_WARMUP,
                 share < 1 ? List.of(share, 1.0) : List.of(1.0), 0);
     }
 
@@ -107,7 +115,7 @@ class RolloutTrafficTest {
         RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), 1 << 20, NO_SHADOWS);
         Rollout rm = canary(1.0);
         Rollout rn = Rollout.start("n:2:x", "n", "2", "1", RolloutMode.CANARY, Task.CLASSIFICATION, 1,
-                Guards.DEFAULTS, List.of(1.0), 0);
+                NO_WARMUP, List.of(1.0), 0);
         traffic.update(List.of(rm, rn));
         for (String model : List.of("m", "n")) {
             assertThat(traffic.predict(ensemble, model, "1", "uid:a", () -> input(7), 0,
@@ -167,7 +175,7 @@ class RolloutTrafficTest {
     }
 
     private static Rollout shadow(double fraction) {
-        return Rollout.start("m:2:s", "m", "2", "1", RolloutMode.SHADOW, Task.CLASSIFICATION, 1, Guards.DEFAULTS,
+        return Rollout.start("m:2:s", "m", "2", "1", RolloutMode.SHADOW, Task.CLASSIFICATION, 1, NO_WARMUP,
                 List.of(fraction), 0);
     }
 
@@ -208,6 +216,47 @@ class RolloutTrafficTest {
         assertThat(e.baseline().lossSum()).isEqualTo(1.0);
         assertThat(e.candidate().feedback()).isEqualTo(1);
         assertThat(e.candidate().lossSum()).isZero();
+    }
+
+    @Test
+    void whileTheCandidateWarmsUpUsersGetTheBaselineAndEachCopyCountsAsOneWarmUpOnly() throws Exception {
+        RolloutTraffic traffic = new RolloutTraffic(counters, nanos::get, Duration.ofMinutes(1), 1 << 20,
+                new ShadowAdmission((m, v) -> true, 64, new SimpleMeterRegistry()));
+        Rollout r = Rollout.start("m:2:w", "m", "2", "1", RolloutMode.CANARY, Task.CLASSIFICATION, 1,
+                Guards.DEFAULTS, List.of(1.0), 0);
+        traffic.update(List.of(r));
+        for (int u = 0; u < 12; u++) {
+            // a canary at 100 %, yet every user gets the baseline; a copy the container failed warmed
+            // it, one its scheduler dropped did not
+            Mono<String> copy = u < 2 ? Mono.error(new PredictionException(DefaultReason.DEADLINE, "dropped"))
+                    : u < 4 ? Mono.error(new PredictionException(DefaultReason.CONTAINER_ERROR, "cold"))
+                    : Mono.just("2");
+            int i = u;
+            String answer = traffic.predict(APP, "m", "1", "uid:" + u, () -> input(i), 0,
+                    v -> Mono.just(Prediction.of(v)), (v, timeout) -> {
+                        assertThat(v).isEqualTo("2");
+                        assertThat(timeout).as("ten SLOs to warm up in").isEqualTo(Duration.ofMillis(10));
+                        return copy;
+                    }).block().output();
+            assertThat(answer).isEqualTo("1");
+        }
+        for (int wait = 0; counters.evidence(r.id()).warmups() < 10 && wait < 1000; wait++) {
+            Thread.sleep(10); // the copies answer on another thread
+        }
+        Thread.sleep(50);
+        var e = counters.evidence(r.id());
+        assertThat(e.warmups()).isEqualTo(10);
+        assertThat(e.candidate()).as("nothing the guards judge").isEqualTo(VersionStats.EMPTY);
+        assertThat(e.baseline().queries()).isEqualTo(12);
+        RolloutTraffic.Joined j = traffic.feedback(APP, "uid:5", input(5), "2").get(0);
+        assertThat(j.version()).isEqualTo("1");
+        assertThat(counters.evidence(r.id()).candidate().feedback()).isZero();
+
+        Rollout warmed = RolloutDecider.decide(r,
+                new RolloutEvidence(VersionStats.EMPTY, VersionStats.EMPTY, 200), 5);
+        traffic.update(warmed);
+        assertThat(shadowAnswer(traffic, "uid:1", 1, Mono.error(new AssertionError("no copy once warmed"))))
+                .as("once warmed, the canary at 100 % answers with the candidate").isEqualTo("2");
     }
 
     @Test

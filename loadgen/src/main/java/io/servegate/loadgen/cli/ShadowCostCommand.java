@@ -62,9 +62,13 @@ public final class ShadowCostCommand implements Callable<Integer> {
     private static final String MODEL = "shadow";
     private static final String SHADOW_METRIC = "servegate_rollout_shadow_total";
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-    /** Guards a candidate cannot breach or pass within a benchmark's copies: the rollout keeps copying. */
+    /**
+     * Guards a candidate cannot breach or pass within a benchmark's copies: the rollout keeps
+     * copying, at the variant's fraction from the start (no warm-up, whose copies go through the
+     * same admission as a shadow copying every query).
+     */
     private static final Map<String, Object> UNDECIDING_GUARDS = Map.of("max_slo_miss_rate", 0.999,
-            "max_error_rate", 0.999, "max_loss_increase", 0.999, "min_feedback", 1_000_000_000L);
+            "max_error_rate", 0.999, "max_loss_increase", 0.999, "min_feedback", 1_000_000_000L, "warmup_queries", 0);
 
     @Spec
     CommandSpec spec;

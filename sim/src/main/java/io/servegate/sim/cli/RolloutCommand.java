@@ -32,7 +32,8 @@ final class RolloutCommand implements Callable<Integer> {
     List<Double> baseline;
 
     @Option(names = "--candidate", split = ",", defaultValue = "0.8,10,10",
-            description = "candidate ACCURACY,FIXED_MS,TAIL_MS (default: ${DEFAULT-VALUE})")
+            description = "candidate ACCURACY,FIXED_MS,TAIL_MS[,COLD_ANSWERS,COLD_MS] (its first COLD_ANSWERS "
+                    + "answers take COLD_MS longer) (default: ${DEFAULT-VALUE})")
     List<Double> candidate;
 
     @Option(names = "--mode", defaultValue = "canary", description = "shadow or canary (default: ${DEFAULT-VALUE})")
@@ -80,6 +81,10 @@ final class RolloutCommand implements Callable<Integer> {
     @Option(names = "--min-step-ms", defaultValue = "10000", description = "per step (default: ${DEFAULT-VALUE})")
     long minStepMs;
 
+    @Option(names = "--warmup-queries", defaultValue = "200",
+            description = "copies the candidate answers before the first step (default: ${DEFAULT-VALUE})")
+    long warmupQueries;
+
     @Option(names = "--duration-s", defaultValue = "3600", description = "longest run (default: ${DEFAULT-VALUE})")
     long durationS;
 
@@ -92,7 +97,7 @@ final class RolloutCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Guards guards = new Guards(maxSloMissRate, maxErrorRate, maxLossIncrease, minFeedback, confidence,
-                minStepQueries, minStepMs);
+                minStepQueries, minStepMs, warmupQueries);
         Rollout start = Rollout.start("sim", "model", "2", "1", RolloutMode.parse(mode), Task.CLASSIFICATION, 1,
                 guards, steps, 0);
         RolloutRun run = new RolloutRun(version("--baseline", baseline), version("--candidate", candidate), rate,
@@ -112,10 +117,12 @@ final class RolloutCommand implements Callable<Integer> {
     }
 
     private static SimVersion version(String option, List<Double> v) {
-        if (v.size() != 3) {
-            throw new IllegalArgumentException(option + " must be ACCURACY,FIXED_MS,TAIL_MS, got " + v);
+        if (v.size() != 3 && v.size() != 5) {
+            throw new IllegalArgumentException(option + " must be ACCURACY,FIXED_MS,TAIL_MS[,COLD_ANSWERS,COLD_MS], got "
+                    + v);
         }
-        return new SimVersion(v.get(0), v.get(1), v.get(2));
+        return v.size() == 3 ? new SimVersion(v.get(0), v.get(1), v.get(2))
+                : new SimVersion(v.get(0), v.get(1), v.get(2), v.get(3).longValue(), v.get(4));
     }
 
     private Map<String, Object> summary(RolloutOutcome o) {

@@ -12,7 +12,9 @@ import java.util.SplittableRandom;
  * A rollout in virtual time over the same {@link RolloutDecider} the gateway uses: queries arrive
  * at a fixed rate from a population of users, each is routed by the rollout's sticky assignment,
  * the answering version's latency decides an SLO miss, and a feedback label for a fraction of the
- * queries arrives after a delay. The decider runs after every event.
+ * queries arrives after a delay. While the candidate warms up, every query is copied to it (the
+ * simulation has no capacity to run out of) and each copy counts as one warm-up. The decider runs
+ * after every event.
  *
  * @param baseline         the current version
  * @param candidate        the version rolled out
@@ -37,6 +39,8 @@ public record RolloutRun(SimVersion baseline, SimVersion candidate, double rateP
         Rollout r = rollout;
         long queries = 0;
         long onCandidate = 0;
+        long candidateAnswers = 0;
+        long baselineAnswers = 0;
         double gapMillis = 1000.0 / ratePerSecond;
         long now = 0;
         for (long i = 0; now <= maxMillis && !r.status().isFinal(); i++) {
@@ -44,21 +48,25 @@ public record RolloutRun(SimVersion baseline, SimVersion candidate, double rateP
             while (!feedback.isEmpty() && feedback.peekFirst().atMillis() <= now) {
                 Pending p = feedback.pollFirst();
                 e = p.candidate()
-                        ? new RolloutEvidence(e.candidate().withFeedback(p.loss()), e.baseline())
-                        : new RolloutEvidence(e.candidate(), e.baseline().withFeedback(p.loss()));
+                        ? new RolloutEvidence(e.candidate().withFeedback(p.loss()), e.baseline(), e.warmups())
+                        : new RolloutEvidence(e.candidate(), e.baseline().withFeedback(p.loss()), e.warmups());
                 r = RolloutDecider.decide(r, e, now);
             }
             if (r.status().isFinal()) {
                 break;
             }
             queries++;
+            if (r.warming()) {
+                candidate.latency(rnd, candidateAnswers++);
+                e = e.withWarmup();
+            }
             boolean toCandidate = r.routesToCandidate("u" + rnd.nextInt(users));
             boolean label = rnd.nextDouble() < feedbackFraction;
             boolean baselineRight = rnd.nextDouble() < baseline.accuracy();
             VersionStats b = e.baseline();
             VersionStats c = e.candidate();
             if (!toCandidate || r.mode() == RolloutMode.SHADOW) {
-                b = b.withQuery(baseline.latency(rnd) > sloMillis, false);
+                b = b.withQuery(baseline.latency(rnd, baselineAnswers++) > sloMillis, false);
                 if (label) {
                     feedback.addLast(new Pending(now + feedbackDelayMs, false, baselineRight ? 0 : 1));
                 }
@@ -66,7 +74,7 @@ public record RolloutRun(SimVersion baseline, SimVersion candidate, double rateP
             if (toCandidate) {
                 onCandidate++;
                 boolean candidateRight = rnd.nextDouble() < candidate.accuracy();
-                c = c.withQuery(candidate.latency(rnd) > sloMillis, false);
+                c = c.withQuery(candidate.latency(rnd, candidateAnswers++) > sloMillis, false);
                 if (r.mode() == RolloutMode.SHADOW) {
                     // the user got the baseline's answer; the copy is only compared (right or wrong alike) and labelled
                     c = c.withComparison(candidateRight == baselineRight);
@@ -75,7 +83,7 @@ public record RolloutRun(SimVersion baseline, SimVersion candidate, double rateP
                     feedback.addLast(new Pending(now + feedbackDelayMs, true, candidateRight ? 0 : 1));
                 }
             }
-            e = new RolloutEvidence(c, b);
+            e = new RolloutEvidence(c, b, e.warmups());
             r = RolloutDecider.decide(r, e, now);
         }
         return new RolloutOutcome(r, queries, onCandidate, now);

@@ -16,9 +16,13 @@ class RolloutRunTest {
     private static final SimVersion BASELINE = new SimVersion(0.9, 10, 10);
 
     private static RolloutOutcome run(SimVersion candidate, long seed) {
+        return run(candidate, Guards.DEFAULTS, seed);
+    }
+
+    private static RolloutOutcome run(SimVersion candidate, Guards guards, long seed) {
         RolloutRun run = new RolloutRun(BASELINE, candidate, 1000, 20_000, 100, 5_000, 0.5, seed);
         Rollout r = Rollout.start("r" + seed, "m", "2", "1", RolloutMode.CANARY, Task.CLASSIFICATION, 1,
-                Guards.DEFAULTS, Rollout.DEFAULT_STEPS, 0);
+                guards, Rollout.DEFAULT_STEPS, 0);
         return run.run(r, 3_600_000);
     }
 
@@ -52,6 +56,23 @@ class RolloutRunTest {
             RolloutOutcome o = run(good, 3);
             assertThat(o.rollout().status()).isEqualTo(RolloutStatus.PROMOTED);
             assertThat(o.rollout().share()).isEqualTo(1.0);
+        }
+    }
+
+    @Test
+    void anEqualCandidateStartedColdIsPromotedOnceWarmedUpAndRolledBackWithoutWarmUp() {
+        // its first 30 answers take 200 ms more: past the 100 ms SLO
+        SimVersion cold = new SimVersion(0.9, 10, 10, 30, 200);
+        Guards d = Guards.DEFAULTS;
+        Guards noWarmup = new Guards(d.maxSloMissRate(), d.maxErrorRate(), d.maxLossIncrease(), d.minFeedback(),
+                d.confidence(), d.minStepQueries(), d.minStepMillis(), 0);
+        for (long seed = 1; seed <= 3; seed++) {
+            RolloutOutcome judgedCold = run(cold, noWarmup, seed);
+            assertThat(judgedCold.rollout().status()).isEqualTo(RolloutStatus.ROLLED_BACK);
+            assertThat(judgedCold.rollout().history().get(judgedCold.rollout().history().size() - 1).reason())
+                    .contains("slo_miss_rate");
+            RolloutOutcome warmed = run(cold, seed);
+            assertThat(warmed.rollout().status()).isEqualTo(RolloutStatus.PROMOTED);
         }
     }
 }
