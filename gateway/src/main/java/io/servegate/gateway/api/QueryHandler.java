@@ -5,6 +5,7 @@ import io.servegate.gateway.query.PipelineService;
 import io.servegate.gateway.query.Prediction;
 import io.servegate.gateway.query.PredictionService;
 import io.servegate.gateway.query.SelectionService;
+import io.servegate.gateway.query.VersionRouter;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.PipelineGraph;
 import io.servegate.gateway.registry.PipelineStage;
@@ -19,6 +20,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import io.servegate.gateway.tracing.RequestTrace;
 import java.util.function.Function;
@@ -118,17 +120,21 @@ public final class QueryHandler {
     /** The query of {@code appName}; {@code body} (null for a raw body) may pick a version or a context. */
     private Query query(RegistrySnapshot snapshot, String appName, JsonNode body, long arrival) {
         PipelineGraph pipeline = snapshot.pipeline(appName).orElse(null);
+        String context = body == null ? null : context(body);
         if (pipeline != null) {
             if (body != null && body.has("version")) {
                 throw ApiException.badRequest("'version' applies to apps with a single model; '" + appName
-                        + "' is a pipeline, whose stages use their models' current versions");
+                        + "' is a pipeline, whose stages use their models' current versions (or their rollouts')");
             }
+            // each stage's model: its current version, or its rollout's choice for this user
+            long sloNanos = TimeUnit.MICROSECONDS.toNanos(pipeline.pipeline().asApplication().latencySloMicros());
+            VersionRouter stages = (m, v, encoded, predictWith, shadowWith) -> rollouts.predictStage(m, v, context,
+                    arrival, sloNanos, predictWith, shadowWith);
             return new Query(TensorType.forName(pipeline.pipeline().inputType()), inputLength(pipeline, snapshot),
-                    traced(input -> pipelines.predict(pipeline, snapshot, input, arrival)));
+                    traced(input -> pipelines.predict(pipeline, snapshot, input, arrival, stages)));
         }
         Application app = app(snapshot, appName);
         TensorType<?> type = TensorType.forName(app.inputType());
-        String context = body == null ? null : context(body);
         boolean single = SelectionConfig.SINGLE.policy().equals(app.selection().policy());
         String model = app.linkedModels().isEmpty() ? null : app.linkedModels().get(0);
         String requested = body == null ? null : JsonBodies.optionalString(body, "version", null);

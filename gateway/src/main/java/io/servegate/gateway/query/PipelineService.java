@@ -1,5 +1,6 @@
 package io.servegate.gateway.query;
 
+import io.servegate.core.cache.EncodedInput;
 import io.servegate.gateway.dispatch.LatencyProfiles;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.PipelineEdge;
@@ -16,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.BiFunction;
+import java.util.function.Function;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -26,7 +28,9 @@ import reactor.core.publisher.Mono;
  * fan-out runs in parallel). A stage runs when one of its incoming edges is taken: its source ran
  * and the edge's condition, if any, holds on the source's answer. The pipeline answers with the
  * last stage in topological order that ran. When a stage fails or misses its deadline, the query
- * gets the pipeline's default output at once, and the explanation names that stage.
+ * gets the pipeline's default output at once, and the explanation names that stage. Each stage's
+ * model answers with the version a {@link VersionRouter} gives the query's user: its current
+ * version, or its rollout's candidate (stage deadlines are planned on the current versions).
  */
 public final class PipelineService {
 
@@ -45,14 +49,20 @@ public final class PipelineService {
         this.outputAsInput = outputAsInput;
     }
 
-    /** Predicts one input through a pipeline, answering by {@code arrivalNanos + SLO}. */
+    /** Predicts one input through a pipeline, answering by {@code arrivalNanos + SLO}, each stage's model on its current version. */
     public Mono<Prediction> predict(PipelineGraph graph, RegistrySnapshot snapshot, Object input, long arrivalNanos) {
+        return predict(graph, snapshot, input, arrivalNanos, VersionRouter.CURRENT);
+    }
+
+    /** As {@link #predict(PipelineGraph, RegistrySnapshot, Object, long)}, each stage's version chosen by {@code router}. */
+    public Mono<Prediction> predict(PipelineGraph graph, RegistrySnapshot snapshot, Object input, long arrivalNanos,
+            VersionRouter router) {
         Application app = graph.pipeline().asApplication();
         long[] due = deadlines(graph, snapshot);
         for (int i = 0; i < due.length; i++) {
             due[i] += arrivalNanos;
         }
-        Run run = new Run(graph, snapshot, input, arrivalNanos, due);
+        Run run = new Run(graph, snapshot, input, arrivalNanos, due, router);
         return Flux.fromIterable(graph.order())
                 .flatMapSequential(run::result)
                 .filter(Optional::isPresent)
@@ -80,16 +90,19 @@ public final class PipelineService {
         private final Object input;
         private final long arrival;
         private final long[] due;
+        private final VersionRouter router;
         /** The request's trace, under which later stages (started from earlier ones' callbacks) predict; or null. */
         private final RequestTrace request = predictions.tracing().on() ? RequestTrace.current() : null;
         private final Map<String, Mono<Optional<StageResult>>> results = new HashMap<>();
 
-        Run(PipelineGraph graph, RegistrySnapshot snapshot, Object input, long arrival, long[] due) {
+        Run(PipelineGraph graph, RegistrySnapshot snapshot, Object input, long arrival, long[] due,
+                VersionRouter router) {
             this.graph = graph;
             this.snapshot = snapshot;
             this.input = input;
             this.arrival = arrival;
             this.due = due;
+            this.router = router;
         }
 
         /** The stage's result, empty when no incoming edge was taken; fails with the stage named. */
@@ -124,8 +137,8 @@ public final class PipelineService {
                 return Mono.just(StageResult.majority(taken));
             }
             long deadline = due[graph.position(stage.name())];
-            String version = snapshot.currentVersion(stage.model()).orElse(null);
-            if (version == null) {
+            String current = snapshot.currentVersion(stage.model()).orElse(null);
+            if (current == null) {
                 return Mono.error(failed(stage, null, deadline,
                         new PredictionException(DefaultReason.NO_MODEL, "model " + stage.model() + " has no version")));
             }
@@ -134,15 +147,21 @@ public final class PipelineService {
             try {
                 in = stage.input() == StageInput.PREVIOUS ? outputAsInput.apply(type, taken.get(0).output()) : input;
             } catch (IllegalArgumentException e) {
-                return Mono.error(failed(stage, version, deadline, new PredictionException(
+                return Mono.error(failed(stage, current, deadline, new PredictionException(
                         DefaultReason.CONTAINER_ERROR, "its predecessor's output is no '" + type.clipperName()
                                 + "' input: " + e.getMessage())));
             }
-            Mono<Prediction> prediction = request == null ? predictions.infer(stage.model(), version, type, in, deadline)
-                    : request.predicting(() -> predictions.infer(stage.model(), version, type, in, deadline));
-            return prediction
+            EncodedInput encoded = PredictionService.encode(type, in);
+            String[] answering = {current};
+            Function<String, Mono<Prediction>> predictWith = v -> {
+                answering[0] = v;
+                return request == null ? predictions.infer(stage.model(), v, in, encoded, deadline)
+                        : request.predicting(() -> predictions.infer(stage.model(), v, in, encoded, deadline));
+            };
+            return router.predict(stage.model(), current, encoded, predictWith,
+                            (v, timeout) -> predictions.infer(stage.model(), v, type, in, timeout))
                     .map(p -> StageResult.of(stage, p.output()))
-                    .onErrorMap(PredictionException.class, e -> failed(stage, version, deadline, e));
+                    .onErrorMap(PredictionException.class, e -> failed(stage, answering[0], deadline, e));
         }
 
         /**

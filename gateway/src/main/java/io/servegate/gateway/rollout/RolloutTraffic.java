@@ -157,6 +157,22 @@ public final class RolloutTraffic {
     }
 
     /**
+     * Answers a pipeline stage's call of {@code model} by {@link #route} and {@link #answer} while
+     * the model has a rollout that routes, else with {@code current}. Pipelines take no feedback,
+     * so nothing is remembered; the pipeline's SLO from the query's arrival stands for the app's
+     * (a stage that missed its own deadline failed, which is a miss too).
+     *
+     * @param userKey {@code uid:<uid>}, {@code ctx:<context>} or null
+     */
+    public Mono<Prediction> predictStage(String model, String current, String userKey, long arrivalNanos,
+            long sloNanos, Function<String, Mono<Prediction>> predictWith,
+            BiFunction<String, Duration, Mono<String>> shadowWith) {
+        RolloutRoute route = route(model, current, userKey);
+        return route == null ? predictWith.apply(current)
+                : answer(route, null, null, arrivalNanos, sloNanos, predictWith, shadowWith);
+    }
+
+    /**
      * Answers one query routed by {@code route} with its version, on every path; counts the outcome for the
      * guards (later than {@code sloNanos} after arrival, a default or a failure is a miss; the
      * container's failure an error); remembers the answer for the app's feedback; and in a shadow

@@ -32,8 +32,8 @@ import tools.jackson.databind.ObjectMapper;
 
 /**
  * A canary covers every way its model is queried, on a real gateway with emulated containers
- * ({@link RolloutDriver}): an app with a learning selection policy (exp3) calling the model, and
- * Open Inference Protocol clients over REST and gRPC. Version 1 has 10 classes and answers class
+ * ({@link RolloutDriver}): an app with a learning selection policy (exp3) calling the model, a
+ * pipeline with the model as a stage, and Open Inference Protocol clients over REST and gRPC. Version 1 has 10 classes and answers class
  * 7's input with 7; the candidate, version 2, has 5 classes and answers it with 2, so each answer
  * says which version gave it.
  */
@@ -48,6 +48,7 @@ class RolloutQueryPathsEndToEndTest {
     private static final double SHARE = 0.3;
     private static final String MODEL = "paths";
     private static final String EXP3_APP = "paths-exp3";
+    private static final String PIPELINE = "paths-pipeline";
 
     @LocalServerPort
     int queryPort;
@@ -106,12 +107,15 @@ class RolloutQueryPathsEndToEndTest {
     }
 
     @Test
-    void anExp3AppAndOipClientsReachTheCandidateByTheStepsShareAreCountedAndReturnToTheBaselineOnRollback()
+    void anExp3AppAPipelineAndOipClientsReachTheCandidateByTheStepsShareAreCountedAndReturnToTheBaselineOnRollback()
             throws Exception {
         driver.deploy(MODEL, 5);
         driver.admin("add_app", Map.of("name", EXP3_APP, "input_type", "floats", "default_output", "-1",
                 "latency_slo_micros", RolloutDriver.SLO_MICROS, "selection_policy", "exp3"));
         driver.admin("add_model_links", Map.of("app_name", EXP3_APP, "model_names", List.of(MODEL)));
+        driver.admin("add_pipeline", Map.of("name", PIPELINE, "input_type", "floats", "default_output", "-1",
+                "latency_slo_micros", RolloutDriver.SLO_MICROS, "stages", List.of(Map.of("name", "only",
+                        "model", MODEL))));
         // never advances (too much feedback required); rolled back once labels show the candidate worse
         String id = driver.admin("start_rollout", Map.of("model_name", MODEL, "candidate_version", "2",
                 "steps", List.of(SHARE, 1.0), "guards", Map.of("min_feedback", 1_000_000_000, "warmup_queries", 0)))
@@ -133,6 +137,20 @@ class RolloutQueryPathsEndToEndTest {
         candidate += 2L * exp3OnCandidate.size();
         baseline += 2L * (200 - exp3OnCandidate.size());
         assertThat(exp3OnCandidate.size()).isBetween(36, 84);
+
+        // the pipeline's stage: sticky by the pipeline query's uid, as an app's query
+        List<String> pipelineOnCandidate = new ArrayList<>();
+        for (int u = 0; u < 200; u++) {
+            String uid = "p" + u;
+            boolean expected = drawn(id, "uid:" + uid);
+            assertThat(driver.predict(PIPELINE, uid, 7)).as(uid).isEqualTo(expected ? "2" : "7");
+            if (expected) {
+                pipelineOnCandidate.add(uid);
+            }
+        }
+        candidate += pipelineOnCandidate.size();
+        baseline += 200 - pipelineOnCandidate.size();
+        assertThat(pipelineOnCandidate.size()).isBetween(36, 84);
 
         // OIP requests with an id: sticky by it, the same over REST and gRPC
         List<String> idsOnCandidate = new ArrayList<>();
@@ -203,6 +221,9 @@ class RolloutQueryPathsEndToEndTest {
         // after the rollback every path gets version 1 again
         for (String uid : exp3OnCandidate) {
             assertThat(driver.predict(EXP3_APP, uid, 7)).as(uid).isEqualTo("7");
+        }
+        for (String uid : pipelineOnCandidate) {
+            assertThat(driver.predict(PIPELINE, uid, 7)).as(uid).isEqualTo("7");
         }
         for (String rid : idsOnCandidate) {
             assertThat(restInfer(null, rid, 7)).as(rid).containsExactly("1", "7");
