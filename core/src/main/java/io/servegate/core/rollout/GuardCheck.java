@@ -6,8 +6,13 @@ import java.util.List;
  * Evaluates a rollout's guards on its evidence with confidence bounds.
  *
  * <ul>
- *   <li>Rates (SLO misses and defaults, errors) of the candidate's queries: the Wilson score
- *       interval, which stays sensible for rare events and few queries.</li>
+ *   <li>SLO misses and defaults attributable to the candidate: its rate minus the baseline's over
+ *       the same period (a machine or a network that slows both versions is not the candidate's
+ *       doing), with Newcombe's hybrid score interval for a difference of proportions (each rate's
+ *       Wilson interval combined), which stays sensible for rare events and few queries; without
+ *       baseline queries, the candidate's rate alone.</li>
+ *   <li>Errors of the candidate's queries (its own container's failures): the Wilson score
+ *       interval.</li>
  *   <li>Loss increase: the difference of the two versions' mean feedback losses with a normal
  *       approximation of the posterior of each mean under a uniform prior (mean
  *       {@code (sum + 1) / (n + 2)}, variance at most {@code m (1 - m) / n} for losses in
@@ -25,13 +30,14 @@ public final class GuardCheck {
     private GuardCheck() {
     }
 
-    /** @return the three guards' values, in the order slo_miss_rate, error_rate, loss_increase */
+    /** @return the three guards' values, in the order slo_miss_increase, error_rate, loss_increase */
     public static List<GuardValue> evaluate(Guards g, RolloutEvidence e) {
         double z = normalQuantile((1 + g.confidence()) / 2);
         VersionStats c = e.candidate();
         VersionStats b = e.baseline();
         return List.of(
-                rate("slo_miss_rate", c.sloMisses(), c.queries(), g.maxSloMissRate(), z),
+                rateIncrease("slo_miss_increase", c.sloMisses(), c.queries(), b.sloMisses(), b.queries(),
+                        g.maxSloMissIncrease(), z),
                 rate("error_rate", c.errors(), c.queries(), g.maxErrorRate(), z),
                 lossIncrease(c, b, g.maxLossIncrease(), z));
     }
@@ -40,11 +46,32 @@ public final class GuardCheck {
         if (n == 0) {
             return GuardValue.of(name, Double.NaN, 0, 1, limit, false);
         }
+        double[] w = wilson(k, n, z);
+        return GuardValue.of(name, (double) k / n, w[0], w[1], limit, true);
+    }
+
+    /** The candidate's rate {@code kc / nc} minus the baseline's {@code kb / nb}, Newcombe's interval. */
+    private static GuardValue rateIncrease(String name, long kc, long nc, long kb, long nb, double limit, double z) {
+        if (nc == 0) {
+            return GuardValue.of(name, Double.NaN, -1, 1, limit, false);
+        }
+        double pc = (double) kc / nc;
+        double[] c = wilson(kc, nc, z);
+        double pb = nb == 0 ? 0 : (double) kb / nb;
+        double[] b = nb == 0 ? new double[] {0, 0} : wilson(kb, nb, z);
+        double d = pc - pb;
+        double lower = d - Math.sqrt((pc - c[0]) * (pc - c[0]) + (b[1] - pb) * (b[1] - pb));
+        double upper = d + Math.sqrt((c[1] - pc) * (c[1] - pc) + (pb - b[0]) * (pb - b[0]));
+        return GuardValue.of(name, d, lower, upper, limit, true);
+    }
+
+    /** The Wilson score interval of {@code k} of {@code n}, {@code n > 0}: {lower, upper}. */
+    static double[] wilson(long k, long n, double z) {
         double p = (double) k / n;
         double z2 = z * z;
         double centre = (p + z2 / (2 * n)) / (1 + z2 / n);
         double half = z / (1 + z2 / n) * Math.sqrt(p * (1 - p) / n + z2 / (4.0 * n * n));
-        return GuardValue.of(name, p, Math.max(0, centre - half), Math.min(1, centre + half), limit, true);
+        return new double[] {Math.max(0, centre - half), Math.min(1, centre + half)};
     }
 
     private static GuardValue lossIncrease(VersionStats c, VersionStats b, double limit, double z) {

@@ -3,8 +3,11 @@ package io.servegate.core.rollout;
 /**
  * A rollout's guards: the limits its candidate must keep, and how sure a decision must be.
  *
- * <p>Each rate guard is a limit on the candidate's own rate; the loss guard limits how much worse
- * the candidate's mean feedback loss may be than the baseline's. A step advances only when every
+ * <p>The SLO guard limits how much more often the candidate misses the app's SLO (or answers
+ * with the default) than the baseline over the same period, so that what slows both versions (a
+ * loaded machine, the network) is not held against the candidate; the error guard limits the
+ * candidate's own rate of container errors; the loss guard limits how much worse the candidate's
+ * mean feedback loss may be than the baseline's. A step advances only when every
  * guard holds with {@code confidence} (its upper confidence bound is within the limit), the step
  * has lasted {@code minStepMillis} and seen {@code minStepQueries} candidate queries, and the
  * candidate has {@code minFeedback} feedback labels; the rollout is rolled back as soon as one
@@ -17,7 +20,7 @@ package io.servegate.core.rollout;
  * guards' bounds assume queries alike; judged cold, an equal candidate could be rolled back by
  * its first few answers.
  *
- * @param maxSloMissRate  the candidate's rate of SLO misses and defaults, in {@code [0, 1)}
+ * @param maxSloMissIncrease the candidate's rate of SLO misses and defaults minus the baseline's, in {@code [0, 1)}
  * @param maxErrorRate    the candidate's rate of container errors, in {@code [0, 1)}
  * @param maxLossIncrease the candidate's mean loss minus the baseline's, in {@code [0, 1)}
  * @param minFeedback     feedback labels on the candidate's answers before any step advances
@@ -28,14 +31,14 @@ package io.servegate.core.rollout;
  * @param warmupQueries   shadow copies the candidate answers (or its container fails) before the first step; 0
  *                        starts the first step at once
  */
-public record Guards(double maxSloMissRate, double maxErrorRate, double maxLossIncrease, long minFeedback,
+public record Guards(double maxSloMissIncrease, double maxErrorRate, double maxLossIncrease, long minFeedback,
         double confidence, long minStepQueries, long minStepMillis, long warmupQueries) {
 
     /** 1 % SLO misses, 1 % errors, 2 points of loss, 200 labels, 99 %, 100 queries and 10 s a step, 200 warm-ups. */
     public static final Guards DEFAULTS = new Guards(0.01, 0.01, 0.02, 200, 0.99, 100, 10_000, 200);
 
     public Guards {
-        rate("max_slo_miss_rate", maxSloMissRate);
+        rate("max_slo_miss_increase", maxSloMissIncrease);
         rate("max_error_rate", maxErrorRate);
         rate("max_loss_increase", maxLossIncrease);
         if (minFeedback < 0 || minStepQueries < 0 || minStepMillis < 0 || warmupQueries < 0) {

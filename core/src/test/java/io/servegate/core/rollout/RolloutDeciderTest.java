@@ -74,7 +74,7 @@ class RolloutDeciderTest {
     void aCandidateMissingTheSloIsRolledBack() {
         Rollout r = run(canary(0), 0.9, 0.05, 3600);
         assertThat(r.status()).isEqualTo(RolloutStatus.ROLLED_BACK);
-        assertThat(r.history().get(r.history().size() - 1).reason()).contains("slo_miss_rate");
+        assertThat(r.history().get(r.history().size() - 1).reason()).contains("slo_miss_increase");
     }
 
     @Test
@@ -98,7 +98,7 @@ class RolloutDeciderTest {
         // few answers at the 1 % step breaches the 1 % limit
         Rollout cold = run(canary(NO_WARMUP, 0), 0.9, 0, 20, 3600);
         assertThat(cold.status()).isEqualTo(RolloutStatus.ROLLED_BACK);
-        assertThat(cold.history().get(cold.history().size() - 1).reason()).contains("slo_miss_rate");
+        assertThat(cold.history().get(cold.history().size() - 1).reason()).contains("slo_miss_increase");
 
         Rollout warmed = run(canary(0), 0.9, 0, 20, 3600);
         assertThat(warmed.status()).isEqualTo(RolloutStatus.PROMOTED);
@@ -177,7 +177,32 @@ class RolloutDeciderTest {
                 Guards.DEFAULTS, List.of(0.5, 0.2), 0)).hasMessageContaining("increase");
         assertThatThrownBy(() -> Rollout.start("r", "m", "2", "1", RolloutMode.SHADOW, Task.CLASSIFICATION, 1,
                 Guards.DEFAULTS, List.of(0.1, 0.2), 0)).hasMessageContaining("shadow");
-        assertThatThrownBy(() -> new Guards(1.5, 0.01, 0.02, 0, 0.99, 0, 0, 0)).hasMessageContaining("max_slo_miss_rate");
+        assertThatThrownBy(() -> new Guards(1.5, 0.01, 0.02, 0, 0.99, 0, 0, 0)).hasMessageContaining("max_slo_miss_increase");
+    }
+
+    @Test
+    void theSloGuardJudgesTheCandidatesMissesBeyondTheBaselines() {
+        Guards g = new Guards(0.01, 0.01, 0.02, 0, 0.95, 0, 0, 0);
+        // Newcombe (1998), method 10: 56/70 minus 48/80 is 0.2000 in [0.0524, 0.3339] at 95 %
+        GuardValue newcombe = GuardCheck.evaluate(g, new RolloutEvidence(stats(70, 56), stats(80, 48))).get(0);
+        assertThat(newcombe.value()).isCloseTo(0.2, within(1e-9));
+        assertThat(newcombe.lower()).isCloseTo(0.0524, within(1e-4));
+        assertThat(newcombe.upper()).isCloseTo(0.3339, within(1e-4));
+        // a loaded machine: both versions miss 2.4 %; the candidate is not to blame
+        GuardValue alike = GuardCheck.evaluate(g, new RolloutEvidence(stats(400, 10), stats(4000, 96))).get(0);
+        assertThat(alike.verdict()).isNotEqualTo(GuardVerdict.BREACHED);
+        // the same candidate against a baseline that misses nothing: 2.5 % of its own
+        GuardValue worse = GuardCheck.evaluate(g, new RolloutEvidence(stats(400, 10), stats(4000, 0))).get(0);
+        assertThat(worse.verdict()).isEqualTo(GuardVerdict.BREACHED);
+    }
+
+    /** {@code n} queries of which {@code misses} missed the SLO. */
+    private static VersionStats stats(int n, int misses) {
+        VersionStats s = VersionStats.EMPTY;
+        for (int i = 0; i < n; i++) {
+            s = s.withQuery(i < misses, false);
+        }
+        return s;
     }
 
     @Test

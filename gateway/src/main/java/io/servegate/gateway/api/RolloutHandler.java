@@ -32,7 +32,7 @@ public final class RolloutHandler {
             "scale", "steps", "shadow_fraction", "guards");
     /** The fraction of queries a shadow rollout copies to its candidate when {@code shadow_fraction} is not given. */
     static final double DEFAULT_SHADOW_FRACTION = 0.1;
-    private static final List<String> GUARD_FIELDS = List.of("max_slo_miss_rate", "max_error_rate",
+    private static final List<String> GUARD_FIELDS = List.of("max_slo_miss_increase", "max_error_rate",
             "max_loss_increase", "min_feedback", "confidence", "min_step_queries", "min_step_ms", "warmup_queries");
 
     private final RolloutAdmin rollouts;
@@ -123,7 +123,7 @@ public final class RolloutHandler {
         }
         JsonBodies.onlyFields(g, "'guards'", GUARD_FIELDS);
         Guards d = Guards.DEFAULTS;
-        return new Guards(number(g, "max_slo_miss_rate", d.maxSloMissRate()),
+        return new Guards(number(g, "max_slo_miss_increase", d.maxSloMissIncrease()),
                 number(g, "max_error_rate", d.maxErrorRate()), number(g, "max_loss_increase", d.maxLossIncrease()),
                 JsonBodies.optionalLong(g, "min_feedback", 0, Long.MAX_VALUE, d.minFeedback()),
                 number(g, "confidence", d.confidence()),
@@ -160,7 +160,7 @@ public final class RolloutHandler {
         out.put("share", r.share());
         Guards g = r.guards();
         Map<String, Object> guards = new LinkedHashMap<>();
-        guards.put("max_slo_miss_rate", g.maxSloMissRate());
+        guards.put("max_slo_miss_increase", g.maxSloMissIncrease());
         guards.put("max_error_rate", g.maxErrorRate());
         guards.put("max_loss_increase", g.maxLossIncrease());
         guards.put("min_feedback", g.minFeedback());

@@ -39,7 +39,7 @@ final class RolloutJson {
         n.put("task", r.task().name());
         n.put("scale", r.scale());
         Guards g = r.guards();
-        n.putObject("guards").put("max_slo_miss_rate", g.maxSloMissRate()).put("max_error_rate", g.maxErrorRate())
+        n.putObject("guards").put("max_slo_miss_increase", g.maxSloMissIncrease()).put("max_error_rate", g.maxErrorRate())
                 .put("max_loss_increase", g.maxLossIncrease()).put("min_feedback", g.minFeedback())
                 .put("confidence", g.confidence()).put("min_step_queries", g.minStepQueries())
                 .put("min_step_ms", g.minStepMillis()).put("warmup_queries", g.warmupQueries());
@@ -61,7 +61,10 @@ final class RolloutJson {
     static Rollout read(String json) {
         JsonNode n = MAPPER.readTree(json);
         JsonNode g = n.required("guards");
-        Guards guards = new Guards(g.required("max_slo_miss_rate").doubleValue(),
+        // rollouts stored before the SLO guard became relative to the baseline name it max_slo_miss_rate
+        JsonNode sloMisses = g.has("max_slo_miss_increase") ? g.get("max_slo_miss_increase")
+                : g.required("max_slo_miss_rate");
+        Guards guards = new Guards(sloMisses.doubleValue(),
                 g.required("max_error_rate").doubleValue(), g.required("max_loss_increase").doubleValue(),
                 g.required("min_feedback").longValue(), g.required("confidence").doubleValue(),
                 g.required("min_step_queries").longValue(), g.required("min_step_ms").longValue(),

@@ -104,7 +104,7 @@ class RolloutDecisionsTest {
     @Test
     void warmUpsCountedOnEveryGatewayStartTheFirstStepOnTheOwnerAndCountForNothingElse() {
         Guards g = LENIENT;
-        start(new Guards(g.maxSloMissRate(), g.maxErrorRate(), g.maxLossIncrease(), g.minFeedback(), g.confidence(),
+        start(new Guards(g.maxSloMissIncrease(), g.maxErrorRate(), g.maxLossIncrease(), g.minFeedback(), g.confidence(),
                 g.minStepQueries(), g.minStepMillis(), 20));
         assertThat(stored().warming()).isTrue();
         for (int i = 0; i < 12; i++) {

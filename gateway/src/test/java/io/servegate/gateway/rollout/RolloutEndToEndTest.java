@@ -113,14 +113,14 @@ class RolloutEndToEndTest {
         JsonNode r = driver.awaitStatus("slow", "rolled_back", Duration.ofSeconds(10));
         JsonNode first = r.get("history").get(0);
         JsonNode last = r.get("history").get(r.get("history").size() - 1);
-        assertThat(last.get("reason").asString()).startsWith("guard breached: slo_miss_rate");
+        assertThat(last.get("reason").asString()).startsWith("guard breached: slo_miss_increase");
         assertThat(last.get("at_ms").longValue() - first.get("at_ms").longValue()).isLessThan(30_000);
     }
 
     @Test
     void aCandidateAsGoodAsTheCurrentVersionIsPromotedWithoutAnOperator() throws Exception {
         driver.deploy("equal", 10);
-        Map<String, Object> guards = Map.of("max_slo_miss_rate", 0.05, "max_error_rate", 0.05,
+        Map<String, Object> guards = Map.of("max_slo_miss_increase", 0.05, "max_error_rate", 0.05,
                 "max_loss_increase", 0.05, "min_feedback", 50, "confidence", 0.95, "min_step_queries", 50,
                 "min_step_ms", 0);
         driver.admin("start_rollout", start("equal", List.of(0.1, 0.5, 1.0), guards));
@@ -142,7 +142,7 @@ class RolloutEndToEndTest {
         // as good as the current version, but its first 40 rows take 1.5 SLOs, as a freshly started
         // container's first batches do; judged at once it is rolled back, warmed up first it is promoted
         long sloMicros = 300_000;
-        Map<String, Object> lenient = Map.of("max_slo_miss_rate", 0.05, "max_error_rate", 0.05,
+        Map<String, Object> lenient = Map.of("max_slo_miss_increase", 0.05, "max_error_rate", 0.05,
                 "max_loss_increase", 0.05, "min_feedback", 50, "confidence", 0.95, "min_step_queries", 50,
                 "min_step_ms", 0);
         for (boolean warmup : List.of(false, true)) {
@@ -172,7 +172,7 @@ class RolloutEndToEndTest {
             } else {
                 assertThat(r.get("status").asString()).as(r.toString()).isEqualTo("rolled_back");
                 assertThat(r.get("history").get(r.get("history").size() - 1).get("reason").asString())
-                        .startsWith("guard breached: slo_miss_rate");
+                        .startsWith("guard breached: slo_miss_increase");
             }
             assertThat(rows.get()).as("the candidate's container answered past its cold rows").isGreaterThan(40);
         }

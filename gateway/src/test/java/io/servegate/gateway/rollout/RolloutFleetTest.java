@@ -80,7 +80,7 @@ class RolloutFleetTest {
         body.put("model_name", MODEL);
         body.put("candidate_version", "2");
         body.put("steps", List.of(0.2, 0.5, 1.0));
-        body.put("guards", Map.of("max_slo_miss_rate", 0.05, "max_error_rate", 0.05, "max_loss_increase", 0.05,
+        body.put("guards", Map.of("max_slo_miss_increase", 0.05, "max_error_rate", 0.05, "max_loss_increase", 0.05,
                 "min_feedback", 50, "confidence", 0.95, "min_step_queries", 200, "min_step_ms", 0));
         String id = a.admin("start_rollout", body).get("id").asString();
 

@@ -119,7 +119,7 @@ class RolloutShadowEndToEndTest {
     void aShadowOfAnEqualCandidatePassesAndNeverPromotesIt() throws Exception {
         driver.deploy("pass", 10);
         driver.admin("start_rollout", Map.of("model_name", "pass", "candidate_version", "2", "mode", "shadow",
-                "shadow_fraction", 1.0, "guards", Map.of("max_slo_miss_rate", 0.05, "max_error_rate", 0.05,
+                "shadow_fraction", 1.0, "guards", Map.of("max_slo_miss_increase", 0.05, "max_error_rate", 0.05,
                         "max_loss_increase", 0.05, "min_feedback", 50, "confidence", 0.95, "min_step_queries", 50,
                         "min_step_ms", 0)));
 
@@ -147,7 +147,7 @@ class RolloutShadowEndToEndTest {
             return ten.predictBatch(batch);
         }, 500_000);
         JsonNode started = driver.admin("start_rollout", Map.of("model_name", "flood", "candidate_version", "2",
-                "mode", "shadow", "shadow_fraction", 1.0, "guards", Map.of("max_slo_miss_rate", 0.99,
+                "mode", "shadow", "shadow_fraction", 1.0, "guards", Map.of("max_slo_miss_increase", 0.99,
                         "max_error_rate", 0.99, "min_feedback", 1_000_000_000)));
         int users = 300;
         blocking.set(true);

@@ -33,7 +33,7 @@ class RolloutTrafficTest {
     private static final Application APP = new Application("app", "floats", "-1", 1_000, List.of("m"));
 
     /** The default guards, the candidate starting at its first step at once. */
-    static final Guards NO_WARMUP = new Guards(Guards.DEFAULTS.maxSloMissRate(), Guards.DEFAULTS.maxErrorRate(),
+    static final Guards NO_WARMUP = new Guards(Guards.DEFAULTS.maxSloMissIncrease(), Guards.DEFAULTS.maxErrorRate(),
             Guards.DEFAULTS.maxLossIncrease(), Guards.DEFAULTS.minFeedback(), Guards.DEFAULTS.confidence(),
             Guards.DEFAULTS.minStepQueries(), Guards.DEFAULTS.minStepMillis(), 0);
 

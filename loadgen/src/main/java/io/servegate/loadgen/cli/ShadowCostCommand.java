@@ -67,7 +67,7 @@ public final class ShadowCostCommand implements Callable<Integer> {
      * copying, at the variant's fraction from the start (no warm-up, whose copies go through the
      * same admission as a shadow copying every query).
      */
-    private static final Map<String, Object> UNDECIDING_GUARDS = Map.of("max_slo_miss_rate", 0.999,
+    private static final Map<String, Object> UNDECIDING_GUARDS = Map.of("max_slo_miss_increase", 0.999,
             "max_error_rate", 0.999, "max_loss_increase", 0.999, "min_feedback", 1_000_000_000L, "warmup_queries", 0);
 
     @Spec

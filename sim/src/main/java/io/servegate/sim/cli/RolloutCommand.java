@@ -60,8 +60,8 @@ final class RolloutCommand implements Callable<Integer> {
             description = "fraction of queries labelled (default: ${DEFAULT-VALUE})")
     double feedbackFraction;
 
-    @Option(names = "--max-slo-miss-rate", defaultValue = "0.01", description = "guard (default: ${DEFAULT-VALUE})")
-    double maxSloMissRate;
+    @Option(names = "--max-slo-miss-increase", defaultValue = "0.01", description = "guard (default: ${DEFAULT-VALUE})")
+    double maxSloMissIncrease;
 
     @Option(names = "--max-error-rate", defaultValue = "0.01", description = "guard (default: ${DEFAULT-VALUE})")
     double maxErrorRate;
@@ -96,7 +96,7 @@ final class RolloutCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Guards guards = new Guards(maxSloMissRate, maxErrorRate, maxLossIncrease, minFeedback, confidence,
+        Guards guards = new Guards(maxSloMissIncrease, maxErrorRate, maxLossIncrease, minFeedback, confidence,
                 minStepQueries, minStepMs, warmupQueries);
         Rollout start = Rollout.start("sim", "model", "2", "1", RolloutMode.parse(mode), Task.CLASSIFICATION, 1,
                 guards, steps, 0);

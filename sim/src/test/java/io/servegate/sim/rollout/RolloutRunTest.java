@@ -46,7 +46,7 @@ class RolloutRunTest {
             assertThat(o.rollout().status()).isEqualTo(RolloutStatus.ROLLED_BACK);
             assertThat(o.finishedAtMillis()).isLessThanOrEqualTo(30_000);
             assertThat(o.rollout().history().get(o.rollout().history().size() - 1).reason())
-                    .contains("slo_miss_rate");
+                    .contains("slo_miss_increase");
         }
     }
 
@@ -64,13 +64,13 @@ class RolloutRunTest {
         // its first 30 answers take 200 ms more: past the 100 ms SLO
         SimVersion cold = new SimVersion(0.9, 10, 10, 30, 200);
         Guards d = Guards.DEFAULTS;
-        Guards noWarmup = new Guards(d.maxSloMissRate(), d.maxErrorRate(), d.maxLossIncrease(), d.minFeedback(),
+        Guards noWarmup = new Guards(d.maxSloMissIncrease(), d.maxErrorRate(), d.maxLossIncrease(), d.minFeedback(),
                 d.confidence(), d.minStepQueries(), d.minStepMillis(), 0);
         for (long seed = 1; seed <= 3; seed++) {
             RolloutOutcome judgedCold = run(cold, noWarmup, seed);
             assertThat(judgedCold.rollout().status()).isEqualTo(RolloutStatus.ROLLED_BACK);
             assertThat(judgedCold.rollout().history().get(judgedCold.rollout().history().size() - 1).reason())
-                    .contains("slo_miss_rate");
+                    .contains("slo_miss_increase");
             RolloutOutcome warmed = run(cold, seed);
             assertThat(warmed.rollout().status()).isEqualTo(RolloutStatus.PROMOTED);
         }
