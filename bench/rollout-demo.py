@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Drives the worked example of docs/rollouts.md: real Fashion-MNIST test images as queries to the
 demo's app, each from a user of its own (uid), each followed by its true label as feedback, until
-the model's rollout is no longer running (or the images run out). Prints the rollout's progress
+the model's rollout is no longer running or --max-queries were sent (past the 10,000 images, they
+come round again, each query still from a user of its own). Prints the rollout's progress
 and, at the end, its outcome, the queries sent, how many the candidate answered, and the time.
 
 Usage: bench/rollout-demo.py [--app fashion] [--model fmnist-cnn] [--query http://127.0.0.1:1337]
@@ -53,7 +54,7 @@ def main():
     token = os.environ.get("SERVEGATE_ADMIN_TOKEN")
     images = read_idx(os.path.join(DATASET, "t10k-images-idx3-ubyte.gz"))
     labels = read_idx(os.path.join(DATASET, "t10k-labels-idx1-ubyte.gz"))
-    n = min(a.max_queries, len(images))
+    n = a.max_queries
     state = {"sent": 0, "defaults": 0, "by_version": {}, "observed": 0}
     lock = threading.Lock()
     done = threading.Event()
@@ -62,9 +63,10 @@ def main():
         if done.is_set():
             return
         uid = "demo-u%d" % i
-        x = [round(b / 255.0, 4) for b in images[i]]  # the demo's own scaling of the pixels
+        k = i % len(images)
+        x = [round(b / 255.0, 4) for b in images[k]]  # the demo's own scaling of the pixels
         answer = post("%s/%s/predict" % (a.query, a.app), {"uid": uid, "input": x})
-        fb = post("%s/%s/update" % (a.query, a.app), {"uid": uid, "input": x, "label": labels[i][0]})
+        fb = post("%s/%s/update" % (a.query, a.app), {"uid": uid, "input": x, "label": labels[k][0]})
         with lock:
             state["sent"] += 1
             state["defaults"] += 1 if answer.get("default") else 0
