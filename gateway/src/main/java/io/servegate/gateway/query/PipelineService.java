@@ -1,6 +1,7 @@
 package io.servegate.gateway.query;
 
 import io.servegate.core.cache.EncodedInput;
+import io.servegate.core.scheduling.Tenant;
 import io.servegate.gateway.dispatch.LatencyProfiles;
 import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.PipelineEdge;
@@ -30,7 +31,9 @@ import reactor.core.publisher.Mono;
  * last stage in topological order that ran. When a stage fails or misses its deadline, the query
  * gets the pipeline's default output at once, and the explanation names that stage. Each stage's
  * model answers with the version a {@link VersionRouter} gives the query's user: its current
- * version, or its rollout's candidate (stage deadlines are planned on the current versions).
+ * version, or its rollout's candidate (stage deadlines are planned on the current versions). Each
+ * stage is scheduled as the pipeline's own tenant (its name; standard tier, weight 1), so that
+ * fair shares and the per-app model time count a pipeline apart from other apps.
  */
 public final class PipelineService {
 
@@ -62,7 +65,7 @@ public final class PipelineService {
         for (int i = 0; i < due.length; i++) {
             due[i] += arrivalNanos;
         }
-        Run run = new Run(graph, snapshot, input, arrivalNanos, due, router);
+        Run run = new Run(graph, snapshot, input, arrivalNanos, due, router, app.tenant());
         return Flux.fromIterable(graph.order())
                 .flatMapSequential(run::result)
                 .filter(Optional::isPresent)
@@ -91,18 +94,20 @@ public final class PipelineService {
         private final long arrival;
         private final long[] due;
         private final VersionRouter router;
+        private final Tenant tenant;
         /** The request's trace, under which later stages (started from earlier ones' callbacks) predict; or null. */
         private final RequestTrace request = predictions.tracing().on() ? RequestTrace.current() : null;
         private final Map<String, Mono<Optional<StageResult>>> results = new HashMap<>();
 
         Run(PipelineGraph graph, RegistrySnapshot snapshot, Object input, long arrival, long[] due,
-                VersionRouter router) {
+                VersionRouter router, Tenant tenant) {
             this.graph = graph;
             this.snapshot = snapshot;
             this.input = input;
             this.arrival = arrival;
             this.due = due;
             this.router = router;
+            this.tenant = tenant;
         }
 
         /** The stage's result, empty when no incoming edge was taken; fails with the stage named. */
@@ -155,8 +160,8 @@ public final class PipelineService {
             String[] answering = {current};
             Function<String, Mono<Prediction>> predictWith = v -> {
                 answering[0] = v;
-                return request == null ? predictions.infer(stage.model(), v, in, encoded, deadline)
-                        : request.predicting(() -> predictions.infer(stage.model(), v, in, encoded, deadline));
+                return request == null ? predictions.infer(stage.model(), v, in, encoded, deadline, tenant)
+                        : request.predicting(() -> predictions.infer(stage.model(), v, in, encoded, deadline, tenant));
             };
             return router.predict(stage.model(), current, encoded, predictWith,
                             (v, timeout) -> predictions.infer(stage.model(), v, type, in, timeout))

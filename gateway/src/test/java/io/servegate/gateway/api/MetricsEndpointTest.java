@@ -182,6 +182,18 @@ class MetricsEndpointTest {
         assertThat(modelSeconds("unlinked")).isZero();
     }
 
+    @Test
+    void aPipelinesStagesAreChargedToThePipelineAsAnAppOfItsOwn() throws Exception {
+        calls().admin("add_pipeline", Map.of("name", "clip-pipe", "input_type", "floats", "default_output", "none",
+                "latency_slo_micros", 2_000_000, "stages", List.of(Map.of("name", "only", "model", "emu"))));
+        double before = modelSeconds("clip-pipe");
+        for (int i = 0; i < 3; i++) {
+            assertThat(calls().predict("clip-pipe", new float[] {31, i}).get("default").booleanValue()).isFalse();
+        }
+        assertThat(modelSeconds("clip-pipe") - before).isGreaterThanOrEqualTo(3 * 0.0011);
+        assertThat(modelSeconds("")).as("nothing charged to the anonymous tenant").isZero();
+    }
+
     /** {@code servegate_model_time_seconds_total} of {@code app} on model emu:1; 0 without the series. */
     private double modelSeconds(String app) throws Exception {
         HttpResponse<String> r = get("/metrics", "text/plain;version=0.0.4", TOKEN);
