@@ -246,9 +246,11 @@ public final class RolloutTraffic {
     }
 
     /**
-     * Failures of a warm-up copy that the candidate's container saw: a copy that timed out or was
-     * dropped by its scheduler warmed nothing, and a candidate that answers nothing stays warming
-     * (its users on the baseline) until an operator aborts it.
+     * Failures of a warm-up copy that are the candidate's own (its container failed the batch, so
+     * often that its circuit opened, or rejected the input): they end a warm-up like answers, so
+     * that a failing candidate meets its error guard at the first step. A copy that timed out or
+     * was dropped by the candidate's scheduler warmed nothing, and a candidate that answers
+     * nothing stays warming (its users on the baseline) until an operator aborts it.
      */
     private static boolean ranInContainer(DefaultReason reason) {
         return isError(reason) || reason == DefaultReason.INPUT_REJECTED;
