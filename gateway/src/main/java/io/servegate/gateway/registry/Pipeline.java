@@ -1,5 +1,7 @@
 package io.servegate.gateway.registry;
 
+import io.servegate.core.scheduling.Priority;
+import io.servegate.core.scheduling.Tenant;
 import java.util.List;
 
 /**
@@ -14,20 +16,34 @@ import java.util.List;
  * @param latencySloMicros the end-to-end latency SLO in microseconds, {@code > 0}
  * @param stages           the stages (never null; copied)
  * @param edges            the edges (never null; copied)
+ * @param priority         its stages' tier among the apps that share their models (never null; default standard)
+ * @param weight           its share among the apps of its tier, 1..{@value Tenant#MAX_WEIGHT} (default 1)
  */
 public record Pipeline(String name, String inputType, String defaultOutput, long latencySloMicros,
-        List<PipelineStage> stages, List<PipelineEdge> edges) {
+        List<PipelineStage> stages, List<PipelineEdge> edges, Priority priority, int weight) {
 
     public Pipeline {
         stages = stages == null ? List.of() : List.copyOf(stages);
         edges = edges == null ? List.of() : List.copyOf(edges);
+        priority = priority == null ? Priority.STANDARD : priority;
+        if (weight < 1 || weight > Tenant.MAX_WEIGHT) {
+            throw new IllegalArgumentException("'weight' must be an integer in 1.." + Tenant.MAX_WEIGHT + ", got " + weight);
+        }
+    }
+
+    /** A standard pipeline of weight 1. */
+    public Pipeline(String name, String inputType, String defaultOutput, long latencySloMicros,
+            List<PipelineStage> stages, List<PipelineEdge> edges) {
+        this(name, inputType, defaultOutput, latencySloMicros, stages, edges, Priority.STANDARD, 1);
     }
 
     /**
      * The pipeline as an app with no linked models, for what the query path shares with apps:
-     * its deadline, default output and per-app metrics.
+     * its deadline, default output, per-app metrics, and its tier and weight as its stages'
+     * schedulers see them.
      */
     public Application asApplication() {
-        return new Application(name, inputType, defaultOutput, latencySloMicros, List.of());
+        return new Application(name, inputType, defaultOutput, latencySloMicros, List.of(), SelectionConfig.SINGLE,
+                Application.OverloadResponse.DEFAULT, null, priority, weight);
     }
 }

@@ -1,5 +1,7 @@
 package io.servegate.gateway.registry;
 
+import io.servegate.core.scheduling.Priority;
+import io.servegate.core.scheduling.Tenant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -13,6 +15,7 @@ import tools.jackson.databind.node.ObjectNode;
  * {@code get_pipeline}) and in Redis:
  * <pre>{@code
  * {"name": "cascade", "input_type": "floats", "default_output": "-1", "latency_slo_micros": 100000,
+ *  "priority": "critical", "weight": 1,
  *  "stages": [{"name": "fast", "model": "fmnist-logreg", "output": "logits"},
  *             {"name": "accurate", "model": "fmnist-cnn"}],
  *  "edges": [{"from": "fast", "to": "accurate", "when": {"confidence_below": 0.9}}]}
@@ -22,6 +25,8 @@ import tools.jackson.databind.node.ObjectNode;
  * {@code logits} | a Clipper type name) and {@code deadline_micros}. Reading refuses missing or
  * ill-typed fields with {@link IllegalArgumentException} naming the field; unknown fields are
  * refused too, so that a misspelt {@code when} does not silently make an edge unconditional.
+ * {@code priority} ({@code critical} | {@code standard} | {@code sheddable}) and {@code weight} are
+ * optional (standard, 1), as on an app.
  */
 public final class PipelineJson {
 
@@ -33,7 +38,7 @@ public final class PipelineJson {
     /** Reads a pipeline; the graph is not validated here ({@link PipelineGraph#of} does that). */
     public static Pipeline read(JsonNode n) {
         object(n, "pipeline", List.of("name", "input_type", "default_output", "latency_slo_micros", "stages", "edges",
-                "v"));
+                "priority", "weight", "v"));
         List<PipelineStage> stages = new ArrayList<>();
         int i = 0;
         for (JsonNode s : array(n, "stages", "")) {
@@ -58,8 +63,14 @@ public final class PipelineJson {
             edges.add(new PipelineEdge(string(e, "from", at, true), string(e, "to", at, true),
                     e.hasNonNull("when") ? condition(e.get("when"), at + ".when") : null));
         }
+        String priority = string(n, "priority", "", false);
+        long weight = n.hasNonNull("weight") ? integer(n, "weight", "") : 1;
+        if (weight < 1 || weight > Tenant.MAX_WEIGHT) {
+            throw new IllegalArgumentException("'weight' must be an integer in 1.." + Tenant.MAX_WEIGHT + ", got " + weight);
+        }
         return new Pipeline(string(n, "name", "", true), string(n, "input_type", "", true),
-                string(n, "default_output", "", true), integer(n, "latency_slo_micros", ""), stages, edges);
+                string(n, "default_output", "", true), integer(n, "latency_slo_micros", ""), stages, edges,
+                priority == null ? Priority.STANDARD : Priority.parse(priority), (int) weight);
     }
 
     /** Reads a pipeline from its JSON text (Redis), refusing other schema versions. */
@@ -79,6 +90,8 @@ public final class PipelineJson {
         n.put("input_type", p.inputType());
         n.put("default_output", p.defaultOutput());
         n.put("latency_slo_micros", p.latencySloMicros());
+        n.put("priority", p.priority().wireName());
+        n.put("weight", p.weight());
         ArrayNode stages = n.putArray("stages");
         for (PipelineStage s : p.stages()) {
             ObjectNode o = stages.addObject();

@@ -201,6 +201,14 @@ class PipelineEndToEndTest {
                 {"name": "typo", "input_type": "floats", "default_output": "-1", "latency_slo_micros": 100000,
                  "stages": [{"name": "a", "model": "pipe-logreg", "outptu": "logits"}]}
                 """), 400, "unknown field 'stages[0].outptu'");
+        expect(calls.adminRaw("add_pipeline", """
+                {"name": "vip", "input_type": "floats", "default_output": "-1", "latency_slo_micros": 100000,
+                 "priority": "urgent", "stages": [{"name": "a", "model": "pipe-logreg"}]}
+                """), 400, "unknown priority 'urgent': expected one of critical, standard, sheddable");
+        expect(calls.adminRaw("add_pipeline", """
+                {"name": "vip", "input_type": "floats", "default_output": "-1", "latency_slo_micros": 100000,
+                 "weight": 0, "stages": [{"name": "a", "model": "pipe-logreg"}]}
+                """), 400, "'weight' must be an integer in 1..");
         expect(calls.adminRaw("get_pipeline", "{\"name\": \"loop\"}"), 404, "unknown pipeline 'loop'");
     }
 

@@ -2,6 +2,8 @@ package io.servegate.gateway.registry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.servegate.core.scheduling.Priority;
+import io.servegate.core.scheduling.Tenant;
 import io.servegate.gateway.registry.RegistryException.Kind;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -50,6 +52,19 @@ abstract class PipelineRegistryContractTest {
         RegistryContractTest.ok(registry.deletePipeline("cascade"));
         assertThat(registry.snapshot().pipeline("cascade")).isEmpty();
         RegistryContractTest.refused(registry.deletePipeline("cascade"), Kind.NOT_FOUND, "pipeline 'cascade' not found");
+    }
+
+    @Test
+    void aPipelinesPriorityAndWeightAreStoredAndMakeItsTenant() {
+        Pipeline c = cascade("cascade", "cnn");
+        Pipeline p = new Pipeline(c.name(), c.inputType(), c.defaultOutput(), c.latencySloMicros(), c.stages(),
+                c.edges(), Priority.CRITICAL, 3);
+        RegistryContractTest.ok(registry.addPipeline(p));
+        Pipeline stored = registry.snapshot().pipeline("cascade").orElseThrow().pipeline();
+        assertThat(stored).isEqualTo(p);
+        assertThat(stored.asApplication().tenant())
+                .isEqualTo(new Tenant("cascade", Priority.CRITICAL, 3));
+        assertThat(PipelineJson.read(PipelineJson.write(stored))).isEqualTo(p);
     }
 
     @Test

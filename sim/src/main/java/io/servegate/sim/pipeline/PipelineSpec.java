@@ -30,7 +30,8 @@ import java.util.function.ToDoubleFunction;
  * A gateway pipeline definition ({@code add_pipeline}) reads the same: its
  * {@code latency_slo_micros} is the SLO, and each edge with a {@code when} condition needs the
  * {@code probability} that it holds. Fields that do not change timing ({@code input_type},
- * {@code default_output}, a stage's {@code input}, {@code output}, {@code deadline_micros}) are
+ * {@code default_output}, {@code priority}, {@code weight}, a stage's {@code input}, {@code output},
+ * {@code deadline_micros}) are
  * accepted; combine stages are refused, and any other field too.
  *
  * @param name the pipeline's name
@@ -43,7 +44,7 @@ public record PipelineSpec(String name, double sloMs, List<PipelineStage> stages
     private static final ObjectMapper JSON = new ObjectMapper();
     // a gateway add_pipeline body is read as it is: the fields that do not change timing are accepted
     private static final Set<String> TOP_FIELDS = Set.of("name", "slo_ms", "latency_slo_micros", "stages", "edges",
-            "input_type", "default_output");
+            "input_type", "default_output", "priority", "weight");
     private static final Set<String> STAGE_FIELDS = Set.of("name", "model", "input", "output", "deadline_micros",
             "combine");
     private static final Set<String> EDGE_FIELDS = Set.of("from", "to", "probability", "when");
