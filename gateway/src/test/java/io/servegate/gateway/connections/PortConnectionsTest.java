@@ -10,7 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
-import reactor.core.scheduler.Schedulers;
+import reactor.test.scheduler.VirtualTimeScheduler;
 
 /**
  * A port's cap, each client's share of it and the budget all ports share, counted per remote
@@ -23,8 +23,14 @@ class PortConnectionsTest {
     /** Connections closed by eviction. */
     private final List<String> evicted = new ArrayList<>();
 
+    /**
+     * The ports' drop summaries wait on a clock that never moves: on a real one they were logged a
+     * minute later into whichever test then ran, as drops on its query port.
+     */
+    private final VirtualTimeScheduler summaries = VirtualTimeScheduler.create();
+
     private PortConnections port(String name, int max, int perClient, ConnectionBudget budget) {
-        return new PortConnections(name, max, perClient, budget, Duration.ofMinutes(1), meters, Schedulers.parallel());
+        return new PortConnections(name, max, perClient, budget, Duration.ofMinutes(1), meters, summaries);
     }
 
     /** Opens a connection from {@code host}, recording its eviction under {@code label}. */

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.BiFunction;
 import java.util.function.Predicate;
@@ -32,7 +33,7 @@ public final class HttpLoad {
      * One request's fate.
      *
      * @param sentNanos when it was sent, since this load's start
-     * @param status the HTTP status, or 0 when the connection failed ({@code error} says how)
+     * @param status the HTTP status, or 0 when the connection failed ({@code error} says how, with its causes)
      */
     public record Outcome(long sentNanos, long latencyNanos, int status, JsonNode body, String retryAfter,
             String error, Object request) {
@@ -75,7 +76,7 @@ public final class HttpLoad {
             HttpResponse<String> r = http.send(request(url, json), HttpResponse.BodyHandlers.ofString());
             return outcome(sent, r);
         } catch (IOException e) {
-            return new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, e.toString());
+            return new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, describe(e));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, e.toString());
@@ -87,7 +88,21 @@ public final class HttpLoad {
         long sent = System.nanoTime();
         return http.sendAsync(request(url, json), HttpResponse.BodyHandlers.ofString())
                 .handle((r, e) -> e == null ? outcome(sent, r)
-                        : new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, e.toString()));
+                        : new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null,
+                                describe(e instanceof CompletionException && e.getCause() != null ? e.getCause() : e)));
+    }
+
+    /**
+     * {@code e} and its causes, outermost first. The JDK client words the symptom ("HTTP/1.1 header
+     * parser received no bytes") and keeps how the connection ended in the cause: an EOFException
+     * where the peer closed it, "Connection reset" where it reset it.
+     */
+    static String describe(Throwable e) {
+        StringBuilder s = new StringBuilder(e.toString());
+        for (Throwable c = e.getCause(); c != null; c = c.getCause()) {
+            s.append(" <- ").append(c);
+        }
+        return s.toString();
     }
 
     private static HttpRequest request(String url, Object json) {
