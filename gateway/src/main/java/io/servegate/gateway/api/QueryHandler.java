@@ -127,7 +127,7 @@ public final class QueryHandler {
                         + "' is a pipeline, whose stages use their models' current versions (or their rollouts')");
             }
             // each stage's model: its current version, or its rollout's choice for this user
-            long sloNanos = TimeUnit.MICROSECONDS.toNanos(pipeline.pipeline().asApplication().latencySloMicros());
+            long sloNanos = TimeUnit.MICROSECONDS.toNanos(pipeline.pipeline().latencySloMicros());
             VersionRouter stages = (m, v, encoded, predictWith, shadowWith) -> rollouts.predictStage(m, v, context,
                     arrival, sloNanos, predictWith, shadowWith);
             return new Query(TensorType.forName(pipeline.pipeline().inputType()), inputLength(pipeline, snapshot),

@@ -57,6 +57,7 @@ public record RolloutRun(SimVersion baseline, SimVersion candidate, double rateP
             }
             queries++;
             if (r.warming()) {
+                // a copy: the candidate answers it (using up a cold answer), and its latency counts for nothing
                 candidate.latency(rnd, candidateAnswers++);
                 e = e.withWarmup();
             }
