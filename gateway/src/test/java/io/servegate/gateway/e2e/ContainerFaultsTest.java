@@ -289,7 +289,8 @@ class ContainerFaultsTest {
 
     private void admin(String endpoint, Map<String, ?> body) {
         Outcome o = http.post(adminUrl() + "/admin/" + endpoint, body);
-        assertThat(o.status()).as(endpoint + " " + o.body()).isEqualTo(200);
+        assertThat(o.status()).as(() -> endpoint + " " + (o.body() != null ? o.body() : o.error())
+                + "; connections the gateway dropped: " + dropped(null)).isEqualTo(200);
     }
 
     private String adminUrl() {
@@ -341,8 +342,9 @@ class ContainerFaultsTest {
      */
     private void assertAnsweredInTime(List<Outcome> out, long sloMicros) {
         assertThat(out).isNotEmpty();
-        assertThat(out).as(() -> "every query answered with 200; query-port connections the gateway dropped: "
-                + droppedOnQueryPort()).allMatch(o -> o.status() == 200);
+        assertThat(out.stream().filter(o -> o.status() != 200).toList())
+                .as(() -> "queries not answered with 200, of " + out.size()
+                        + "; query-port connections the gateway dropped: " + droppedOnQueryPort()).isEmpty();
         assertThat(out).as("explanations are one line, no stack trace")
                 .allMatch(o -> o.explanation() == null || !o.explanation().contains("\n"));
         assertThat(HttpLoad.answeredInTime(out, sloMicros)).as("at most 2 % later than SLO + 1 s; "
@@ -351,9 +353,16 @@ class ContainerFaultsTest {
 
     /** {@code servegate.connections.dropped} of the query port, by reason, where not zero. */
     private Map<String, Double> droppedOnQueryPort() {
-        return meters.find("servegate.connections.dropped").tag("port", "query").counters().stream()
+        return dropped("query");
+    }
+
+    /** {@code servegate.connections.dropped} of {@code port} (every port: null), by port and reason, where not zero. */
+    private Map<String, Double> dropped(String port) {
+        var search = meters.find("servegate.connections.dropped");
+        return (port == null ? search : search.tag("port", port)).counters().stream()
                 .filter(c -> c.count() > 0).collect(java.util.stream.Collectors.toMap(
-                        c -> c.getId().getTag("reason"), Counter::count, Double::sum, java.util.TreeMap::new));
+                        c -> (port == null ? c.getId().getTag("port") + "/" : "") + c.getId().getTag("reason"),
+                        Counter::count, Double::sum, java.util.TreeMap::new));
     }
 
     /** Queries sent from 2 s after the fault ended are mostly (more than 1 in {@code of}) predictions again. */
@@ -396,9 +405,9 @@ class ContainerFaultsTest {
                 .groupingBy(o -> o.explanation().replaceAll(":.*", ""), java.util.TreeMap::new,
                         java.util.stream.Collectors.counting()));
         System.out.printf("FAULTS %s: %d queries, %d predicted, %d defaults, %d errors, %d wrong, latency p50 %.0f ms"
-                + " p99 %.0f ms max %.0f ms, fault lasted %.1f s; defaults by reason %s%n", fault, out.size(),
-                predicted, defaults, errors, wrong, ms[ms.length / 2], ms[(int) (ms.length * 0.99)],
-                ms[ms.length - 1], faultNanos / 1e9, reasons);
+                + " p99 %.0f ms max %.0f ms, fault lasted %.1f s; defaults by reason %s; sent again after the JDK"
+                + " client's own race %d%n", fault, out.size(), predicted, defaults, errors, wrong, ms[ms.length / 2],
+                ms[(int) (ms.length * 0.99)], ms[ms.length - 1], faultNanos / 1e9, reasons, http.clientRaces());
         assertThat(wrong).as("predictions with a wrong label (misaligned outputs)").isZero();
     }
 

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.Predicate;
 import tools.jackson.databind.JsonNode;
@@ -19,15 +20,19 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Plain HTTP load for the fault and overload tests: JDK client, real sockets, every outcome
- * recorded (status, default or not, latency, connection errors), nothing retried.
+ * recorded (status, default or not, latency, connection errors), nothing retried but the JDK
+ * client's own race ({@link #closedLocally}).
  */
 public final class HttpLoad {
 
     public static final JsonMapper JSON = JsonMapper.builder().build();
+    /** A request the JDK client failed by its own race is sent at most this many times in all. */
+    private static final int MAX_ATTEMPTS = 3;
 
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
     private final long epoch = System.nanoTime();
+    private final AtomicLong clientRaces = new AtomicLong();
 
     /**
      * One request's fate.
@@ -72,24 +77,64 @@ public final class HttpLoad {
     /** POSTs {@code json} and records the outcome; never throws for HTTP or connection failures. */
     public Outcome post(String url, Object json) {
         long sent = System.nanoTime();
-        try {
-            HttpResponse<String> r = http.send(request(url, json), HttpResponse.BodyHandlers.ofString());
-            return outcome(sent, r);
-        } catch (IOException e) {
-            return new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, describe(e));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, e.toString());
+        for (int attempt = 1; ; attempt++) {
+            try {
+                HttpResponse<String> r = http.send(request(url, json), HttpResponse.BodyHandlers.ofString());
+                return outcome(sent, r);
+            } catch (IOException e) {
+                if (closedLocally(e) && attempt < MAX_ATTEMPTS) {
+                    clientRaces.incrementAndGet();
+                    continue;
+                }
+                return new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, describe(e));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, e.toString());
+            }
         }
     }
 
     /** POSTs {@code json} without waiting: for open-loop load. */
     public CompletableFuture<Outcome> postAsync(String url, Object json) {
-        long sent = System.nanoTime();
+        return postAsync(url, json, System.nanoTime(), 1);
+    }
+
+    private CompletableFuture<Outcome> postAsync(String url, Object json, long sent, int attempt) {
         return http.sendAsync(request(url, json), HttpResponse.BodyHandlers.ofString())
-                .handle((r, e) -> e == null ? outcome(sent, r)
-                        : new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null,
-                                describe(e instanceof CompletionException && e.getCause() != null ? e.getCause() : e)));
+                .handle((r, e) -> {
+                    if (e == null) {
+                        return CompletableFuture.completedFuture(outcome(sent, r));
+                    }
+                    Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                    if (closedLocally(cause) && attempt < MAX_ATTEMPTS) {
+                        clientRaces.incrementAndGet();
+                        return postAsync(url, json, sent, attempt + 1);
+                    }
+                    return CompletableFuture.completedFuture(
+                            new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, describe(cause)));
+                }).thenCompose(f -> f);
+    }
+
+    /**
+     * Whether the JDK client failed {@code e}'s exchange by closing its own connection ("connection
+     * closed locally"): JDK 17's HTTP/1.1 pool can hand a kept-alive connection to the next request
+     * while the pool's idle watcher still reads it, and when the server answers quickly the watcher
+     * takes the answer for stray bytes and closes the connection (JDK-8338569, fixed in JDK 24). The
+     * server did nothing wrong and was sent the request, so such a request is sent again, from its
+     * first send's clock, and counted in {@link #clientRaces}; every other failure is recorded as it is.
+     */
+    static boolean closedLocally(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof IOException && "connection closed locally".equals(c.getMessage())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** How many requests were sent again after the JDK client's own race ({@link #closedLocally}). */
+    public long clientRaces() {
+        return clientRaces.get();
     }
 
     /**
