@@ -48,7 +48,8 @@ public final class GatewayOptions {
 
     /**
      * Starts the gateway with its output in {@code dir/gateway-<benchmark>.log} and waits until
-     * its admin API answers.
+     * its admin API answers and it reports ready: its warm-up exercises the query path for seconds
+     * and takes the cores a benchmark's load would find, so no benchmark loads it before.
      */
     GatewayProcess start(Path dir, String benchmark) throws IOException, InterruptedException {
         return start(dir, benchmark, List.of());
@@ -63,6 +64,7 @@ public final class GatewayOptions {
                 dir.resolve("gateway-" + benchmark + ".log"));
         try {
             gateway.awaitReady(gateway.admin(), startTimeout());
+            gateway.awaitHealthReady(startTimeout());
             return gateway;
         } catch (IOException | InterruptedException | RuntimeException e) {
             gateway.close();
