@@ -282,6 +282,7 @@ public final class FleetCommand implements Callable<Integer> {
                 dir.resolve("gateway-" + name + ".log"));
         try {
             g.awaitReady(g.admin(), gatewayOptions.startTimeout());
+            g.awaitHealthReady(gatewayOptions.startTimeout()); // as a load balancer would: not during its warm-up
             return g;
         } catch (IOException | InterruptedException | RuntimeException e) {
             g.close();
