@@ -120,9 +120,11 @@ class GrpcBytesInFlightTest {
             for (ListenableFuture<?> call : flood) {
                 codes.add(code(call));
             }
-            // an admitted message is read whole, then refused for its 3.9 M elements (limits.max-input-length)
+            // an admitted message is read whole, then refused for its 3.9 M elements (limits.max-input-length);
+            // bytes are counted as they arrive, so when the twelve interleave evenly every one of them may
+            // meet the budget before any is whole and all are refused: the call after the flood shows admission
             assertThat(codes).as("large calls").contains(Status.Code.RESOURCE_EXHAUSTED)
-                    .containsOnly(Status.Code.RESOURCE_EXHAUSTED, Status.Code.INVALID_ARGUMENT);
+                    .isSubsetOf(Status.Code.RESOURCE_EXHAUSTED, Status.Code.INVALID_ARGUMENT);
             assertThat(meters.get("servegate.connections.body.refused").tags("port", "grpc").counter().count())
                     .isEqualTo(codes.stream().filter(Status.Code.RESOURCE_EXHAUSTED::equals).count());
 
