@@ -32,8 +32,9 @@ import reactor.core.publisher.Mono;
  * gets the pipeline's default output at once, and the explanation names that stage. Each stage's
  * model answers with the version a {@link VersionRouter} gives the query's user: its current
  * version, or its rollout's candidate (stage deadlines are planned on the current versions). Each
- * stage is scheduled as the pipeline's own tenant (its name; standard tier, weight 1), so that
- * fair shares and the per-app model time count a pipeline apart from other apps.
+ * stage is scheduled as the pipeline's own tenant (its name, with the priority and weight
+ * {@code add_pipeline} gave it), so that tiers, fair shares and the per-app model time count a
+ * pipeline apart from other apps.
  */
 public final class PipelineService {
 

@@ -86,9 +86,15 @@ public record Application(String name, String inputType, String defaultOutput, l
         selection = selection == null ? SelectionConfig.SINGLE : selection;
         overloadResponse = overloadResponse == null ? OverloadResponse.DEFAULT : overloadResponse;
         priority = priority == null ? Priority.STANDARD : priority;
+        requireWeight(weight);
+    }
+
+    /** {@code weight} as an int, if it is one in 1..{@value Tenant#MAX_WEIGHT} (apps and pipelines alike). */
+    static int requireWeight(long weight) {
         if (weight < 1 || weight > Tenant.MAX_WEIGHT) {
             throw new IllegalArgumentException("'weight' must be an integer in 1.." + Tenant.MAX_WEIGHT + ", got " + weight);
         }
+        return (int) weight;
     }
 
     /** The same app linked to {@code models}. */

@@ -26,9 +26,7 @@ public record Pipeline(String name, String inputType, String defaultOutput, long
         stages = stages == null ? List.of() : List.copyOf(stages);
         edges = edges == null ? List.of() : List.copyOf(edges);
         priority = priority == null ? Priority.STANDARD : priority;
-        if (weight < 1 || weight > Tenant.MAX_WEIGHT) {
-            throw new IllegalArgumentException("'weight' must be an integer in 1.." + Tenant.MAX_WEIGHT + ", got " + weight);
-        }
+        Application.requireWeight(weight);
     }
 
     /** A standard pipeline of weight 1. */

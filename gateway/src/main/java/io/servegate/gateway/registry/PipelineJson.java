@@ -1,7 +1,6 @@
 package io.servegate.gateway.registry;
 
 import io.servegate.core.scheduling.Priority;
-import io.servegate.core.scheduling.Tenant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -64,13 +63,10 @@ public final class PipelineJson {
                     e.hasNonNull("when") ? condition(e.get("when"), at + ".when") : null));
         }
         String priority = string(n, "priority", "", false);
-        long weight = n.hasNonNull("weight") ? integer(n, "weight", "") : 1;
-        if (weight < 1 || weight > Tenant.MAX_WEIGHT) {
-            throw new IllegalArgumentException("'weight' must be an integer in 1.." + Tenant.MAX_WEIGHT + ", got " + weight);
-        }
+        int weight = Application.requireWeight(n.hasNonNull("weight") ? integer(n, "weight", "") : 1);
         return new Pipeline(string(n, "name", "", true), string(n, "input_type", "", true),
                 string(n, "default_output", "", true), integer(n, "latency_slo_micros", ""), stages, edges,
-                priority == null ? Priority.STANDARD : Priority.parse(priority), (int) weight);
+                priority == null ? Priority.STANDARD : Priority.parse(priority), weight);
     }
 
     /** Reads a pipeline from its JSON text (Redis), refusing other schema versions. */
