@@ -173,8 +173,7 @@ public final class ColdShapesCommand implements Callable<Integer> {
         try {
             int port = awaitPort(containerProcess, dir.resolve("container-" + name + ".log"));
             gateway = GatewayProcess.start(jar, List.of("-Xmx1g"), List.of(), dir.resolve("gateway-" + name + ".log"));
-            gateway.awaitReady(gateway.admin(), Duration.ofSeconds(120));
-            gateway.awaitHealthReady(Duration.ofSeconds(120)); // its own warm-up is over: not in the figures
+            gateway.awaitLoadable(Duration.ofSeconds(120));
             ScenarioOptions.register(gateway.admin(), "cold", slo.ms(), -1, null,
                     List.of(GatewayProcess.HOST + ":" + port), "floats");
             Duration timeout = Duration.ofSeconds(5);

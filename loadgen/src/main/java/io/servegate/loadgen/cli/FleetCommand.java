@@ -281,8 +281,7 @@ public final class FleetCommand implements Callable<Integer> {
         GatewayProcess g = GatewayProcess.start(gatewayOptions.jar, gatewayOptions.jvmArgs, all,
                 dir.resolve("gateway-" + name + ".log"));
         try {
-            g.awaitReady(g.admin(), gatewayOptions.startTimeout());
-            g.awaitHealthReady(gatewayOptions.startTimeout()); // as a load balancer would: not during its warm-up
+            g.awaitLoadable(gatewayOptions.startTimeout());
             return g;
         } catch (IOException | InterruptedException | RuntimeException e) {
             g.close();

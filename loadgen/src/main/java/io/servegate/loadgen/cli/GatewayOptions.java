@@ -63,8 +63,7 @@ public final class GatewayOptions {
         GatewayProcess gateway = GatewayProcess.start(jar, jvmArgs, args,
                 dir.resolve("gateway-" + benchmark + ".log"));
         try {
-            gateway.awaitReady(gateway.admin(), startTimeout());
-            gateway.awaitHealthReady(startTimeout());
+            gateway.awaitLoadable(startTimeout());
             return gateway;
         } catch (IOException | InterruptedException | RuntimeException e) {
             gateway.close();

@@ -130,6 +130,16 @@ public final class GatewayProcess implements AutoCloseable {
     }
 
     /**
+     * Waits until its admin API answers ({@link #awaitReady}) and it reports ready
+     * ({@link #awaitHealthReady}): what a benchmark waits for before it loads the gateway, as a load
+     * balancer would, so that the gateway's own warm-up is not in the figures.
+     */
+    public void awaitLoadable(Duration timeout) throws IOException, InterruptedException {
+        awaitReady(admin(), timeout);
+        awaitHealthReady(timeout);
+    }
+
+    /**
      * Waits until {@code GET /v2/health/ready} on the query port answers 200: the gateway has
      * finished its warm-up, as a load balancer's readiness probe would see it (polled every 10 ms).
      */
