@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.Predicate;
@@ -77,20 +78,13 @@ public final class HttpLoad {
     /** POSTs {@code json} and records the outcome; never throws for HTTP or connection failures. */
     public Outcome post(String url, Object json) {
         long sent = System.nanoTime();
-        for (int attempt = 1; ; attempt++) {
-            try {
-                HttpResponse<String> r = http.send(request(url, json), HttpResponse.BodyHandlers.ofString());
-                return outcome(sent, r);
-            } catch (IOException e) {
-                if (closedLocally(e) && attempt < MAX_ATTEMPTS) {
-                    clientRaces.incrementAndGet();
-                    continue;
-                }
-                return new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, describe(e));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, e.toString());
-            }
+        try {
+            return postAsync(url, json, sent, 1).get(); // never fails: every failure is an outcome
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Outcome(sent - epoch, System.nanoTime() - sent, 0, null, null, e.toString());
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
         }
     }
 
