@@ -18,6 +18,7 @@ import io.servegate.gateway.registry.Application;
 import io.servegate.gateway.registry.ContainerReplica;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.gateway.registry.RegistrySnapshot;
+import io.servegate.oip.client.Completion;
 import io.servegate.oip.client.ContainerClient;
 import io.servegate.oip.client.TensorType;
 import java.util.ArrayList;
@@ -325,7 +326,7 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
         int profileMaxBatch = scheduling.profileOnRegister() && policy != PolicyKind.CLIPPER
                 ? Math.min(scheduling.profileMaxBatch(), batching.maxBatchSize()) : 0;
         return new ReplicaWorker(r.id(), r.address(), false, driver,
-                ContainerClient.connect(r.address(), (int) rpc.maxMessageSize().toBytes()),
+                ContainerClient.connect(r.address(), (int) rpc.maxMessageSize().toBytes(), Completion.EVENT_LOOP),
                 breakers.circuitBreaker(r.id()), new ProfilingWarmUp(own.model(), profileMaxBatch, sharing), timers,
                 rpc.minBatchTimeout(), w -> new ReplicaMeters(w, tags(own.model()), driver, meters));
     }

@@ -4,6 +4,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.core.scheduling.MultiModelScheduler;
 import io.servegate.core.scheduling.SchedulerConfig;
+import io.servegate.oip.client.Completion;
 import io.servegate.oip.client.ContainerClient;
 import java.time.Duration;
 import java.util.Collection;
@@ -101,7 +102,7 @@ final class SharedPool implements AutoCloseable {
         CircuitBreaker none = CircuitBreaker.ofDefaults(id);
         none.transitionToDisabledState();
         ReplicaWorker worker = new ReplicaWorker(id, address, true, driver,
-                ContainerClient.connect(address, maxMessageBytes), none, new PoolWarmUp(driver::models, this::readDeclaration), timers,
+                ContainerClient.connect(address, maxMessageBytes, Completion.EVENT_LOOP), none, new PoolWarmUp(driver::models, this::readDeclaration), timers,
                 minBatchTimeout, null);
         driver.add(worker, (s, now) -> s.addReplica(id, budgetBytes, now));
         worker.awaitReadiness();

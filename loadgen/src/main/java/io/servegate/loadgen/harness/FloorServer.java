@@ -10,6 +10,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.servegate.oip.client.Completion;
 import io.servegate.oip.client.ContainerClient;
 import io.servegate.oip.client.TensorType;
 import java.io.IOException;
@@ -48,7 +49,8 @@ public final class FloorServer implements AutoCloseable {
 
     /** Listens on {@code host:port} (0 for any free port) and sends each input to the container at {@code container}. */
     public FloorServer(String host, int port, String container, String model) {
-        this.client = ContainerClient.connect(container);
+        // completed where the answer is read, as the gateway's replica clients are
+        this.client = ContainerClient.connect(container, 64 * 1024 * 1024, Completion.EVENT_LOOP);
         this.model = model;
         this.server = HttpServer.create().host(host).port(port)
                 .route(routes -> routes.post("/{app}/predict", this::predict))

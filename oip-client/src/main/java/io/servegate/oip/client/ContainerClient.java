@@ -37,7 +37,8 @@ import java.util.function.Function;
  * any OIP gRPC server: our containers, Triton, MLServer, OpenVINO Model Server.
  *
  * <p>Calls never block the caller: each returns a {@link CompletableFuture} completed on a gRPC
- * thread. Failures complete it exceptionally with the gRPC {@code StatusRuntimeException}.
+ * thread, which one the client's {@link Completion} says. Failures complete it exceptionally with
+ * the gRPC {@code StatusRuntimeException}.
  *
  * <p>A batch of {@code bytes} inputs of one length travels as one UINT8 tensor [N, L] (the
  * inputs back to back, as a model wants an image batch) while the server accepts that form;
@@ -56,12 +57,26 @@ public final class ContainerClient implements AutoCloseable {
         this.stub = GRPCInferenceServiceGrpc.newFutureStub(channel);
     }
 
-    /** A plaintext client for {@code host:port}, accepting responses up to {@code maxMessageBytes}. */
+    /**
+     * A plaintext client for {@code host:port}, accepting responses up to {@code maxMessageBytes},
+     * whose futures complete on gRPC's executor ({@link Completion#EXECUTOR}).
+     */
     public static ContainerClient connect(String address, int maxMessageBytes) {
-        return new ContainerClient(NettyChannelBuilder.forTarget(address)
+        return connect(address, maxMessageBytes, Completion.EXECUTOR);
+    }
+
+    /**
+     * A plaintext client for {@code host:port}, accepting responses up to {@code maxMessageBytes},
+     * whose futures complete where {@code completion} says.
+     */
+    public static ContainerClient connect(String address, int maxMessageBytes, Completion completion) {
+        NettyChannelBuilder channel = NettyChannelBuilder.forTarget(address)
                 .usePlaintext()
-                .maxInboundMessageSize(maxMessageBytes)
-                .build());
+                .maxInboundMessageSize(maxMessageBytes);
+        if (completion == Completion.EVENT_LOOP) {
+            channel.directExecutor();
+        }
+        return new ContainerClient(channel.build());
     }
 
     /** A plaintext client for {@code host:port} with a 64 MiB response limit. */
