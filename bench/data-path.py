@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Large binary inputs through the gateway, each way a client can send them, side by side in one run.
 
-    /usr/bin/python3 bench/data-path.py --gateway-jar JAR [--baseline-jar JAR] [--input-bytes 150528]
-        [--calls 300] [--rounds 2] [--clients 8] [--seconds 6] [--out DIR]
+    /usr/bin/python3 bench/data-path.py --gateway-jar JAR [--baseline-jar JAR [--baseline-ways W,...]]
+        [--input-bytes 150528] [--calls 300] [--rounds 2] [--clients 8] [--seconds 6] [--warmup-s 10]
+        [--out DIR]
 
 One no-op model container on the Python SDK (bench/python_noop_container.py, a `bytes` model that
 answers "0") behind one gateway (a child JVM on loopback, cache off, so every call reaches the
@@ -13,9 +14,12 @@ call sends a different one. Ways, measured in interleaved rounds:
   octet-stream  POST /{app}/predict, the image as the body            (Content-Type application/octet-stream)
   oip-binary    POST /v2/models/{m}/infer, a JSON header + the image  (the binary tensor data extension)
   grpc-direct   ModelInfer straight to the container, UINT8 [1, L]    (the floor: no gateway)
-  baseline-json json-base64 through a second gateway, --baseline-jar (another revision), when given
+  baseline-W    way W through a second gateway, --baseline-jar (another revision), for each of
+                --baseline-ways (default json-base64, which every revision takes)
 
-For each: one client in a closed loop (--calls calls: p50, p99) and --clients clients in a closed
+First each way has --warmup-calls calls from one client, then --clients clients for --warmup-s:
+the gateway's JIT is still compiling after a few thousand calls, and a one-client loop measured
+then measures the compiler sharing the two cores. For each: one client in a closed loop (--calls calls: p50, p99) and --clients clients in a closed
 loop for --seconds (throughput, p50, p99); then the container alone takes a batch of 32 over gRPC
 (p50). Bodies are built before the clock starts, so what is timed is the request's way through
 the gateway and the container, plus this client's socket calls. Writes data-path.json to --out and
@@ -50,7 +54,7 @@ MODEL = "noop"
 APP = "noop-app"
 HEADER_LENGTH = "Inference-Header-Content-Length"
 WAYS = ("json-base64", "octet-stream", "oip-binary", "grpc-direct")
-BASELINE = "baseline-json"
+BASELINE = "baseline-"
 
 
 def free_port():
@@ -81,7 +85,6 @@ class Inputs:
             "oip-binary": [self._oip(i) for i in images],
             "grpc-direct": [self._grpc(i, 1) for i in images],
         }
-        self.bodies[BASELINE] = self.bodies["json-base64"]
         self.batch32 = self._grpc(b"".join(images[:32]) if count >= 32 else images[0] * 32, 32)
 
     def _oip(self, image):
@@ -100,9 +103,9 @@ class Client:
     """One connection's worth of calls in one way; call(i) sends input i and checks the answer."""
 
     def __init__(self, way, inputs, gateway_port, container_port, baseline_port=None):
+        if way.startswith(BASELINE):
+            way, gateway_port = way[len(BASELINE):], baseline_port
         self.way, self.bodies = way, inputs.bodies[way]
-        if way == BASELINE:
-            self.way, gateway_port = "json-base64", baseline_port
         if way == "grpc-direct":
             self.channel = grpc.insecure_channel("127.0.0.1:%d" % container_port,
                                                  options=[("grpc.max_send_message_length", -1),
@@ -242,10 +245,14 @@ def start_gateway(jar, out, log_name):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gateway-jar", required=True)
-    parser.add_argument("--baseline-jar", help="another revision's gateway, measured with base64 JSON beside this one")
+    parser.add_argument("--baseline-jar", help="another revision's gateway, measured beside this one")
+    parser.add_argument("--baseline-ways", default="json-base64",
+                        help="the ways measured through the baseline gateway, comma-separated (default json-base64)")
     parser.add_argument("--input-bytes", type=int, default=150528)
     parser.add_argument("--calls", type=int, default=300, help="calls of the one-client loop, per round and way")
     parser.add_argument("--warmup-calls", type=int, default=100)
+    parser.add_argument("--warmup-s", type=float, default=10,
+                        help="seconds of --clients closed-loop calls per way before the rounds, for the JIT")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=6, help="length of the many-client loop, per round and way")
@@ -256,7 +263,11 @@ def main():
     inputs = Inputs(64, args.input_bytes)
     container, container_port = start_container(args.out)
     gateways = []
-    ways = WAYS + ((BASELINE,) if args.baseline_jar else ())
+    baseline_ways = [w.strip() for w in args.baseline_ways.split(",") if w.strip()] if args.baseline_jar else []
+    for w in baseline_ways:
+        if w not in WAYS or w == "grpc-direct":
+            raise SystemExit("--baseline-ways: %r is not a way through the gateway" % w)
+    ways = WAYS + tuple(BASELINE + w for w in baseline_ways)
     try:
         ports = [None, container_port, None]
         for jar, log_name, slot in ((args.gateway_jar, "gateway.log", 0), (args.baseline_jar, "baseline-gateway.log", 2)):
@@ -273,7 +284,7 @@ def main():
             ports[slot] = port
         for way in ways:
             one_client(way, inputs, ports, args.warmup_calls, 0)
-            many_clients(way, inputs, ports, args.clients, 1)
+            many_clients(way, inputs, ports, args.clients, args.warmup_s)
         load_before = load_average()
         single, multi = {w: [] for w in ways}, {w: [] for w in ways}
         rates = {w: [] for w in ways}
@@ -317,17 +328,17 @@ def main():
     report = dict(benchmark="data-path", date_utc=datetime.datetime.now(datetime.timezone.utc).isoformat(
         timespec="seconds"), machine="%s, %d cores" % (platform.node(), os.cpu_count()),
         load_before=load_before, load_after=load_after, input_bytes=args.input_bytes, rounds=args.rounds,
-        slo_ms=args.slo_ms, baseline_jar=args.baseline_jar, results=rows,
+        slo_ms=args.slo_ms, warmup_s=args.warmup_s, baseline_jar=args.baseline_jar, results=rows,
         grpc_direct_batch32=dict(calls=len(batch32), p50_ms=round(percentile(batch32, 0.5), 3),
                                  p99_ms=round(percentile(batch32, 0.99), 3)))
     with open(os.path.join(args.out, "data-path.json"), "w") as f:
         json.dump(report, f, indent=2)
     print("load %s -> %s; inputs of %d bytes; %d rounds" % (load_before, load_after, args.input_bytes, args.rounds))
-    print("%-13s %10s %10s %12s | %9s %10s %10s" % ("way", "1c p50 ms", "1c p99 ms", "p50-direct", "%dc /s" %
+    print("%-22s %10s %10s %12s | %9s %10s %10s" % ("way", "1c p50 ms", "1c p99 ms", "p50-direct", "%dc /s" %
                                                     args.clients, "p50 ms", "p99 ms"))
     for r in rows:
         o, m = r["one_client"], r["many_clients"]
-        print("%-13s %10.2f %10.2f %12.2f | %9.0f %10.2f %10.2f" % (r["way"], o["p50_ms"], o["p99_ms"],
+        print("%-22s %10.2f %10.2f %12.2f | %9.0f %10.2f %10.2f" % (r["way"], o["p50_ms"], o["p99_ms"],
                                                                   o["p50_over_direct_ms"], m["per_second"],
                                                                   m["p50_ms"], m["p99_ms"]))
     b = report["grpc_direct_batch32"]
