@@ -50,7 +50,7 @@ public final class FloorServer implements AutoCloseable {
     /** Listens on {@code host:port} (0 for any free port) and sends each input to the container at {@code container}. */
     public FloorServer(String host, int port, String container, String model) {
         // completed where the answer is read, as the gateway's replica clients are
-        this.client = ContainerClient.connect(container, 64 * 1024 * 1024, Completion.EVENT_LOOP);
+        this.client = ContainerClient.connect(container, Completion.EVENT_LOOP);
         this.model = model;
         this.server = HttpServer.create().host(host).port(port)
                 .route(routes -> routes.post("/{app}/predict", this::predict))

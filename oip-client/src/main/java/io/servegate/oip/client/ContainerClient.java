@@ -81,7 +81,12 @@ public final class ContainerClient implements AutoCloseable {
 
     /** A plaintext client for {@code host:port} with a 64 MiB response limit. */
     public static ContainerClient connect(String address) {
-        return connect(address, 64 * 1024 * 1024);
+        return connect(address, Completion.EXECUTOR);
+    }
+
+    /** A plaintext client for {@code host:port} with a 64 MiB response limit, completing where {@code completion} says. */
+    public static ContainerClient connect(String address, Completion completion) {
+        return connect(address, 64 * 1024 * 1024, completion);
     }
 
     /**
