@@ -21,9 +21,9 @@ First each way has --warmup-calls calls from one client, then --clients clients 
 the gateway's JIT is still compiling after a few thousand calls, and a one-client loop measured
 then measures the compiler sharing the two cores. For each: one client in a closed loop (--calls
 calls: p50, p99) and --clients clients in a closed loop for --seconds (throughput, p50, p99);
-then the container alone takes a batch of 32 over gRPC (p50). Bodies are built before the clock starts, so what is timed is the request's way through
-the gateway and the container, plus this client's socket calls. Writes data-path.json to --out and
-prints a table.
+then the container alone takes a batch of 32 over gRPC (p50). Bodies are built before the clock
+starts, so what is timed is the request's way through the gateway and the container, plus this
+client's socket calls. Writes data-path.json to --out and prints a table.
 """
 
 import argparse
