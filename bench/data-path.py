@@ -2,7 +2,7 @@
 """Large binary inputs through the gateway, each way a client can send them, side by side in one run.
 
     /usr/bin/python3 bench/data-path.py --gateway-jar JAR [--baseline-jar JAR [--baseline-ways W,...]]
-        [--input-bytes 150528] [--calls 300] [--rounds 2] [--clients 8] [--seconds 6] [--warmup-s 10]
+        [--floor-jar loadgen/target/loadgen.jar] [--input-bytes 150528] [--calls 300] [--rounds 2] [--clients 8] [--seconds 6] [--warmup-s 10]
         [--out DIR]
 
 One no-op model container on the Python SDK (bench/python_noop_container.py, a `bytes` model that
@@ -16,6 +16,9 @@ call sends a different one. Ways, measured in interleaved rounds:
   grpc-direct   ModelInfer straight to the container, UINT8 [1, L]    (the floor: no gateway)
   baseline-W    way W through a second gateway, --baseline-jar (another revision), for each of
                 --baseline-ways (default json-base64, which every revision takes)
+  floor-octet-stream  the image as the body to the cost benchmark's floor server (--floor-jar, the
+                load generator's jar): the same HTTP and gRPC stack with one ModelInfer per
+                request and nothing else, so what the stack alone costs over direct gRPC
 
 First each way has --warmup-calls calls from one client, then --clients clients for --warmup-s:
 the gateway's JIT is still compiling after a few thousand calls, and a one-client loop measured
@@ -55,6 +58,7 @@ APP = "noop-app"
 HEADER_LENGTH = "Inference-Header-Content-Length"
 WAYS = ("json-base64", "octet-stream", "oip-binary", "grpc-direct")
 BASELINE = "baseline-"
+FLOOR = "floor-octet-stream"
 
 
 def free_port():
@@ -111,9 +115,11 @@ class NoDelayConnection(http.client.HTTPConnection):
 class Client:
     """One connection's worth of calls in one way; call(i) sends input i and checks the answer."""
 
-    def __init__(self, way, inputs, gateway_port, container_port, baseline_port=None):
+    def __init__(self, way, inputs, gateway_port, container_port, baseline_port=None, floor_port=None):
         if way.startswith(BASELINE):
             way, gateway_port = way[len(BASELINE):], baseline_port
+        elif way == FLOOR:
+            way, gateway_port = "octet-stream", floor_port
         self.way, self.bodies = way, inputs.bodies[way]
         if way == "grpc-direct":
             self.channel = grpc.insecure_channel("127.0.0.1:%d" % container_port,
@@ -251,12 +257,24 @@ def start_gateway(jar, out, log_name):
             time.sleep(0.3)
 
 
+def start_floor(jar, container_port, out):
+    log = open(os.path.join(out, "floor.log"), "w")
+    p = subprocess.Popen(["java", "-Xmx1g", "-cp", jar, "io.servegate.loadgen.harness.FloorServer", "0",
+                          "127.0.0.1:%d" % container_port, MODEL], stdout=subprocess.PIPE, stderr=log, text=True)
+    line = p.stdout.readline()
+    if not line.startswith("listening on "):
+        p.kill()
+        raise SystemExit("the floor server did not start: %r; see %s/floor.log" % (line, out))
+    return p, int(line.split()[-1])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gateway-jar", required=True)
     parser.add_argument("--baseline-jar", help="another revision's gateway, measured beside this one")
     parser.add_argument("--baseline-ways", default="json-base64",
                         help="the ways measured through the baseline gateway, comma-separated (default json-base64)")
+    parser.add_argument("--floor-jar", help="the load generator's jar: adds the floor server as a way")
     parser.add_argument("--input-bytes", type=int, default=150528)
     parser.add_argument("--calls", type=int, default=300, help="calls of the one-client loop, per round and way")
     parser.add_argument("--warmup-calls", type=int, default=100)
@@ -271,19 +289,22 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     inputs = Inputs(64, args.input_bytes)
     container, container_port = start_container(args.out)
-    gateways = []
+    servers = []
     baseline_ways = [w.strip() for w in args.baseline_ways.split(",") if w.strip()] if args.baseline_jar else []
     for w in baseline_ways:
         if w not in WAYS or w == "grpc-direct":
             raise SystemExit("--baseline-ways: %r is not a way through the gateway" % w)
-    ways = WAYS + tuple(BASELINE + w for w in baseline_ways)
+    ways = WAYS + tuple(BASELINE + w for w in baseline_ways) + ((FLOOR,) if args.floor_jar else ())
     try:
-        ports = [None, container_port, None]
+        ports = [None, container_port, None, None]
+        if args.floor_jar:
+            floor, ports[3] = start_floor(args.floor_jar, container_port, args.out)
+            servers.append(floor)
         for jar, log_name, slot in ((args.gateway_jar, "gateway.log", 0), (args.baseline_jar, "baseline-gateway.log", 2)):
             if jar is None:
                 continue
             gateway, port, admin_port = start_gateway(jar, args.out, log_name)
-            gateways.append(gateway)
+            servers.append(gateway)
             admin(admin_port, "add_model", {"model_name": MODEL, "model_version": "1", "input_type": "bytes"})
             admin(admin_port, "add_container", {"model_name": MODEL, "model_version": "1",
                                                 "address": "127.0.0.1:%d" % container_port})
@@ -317,9 +338,9 @@ def main():
         channel.close()
         load_after = load_average()
     finally:
-        for gateway in gateways:
-            gateway.terminate()
-            gateway.wait(60)
+        for server in servers:
+            server.terminate()
+            server.wait(60)
         container.terminate()
         container.wait(60)
     rows = []

@@ -29,8 +29,9 @@ import reactor.netty.http.server.HttpServerResponse;
 /**
  * The floor the gateway's cost per query is measured against: the same stack with nothing but the
  * work every answer needs. Reactor Netty HTTP in ({@code POST /{app}/predict}, body
- * {@code {"input": [floats]}}), the input parsed to a {@code float[]} with a streaming parser,
- * one OIP {@code ModelInfer} per request over the gateway's own {@link ContainerClient}, and the
+ * {@code {"input": [floats]}}, parsed to a {@code float[]} with a streaming parser; or with
+ * {@code Content-Type: application/octet-stream} the body's bytes as one {@code bytes} input), one
+ * OIP {@code ModelInfer} per request over the gateway's own {@link ContainerClient}, and the
  * answer written as the gateway writes it ({@code query_id}, {@code output}, {@code default}).
  * No cache, no scheduling, no batching, no metrics, no deadline other than the call's timeout.
  *
@@ -62,6 +63,12 @@ public final class FloorServer implements AutoCloseable {
     }
 
     private Mono<Void> predict(HttpServerRequest request, HttpServerResponse response) {
+        String contentType = request.requestHeaders().get(HttpHeaderNames.CONTENT_TYPE);
+        if (contentType != null && contentType.startsWith("application/octet-stream")) {
+            return request.receive().aggregate().asByteArray()
+                    .switchIfEmpty(Mono.error(new IOException("empty body")))
+                    .flatMap(input -> answer(response, TensorType.BYTES, input));
+        }
         return request.receive().aggregate().asInputStream()
                 .switchIfEmpty(Mono.error(new IOException("empty body")))
                 .flatMap(body -> {
@@ -71,12 +78,17 @@ public final class FloorServer implements AutoCloseable {
                     } catch (IOException | RuntimeException e) {
                         return answer(response, HttpResponseStatus.BAD_REQUEST, "{\"error\":\"bad input\"}");
                     }
-                    return Mono.fromFuture(client.inferAsText(model, "", TensorType.FLOATS, List.of(input), TIMEOUT))
-                            .flatMap(result -> answer(response, HttpResponseStatus.OK,
-                                    render(queryIds.getAndIncrement(), result.outputs().get(0))))
-                            .onErrorResume(e -> answer(response, HttpResponseStatus.BAD_GATEWAY,
-                                    "{\"error\":\"container call failed\"}"));
+                    return answer(response, TensorType.FLOATS, input);
                 });
+    }
+
+    /** One call with {@code input}, its output written as the answer. */
+    private <X> Mono<Void> answer(HttpServerResponse response, TensorType<X> type, X input) {
+        return Mono.fromFuture(client.inferAsText(model, "", type, List.of(input), TIMEOUT))
+                .flatMap(result -> answer(response, HttpResponseStatus.OK,
+                        render(queryIds.getAndIncrement(), result.outputs().get(0))))
+                .onErrorResume(e -> answer(response, HttpResponseStatus.BAD_GATEWAY,
+                        "{\"error\":\"container call failed\"}"));
     }
 
     private static Mono<Void> answer(HttpServerResponse response, HttpResponseStatus status, Object body) {

@@ -39,6 +39,20 @@ class FloorServerTest {
     }
 
     @Test
+    void sendsAnOctetStreamBodyAsOneBytesInput() throws Exception {
+        try (ModelContainer<byte[], String> noop = NoopContainer.builder(TensorType.BYTES).name("noop").version("1")
+                .host(GatewayProcess.HOST).port(0).build().start();
+                FloorServer floor = new FloorServer(GatewayProcess.HOST, 0, GatewayProcess.HOST + ":" + noop.port(),
+                        "noop")) {
+            HttpClient http = HttpClient.create().host(GatewayProcess.HOST).port(floor.port())
+                    .headers(h -> h.set("Content-Type", "application/octet-stream"));
+            GatewayAnswer answer = GatewayAnswer.parse(200, post(http, "\u0000\u00ff not JSON", 200));
+            assertThat(answer.isDefault()).isFalse();
+            assertThat(answer.output()).isEqualTo("\"" + NoopPredictor.OUTPUT + "\"");
+        }
+    }
+
+    @Test
     void parsesTheInputArrayAndSkipsOtherFields() throws IOException {
         assertThat(FloorServer.parseInput(stream("{\"uid\": {\"a\": [1]}, \"input\": [1, 2.5, -3]}")))
                 .containsExactly(1f, 2.5f, -3f);
