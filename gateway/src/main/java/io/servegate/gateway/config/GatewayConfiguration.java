@@ -23,7 +23,6 @@ import io.servegate.gateway.api.QueryHandler;
 import io.servegate.gateway.api.ScheduledByHeader;
 import io.servegate.gateway.api.UnroutedRequests;
 import io.servegate.gateway.api.QueryAccessFilter;
-import io.servegate.gateway.api.QueryRoutesFirst;
 import io.servegate.gateway.api.QueryKeyHandler;
 import io.servegate.gateway.access.QueryAccess;
 import io.servegate.gateway.access.QueryKeys;
@@ -83,8 +82,6 @@ import io.servegate.gateway.api.JsonErrorWebExceptionHandler;
 import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
 import org.springframework.http.codec.ServerCodecConfigurer;
-import org.springframework.http.server.reactive.HttpHandler;
-import org.springframework.http.server.reactive.HttpHandlerDecoratorFactory;
 import org.springframework.web.reactive.config.WebFluxConfigurer;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.JsonNodeFactory;
@@ -428,23 +425,6 @@ public class GatewayConfiguration {
     @Order(-2)
     JsonErrorWebExceptionHandler jsonErrors(ServerCodecConfigurer codecs) {
         return new JsonErrorWebExceptionHandler(codecs.getWriters(), Errors.Shape::forPath);
-    }
-
-    /** Queries straight to the query routes, the rest of the port through Spring's chain ({@link QueryRoutesFirst}). */
-    @Bean
-    HttpHandlerDecoratorFactory queryRoutesFirst(RouterFunction<ServerResponse> queryRoutes,
-            ServerCodecConfigurer codecs) {
-        HandlerStrategies strategies = HandlerStrategies.builder()
-                .codecs(c -> {
-                    // the port's own readers and writers, with their body limit
-                    c.registerDefaults(false);
-                    codecs.getReaders().forEach(c.customCodecs()::register);
-                    codecs.getWriters().forEach(c.customCodecs()::register);
-                })
-                .exceptionHandler(new JsonErrorWebExceptionHandler(codecs.getWriters(), Errors.Shape::forPath))
-                .build();
-        HttpHandler queries = RouterFunctions.toHttpHandler(queryRoutes, strategies);
-        return spring -> new QueryRoutesFirst(queries, spring);
     }
 
     @Bean
