@@ -2,8 +2,8 @@
 """Large binary inputs through the gateway, each way a client can send them, side by side in one run.
 
     /usr/bin/python3 bench/data-path.py --gateway-jar JAR [--baseline-jar JAR [--baseline-ways W,...]]
-        [--floor-jar loadgen/target/loadgen.jar] [--input-bytes 150528] [--calls 300] [--rounds 2] [--clients 8] [--seconds 6] [--warmup-s 10]
-        [--out DIR]
+        [--floor-jar loadgen/target/loadgen.jar] [--input-bytes 150528] [--calls 300] [--rounds 2]
+        [--clients 8] [--seconds 6] [--warmup-s 10] [--out DIR]
 
 One no-op model container on the Python SDK (bench/python_noop_container.py, a `bytes` model that
 answers "0") behind one gateway (a child JVM on loopback, cache off, so every call reaches the
@@ -13,7 +13,7 @@ call sends a different one. Ways, measured in interleaved rounds:
   json-base64   POST /{app}/predict, {"input": "<base64>"}          (Clipper's clients)
   octet-stream  POST /{app}/predict, the image as the body            (Content-Type application/octet-stream)
   oip-binary    POST /v2/models/{m}/infer, a JSON header + the image  (the binary tensor data extension)
-  grpc-direct   ModelInfer straight to the container, UINT8 [1, L]    (the floor: no gateway)
+  grpc-direct   ModelInfer straight to the container, UINT8 [1, L]    (no gateway: the gaps' zero)
   baseline-W    way W through a second gateway, --baseline-jar (another revision), for each of
                 --baseline-ways (default json-base64, which every revision takes)
   floor-octet-stream  the image as the body to the cost benchmark's floor server (--floor-jar, the
