@@ -11,12 +11,6 @@ package io.servegate.core.scheduling;
  */
 final class ClockworkPolicy implements SchedulingPolicy {
 
-    private final SchedulerConfig config;
-
-    ClockworkPolicy(SchedulerConfig config) {
-        this.config = config;
-    }
-
     @Override
     public int laneDepth() {
         return 2;
@@ -42,7 +36,7 @@ final class ClockworkPolicy implements SchedulingPolicy {
                 return;
             }
             int b = profile.sendable(
-                    profile.largestWithin(head.deadline() - answerBase, Math.min(s.queue.size(), config.batchCap())), now);
+                    profile.largestWithin(head.deadline() - answerBase, Math.min(s.queue.size(), s.batchCap(profile, now))), now);
             s.send(slot.lane(), b, now, slot.start(), slot.start() + profile.serviceNanos(b));
         }
     }

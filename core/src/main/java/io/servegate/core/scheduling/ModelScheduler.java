@@ -35,6 +35,7 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
     private final ArrivalRate arrivalRate = new ArrivalRate(1_000_000_000L);
     private final ArrivalEnvelope envelope = new ArrivalEnvelope();
     private final TierAdmission tiers = new TierAdmission();
+    private final TierBatchCap tierCap = new TierBatchCap(tiers);
     /** Queries answered after their deadline, or failed. */
     private long lateOrFailed;
 
@@ -257,6 +258,14 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
         return own.fresh(now) ? own : pooled.fresh(now) ? pooled : null;
     }
 
+    /**
+     * The largest batch a policy may send now, planning with {@code profile}: the configured cap,
+     * lower while apps of different tiers share the version over capacity ({@link TierBatchCap}).
+     */
+    int batchCap(ReplicaProfile profile, long now) {
+        return tierCap.cap(this, profile, now);
+    }
+
     /** Queries per second over about the last second (an exponentially decayed count). */
     public double arrivalRate(long now) {
         return arrivalRate.perSecond(now);
@@ -378,11 +387,13 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
 
     /**
      * The largest batch a replica is sent now: its AIMD (or fixed) size under Clipper, the batch
-     * cap under the other policies; 0 for an unknown replica.
+     * cap under the other policies, or what the last decision held it to while tiers share an
+     * overloaded version ({@link TierBatchCap}); 0 for an unknown replica.
      */
     public int maxBatchSize(String id) {
         Replica r = replicas.get(id);
-        return r == null ? 0 : r.batching != null ? r.batching.maxBatchSize() : config.batchCap();
+        return r == null ? 0 : r.batching != null ? r.batching.maxBatchSize()
+                : Math.min(config.batchCap(), tierCap.applied());
     }
 
     @Override

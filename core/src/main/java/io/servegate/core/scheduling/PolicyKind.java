@@ -51,7 +51,7 @@ public enum PolicyKind {
     SchedulingPolicy create(SchedulerConfig config) {
         return switch (this) {
             case CLIPPER -> new ClipperPolicy(config);
-            case CLOCKWORK -> new ClockworkPolicy(config);
+            case CLOCKWORK -> new ClockworkPolicy();
             case SYMPHONY -> new SymphonyPolicy(config, false);
             case ADAPTIVE -> new SymphonyPolicy(config, true);
         };

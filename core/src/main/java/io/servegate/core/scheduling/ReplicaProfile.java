@@ -41,6 +41,7 @@ final class ReplicaProfile {
     private final long[] sortedOverheads = new long[OVERHEAD_WINDOW];
     private int overheadCount;
     private long overhead;
+    private long overheadHigh;
     private long overheadAt = Long.MIN_VALUE;
     private long exploredAt = Long.MIN_VALUE;
     /** Whether a size's first batch was seen to cost far more than the other sizes allowed. */
@@ -75,6 +76,7 @@ final class ReplicaProfile {
             System.arraycopy(overheads, 0, sortedOverheads, 0, n);
             Arrays.sort(sortedOverheads, 0, n);
             overhead = sortedOverheads[n / 10];
+            overheadHigh = sortedOverheads[n * 9 / 10];
             overheadAt = Math.max(overheadAt, now);
         }
     }
@@ -146,6 +148,15 @@ final class ReplicaProfile {
      */
     long overheadNanos() {
         return overhead;
+    }
+
+    /**
+     * The 90th percentile of the same overheads (0 before any): how late one batch in ten comes
+     * back beyond what {@link #overheadNanos} plans, which is what a query waiting behind a running
+     * batch risks where round trips spread.
+     */
+    long overheadHighNanos() {
+        return overheadHigh;
     }
 
     /** Whether a batch that found its replica idle has been measured: {@link #overheadNanos} is 0 until then. */

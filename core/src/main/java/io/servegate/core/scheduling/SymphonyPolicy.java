@@ -61,7 +61,7 @@ final class SymphonyPolicy implements SchedulingPolicy {
             }
             ReplicaProfile profile = slot.profile();
             long overhead = profile.overheadNanos();
-            int cap = config.batchCap();
+            int cap = s.batchCap(profile, now);
             int b = prune(s, profile, slot.answerBase(), cap);
             if (b == 0) {
                 continue; // everything queued was infeasible and is gone

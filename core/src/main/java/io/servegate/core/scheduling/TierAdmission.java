@@ -31,6 +31,8 @@ final class TierAdmission {
     private static final long RATE_TAU_NANOS = 1_000_000_000L;
 
     private final ArrivalRate[] tierRates = new ArrivalRate[Priority.values().length];
+    /** When each tier's latest query arrived; {@link Long#MIN_VALUE} before any. */
+    private final long[] lastArrival = new long[Priority.values().length];
     /** The apps that arrived lately; one that stops is forgotten once its rate is under {@link #MIN_RATE}. */
     private final Map<String, AppRate> appRates = new HashMap<>();
 
@@ -48,15 +50,36 @@ final class TierAdmission {
     TierAdmission() {
         for (int i = 0; i < tierRates.length; i++) {
             tierRates[i] = new ArrivalRate(RATE_TAU_NANOS);
+            lastArrival[i] = Long.MIN_VALUE;
         }
     }
 
     /** A query for {@code t}'s app arrived. */
     void arrived(Tenant t, long now) {
         tierRates[t.priority().ordinal()].record(now);
+        lastArrival[t.priority().ordinal()] = now;
         AppRate a = appRate(t);
         a.tenant = t;
         a.rate.record(now);
+    }
+
+    /**
+     * Whether queries of two tiers or more arrived within the last {@code windowNanos}: a check
+     * without the rates' arithmetic, for the decisions made while one tier has the version.
+     */
+    boolean tiersArrivedWithin(long windowNanos, long now) {
+        int n = 0;
+        for (long at : lastArrival) {
+            if (at != Long.MIN_VALUE && now - at <= windowNanos) {
+                n++;
+            }
+        }
+        return n >= 2;
+    }
+
+    /** Arrivals per second of tier {@code p}'s apps. */
+    double rate(Priority p, long now) {
+        return tierRates[p.ordinal()].perSecond(now);
     }
 
     /**
@@ -72,7 +95,7 @@ final class TierAdmission {
         }
         SchedulerConfig config = s.config();
         long overhead = profile.overheadNanos();
-        int b = Math.max(1, profile.largestWithin(config.sloNanos() / 2 - overhead, config.batchCap()));
+        int b = Math.max(1, profile.largestWithin(config.sloNanos() / 2 - overhead, s.batchCap(profile, now)));
         double cost = (double) (profile.serviceNanos(b) + overhead) / b; // model time per query, nanoseconds
         double capacity = lanes * 1e9 / cost; // queries per second
         double total = 0;

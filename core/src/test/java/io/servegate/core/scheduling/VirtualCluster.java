@@ -131,6 +131,11 @@ final class VirtualCluster<S extends Scheduler<Integer>> implements SchedulerAct
     long timerJitter;
     /** Containers take up to this much longer than the profile says (uniformly). */
     long serviceJitter;
+    /**
+     * Each batch's transport, both ways, is its replica's times a lognormal factor of mean 1 and
+     * this log-scale deviation, as round trips spread on a shared machine; 0: exact.
+     */
+    double transportSigma;
     /** Batches whose predicted answer (finish + half the overhead + margin) came after a member's deadline. */
     int predictedLate;
 
@@ -472,11 +477,15 @@ final class VirtualCluster<S extends Scheduler<Integer>> implements SchedulerAct
         }
         Footprint f = c.own != null ? c.own : models.get(batch.model());
         boolean first = c.batchesRun++ == 0;
-        long start = Math.max(now + c.oneWay, c.freeAt);
+        long oneWay = c.oneWay;
+        if (transportSigma > 0) {
+            oneWay = Math.round(oneWay * Math.exp(transportSigma * random.nextGaussian() - transportSigma * transportSigma / 2));
+        }
+        long start = Math.max(now + oneWay, c.freeAt);
         long end = start + c.service(f, batch.size(), start) + (first ? firstBatchService : 0)
                 + (serviceJitter > 0 ? random.nextLong(serviceJitter) : 0);
         boolean fails = c.failureProbability > 0 && random.nextDouble() < c.failureProbability;
-        long back = c.oneWay + (first ? firstBatchTransport : 0);
+        long back = oneWay + (first ? firstBatchTransport : 0);
         c.freeAt = end;
         runs.add(new Run(batch.replica(), batch.model(), false, start, end, batch.predictedStart(),
                 batch.predictedFinish()));

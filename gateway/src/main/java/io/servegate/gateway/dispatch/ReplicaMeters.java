@@ -36,7 +36,8 @@ final class ReplicaMeters implements AutoCloseable {
         own.add(Gauge.builder("servegate.queue.length", worker, ReplicaWorker::inFlight).tags(tags)
                 .description("Queries sent to a replica whose batch has not returned").register(meters));
         own.add(Gauge.builder("servegate.batch.max.size", driver, d -> d.read(s -> s.maxBatchSize(replica)))
-                .tags(tags).description("Largest batch the replica is sent now (AIMD's size under clipper)")
+                .tags(tags).description("Largest batch the replica is sent now (AIMD's size under clipper; lower while "
+                        + "apps of different tiers share an overloaded version)")
                 .register(meters));
         own.add(Gauge.builder("servegate.replica.idle.fraction", driver,
                         d -> d.read(s -> s.idleFraction(replica, d.clock().getAsLong())))
