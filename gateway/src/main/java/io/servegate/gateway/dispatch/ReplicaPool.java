@@ -104,18 +104,22 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
      * own; null when it has neither.
      */
     private SchedulerDriver<?> driver(String model, String version) {
-        String key = PlacedModel.key(model, version);
+        return driver(PlacedModel.key(model, version));
+    }
+
+    /** {@link #driver(String, String)} by the scheduler's name for the version, {@code name:version}. */
+    private SchedulerDriver<?> driver(String key) {
         SchedulerDriver<?> pooled = shared.driver(key);
-        if (pooled != null) {
-            return pooled;
-        }
-        OwnModel own = models.get(key);
-        return own == null ? null : own.driver();
+        return pooled != null ? pooled : own(key);
     }
 
     /** The driver of a model version's own single-model replicas, or null when it has none. */
     private SchedulerDriver<ModelScheduler<PendingPrediction>> own(String model, String version) {
-        OwnModel own = models.get(PlacedModel.key(model, version));
+        return own(PlacedModel.key(model, version));
+    }
+
+    private SchedulerDriver<ModelScheduler<PendingPrediction>> own(String key) {
+        OwnModel own = models.get(key);
         return own == null ? null : own.driver();
     }
 
@@ -127,12 +131,12 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
     @Override
     public CompletableFuture<String> submit(String model, String version, Object input, long deadlineNanos,
             Tenant tenant) {
-        SchedulerDriver<?> driver = driver(model, version);
+        String key = PlacedModel.key(model, version);
+        SchedulerDriver<?> driver = driver(key);
         if (driver == null) {
-            return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.NO_REPLICA,
-                    "model " + model + ":" + version));
+            return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.NO_REPLICA, "model " + key));
         }
-        return driver.submit(PlacedModel.key(model, version), input, deadlineNanos, tenant);
+        return driver.submit(key, input, deadlineNanos, tenant);
     }
 
     /** Whether a model version has a replica that takes queries now (on a pool: whatever models it holds). */
@@ -149,11 +153,12 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
      */
     @Override
     public DeclaredInput declaredInput(String model, String version) {
-        DeclaredInput pooled = shared.declaredInput(PlacedModel.key(model, version));
+        String key = PlacedModel.key(model, version);
+        DeclaredInput pooled = shared.declaredInput(key);
         if (pooled != null) {
             return pooled; // a model version placed on a pool is served by the pool
         }
-        SchedulerDriver<?> driver = own(model, version);
+        SchedulerDriver<?> driver = own(key);
         DeclaredInput merged = DeclaredInput.UNKNOWN;
         if (driver != null) {
             for (ReplicaWorker w : driver.workers()) {
