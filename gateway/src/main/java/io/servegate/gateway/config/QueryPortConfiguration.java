@@ -1,6 +1,5 @@
 package io.servegate.gateway.config;
 
-import io.servegate.gateway.api.Errors;
 import io.servegate.gateway.api.JsonErrorWebExceptionHandler;
 import io.servegate.gateway.api.QueryRoutesFirst;
 import org.springframework.context.annotation.Bean;
@@ -20,7 +19,7 @@ public class QueryPortConfiguration {
     /** Queries straight to the query routes, the rest of the port through Spring's chain ({@link QueryRoutesFirst}). */
     @Bean
     HttpHandlerDecoratorFactory queryRoutesFirst(RouterFunction<ServerResponse> queryRoutes,
-            ServerCodecConfigurer codecs) {
+            ServerCodecConfigurer codecs, JsonErrorWebExceptionHandler jsonErrors) {
         HandlerStrategies strategies = HandlerStrategies.builder()
                 .codecs(c -> {
                     // the port's own readers and writers, with their body limit
@@ -28,7 +27,7 @@ public class QueryPortConfiguration {
                     codecs.getReaders().forEach(c.customCodecs()::register);
                     codecs.getWriters().forEach(c.customCodecs()::register);
                 })
-                .exceptionHandler(new JsonErrorWebExceptionHandler(codecs.getWriters(), Errors.Shape::forPath))
+                .exceptionHandler(jsonErrors) // the port's one, as Spring's chain uses it
                 .build();
         HttpHandler queries = RouterFunctions.toHttpHandler(queryRoutes, strategies);
         return spring -> new QueryRoutesFirst(queries, spring);
