@@ -7,7 +7,8 @@ package io.servegate.core.scheduling;
  * alone are rejected at once ({@link RejectReason#INFEASIBLE}); the batch is the largest run of
  * the earliest deadlines whose predicted answer comes before the earliest of them. It is
  * work-conserving and chooses by deadline, not by batch size: under overload its batches stay
- * small (Symphony §5.2.2 measures the same of Clockwork itself).
+ * small (Symphony §5.2.2 measures the same of Clockwork itself). For the same reason its batches
+ * are not held to {@link TierBatchCap}.
  */
 final class ClockworkPolicy implements SchedulingPolicy {
 
@@ -36,7 +37,7 @@ final class ClockworkPolicy implements SchedulingPolicy {
                 return;
             }
             int b = profile.sendable(
-                    profile.largestWithin(head.deadline() - answerBase, Math.min(s.queue.size(), s.batchCap(profile, now))), now);
+                    profile.largestWithin(head.deadline() - answerBase, Math.min(s.queue.size(), s.config().batchCap())), now);
             s.send(slot.lane(), b, now, slot.start(), slot.start() + profile.serviceNanos(b));
         }
     }

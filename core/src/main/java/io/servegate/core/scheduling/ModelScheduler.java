@@ -36,6 +36,8 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
     private final ArrivalEnvelope envelope = new ArrivalEnvelope();
     private final TierAdmission tiers = new TierAdmission();
     private final TierBatchCap tierCap = new TierBatchCap(tiers);
+    /** What the last {@link #batchCap} held batches to, below the configured cap; {@link Integer#MAX_VALUE} when nothing. */
+    private int tierCapApplied = Integer.MAX_VALUE;
     /** Queries answered after their deadline, or failed. */
     private long lateOrFailed;
 
@@ -261,8 +263,16 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
     /**
      * The largest batch a policy may send now, planning with {@code profile}: the configured cap,
      * lower while apps of different tiers share the version over capacity ({@link TierBatchCap}).
+     * A policy that holds its batches to it asks here, and {@link #maxBatchSize} reports it.
      */
     int batchCap(ReplicaProfile profile, long now) {
+        int cap = tierCap.cap(this, profile, now);
+        tierCapApplied = cap < config.batchCap() ? cap : Integer.MAX_VALUE;
+        return cap;
+    }
+
+    /** As {@link #batchCap}, for pricing a query at the batch it may ride: nothing is sent, nothing reported. */
+    int admissionBatchCap(ReplicaProfile profile, long now) {
         return tierCap.cap(this, profile, now);
     }
 
@@ -393,7 +403,7 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
     public int maxBatchSize(String id) {
         Replica r = replicas.get(id);
         return r == null ? 0 : r.batching != null ? r.batching.maxBatchSize()
-                : Math.min(config.batchCap(), tierCap.applied());
+                : Math.min(config.batchCap(), tierCapApplied);
     }
 
     @Override

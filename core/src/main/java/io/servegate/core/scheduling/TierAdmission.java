@@ -95,7 +95,7 @@ final class TierAdmission {
         }
         SchedulerConfig config = s.config();
         long overhead = profile.overheadNanos();
-        int b = Math.max(1, profile.largestWithin(config.sloNanos() / 2 - overhead, s.batchCap(profile, now)));
+        int b = Math.max(1, profile.largestWithin(config.sloNanos() / 2 - overhead, s.admissionBatchCap(profile, now)));
         double cost = (double) (profile.serviceNanos(b) + overhead) / b; // model time per query, nanoseconds
         double capacity = lanes * 1e9 / cost; // queries per second
         double total = 0;

@@ -15,6 +15,12 @@ package io.servegate.core.scheduling;
  * gets what those batches leave. The higher tiers' own queued queries may all go in one batch.
  * Where round trips are steady (their 90th percentile leaves the same batch within half the SLO as
  * their 10th), with one tier, or below that load, it is the configured cap.
+ *
+ * <p>{@link TierAdmission} prices a query at the batch it may ride under this cap, whatever the
+ * policy. The batches themselves are held to it by the policies that fill them from the queue
+ * ({@code symphony}, {@code adaptive}), not by {@code clockwork}, which sizes each batch on its
+ * earliest query's deadline already: capped, it served the critical app no better and the
+ * sheddable app less (TierSchedulingTest).
  */
 final class TierBatchCap {
 
@@ -28,24 +34,14 @@ final class TierBatchCap {
     private static final long SHARED_WINDOW_NANOS = 5_000_000_000L;
 
     private final TierAdmission tiers;
-    /** What the last decision capped batches at; {@link Integer#MAX_VALUE} when it did not. */
-    private int applied = Integer.MAX_VALUE;
 
     TierBatchCap(TierAdmission tiers) {
         this.tiers = tiers;
     }
 
-    /** What the last {@link #cap} held batches to, below the configured cap; {@link Integer#MAX_VALUE} when nothing. */
-    int applied() {
-        return applied;
-    }
-
-    /** The largest batch a policy may send now, planning with {@code profile}. */
+    /** The largest batch that may be sent now, planning with {@code profile}. */
     int cap(ModelScheduler<?> s, ReplicaProfile profile, long now) {
-        int configured = s.config().batchCap();
-        int cap = tierCap(s, profile, configured, now);
-        applied = cap < configured ? cap : Integer.MAX_VALUE;
-        return cap;
+        return tierCap(s, profile, s.config().batchCap(), now);
     }
 
     private int tierCap(ModelScheduler<?> s, ReplicaProfile profile, int configured, long now) {
