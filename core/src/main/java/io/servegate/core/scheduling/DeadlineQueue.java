@@ -136,6 +136,25 @@ final class DeadlineQueue<P> {
         return queuedByTier[p.ordinal()];
     }
 
+    /** The highest tier with a query queued; null when empty. */
+    Priority topTier() {
+        for (Priority p : Priority.values()) {
+            if (queuedByTier[p.ordinal()] > 0) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    /** Queries queued of the tiers above {@code p}. */
+    int queuedAbove(Priority p) {
+        int n = 0;
+        for (int t = 0; t < p.ordinal(); t++) {
+            n += queuedByTier[t];
+        }
+        return n;
+    }
+
     /** The apps with queries queued. */
     Collection<AppShare> shares() {
         return shares.values();

@@ -58,6 +58,13 @@ final class MultiModelPlanner<P> {
      * models it can answer in time, the one whose earliest deadline comes first. A model it could
      * answer in time only as a {@link #probeAnswer probe} gets a batch of one, planned without the
      * estimates too old to trust. False when none.
+     *
+     * <p>Where another model that {@code r} holds has a higher tier queued (apps of different
+     * tiers on models that share replicas), the batch is no larger than lets that model's
+     * higher-tier queries, in one batch after it, still answer its earliest query in time, and where
+     * not even a batch of one does, that model goes first. Without this a sheddable app's model,
+     * whose queries were due first as often as not, took the replica from a critical app's model
+     * (MultiModelTierTest).
      */
     private boolean sendTo(SharedReplica r, long now) {
         ServedModel<P> best = null;
@@ -79,19 +86,65 @@ final class MultiModelPlanner<P> {
         if (best == null) {
             return r.idle() && addCopy(r, now);
         }
-        if (bestProbes) {
+        int cap = Math.min(best.queue.size(), config.batchCap());
+        ServedModel<P> guarded = guarded(r, best, now);
+        if (guarded != null) {
+            int fits = fitsBefore(r, best, guarded, cap, now);
+            if (fits == 0) {
+                send(r, guarded, false, Math.min(guarded.queue.size(), config.batchCap()), now);
+                return true;
+            }
+            cap = fits;
+        }
+        send(r, best, bestProbes, cap, now);
+        return true;
+    }
+
+    /**
+     * Of the models {@code r} holds and can answer in time that have a higher tier queued than
+     * {@code best}, the one due first; null if none.
+     */
+    private ServedModel<P> guarded(SharedReplica r, ServedModel<P> best, long now) {
+        ServedModel<P> guarded = null;
+        for (ServedModel<P> m : s.waiting) {
+            if (m != best && r.holds(m.id) && m.queue.topTier().compareTo(best.queue.topTier()) < 0
+                    && m.queue.peek().deadline() >= earliestAnswer(m, r, now)
+                    && (guarded == null || m.queue.peek().deadline() < guarded.queue.peek().deadline())) {
+                guarded = m;
+            }
+        }
+        return guarded;
+    }
+
+    /**
+     * The largest batch of {@code m}, up to {@code cap}, after which {@code guarded}'s queries of the
+     * tiers above {@code m}'s, in one batch, still answer its earliest query in time; 0 if none.
+     */
+    private int fitsBefore(SharedReplica r, ServedModel<P> m, ServedModel<P> guarded, int cap, long now) {
+        if (!m.profile.known()) {
+            return cap;
+        }
+        long overhead = r.overheadNanos();
+        long tail = (overhead - overhead / 2) + config.safetyMarginNanos();
+        long start = Math.max(now + overhead / 2, r.freeAt()) + (r.holds(m.id) ? 0 : m.loadNanos);
+        int higher = Math.min(config.batchCap(), guarded.queue.queuedAbove(m.queue.topTier()));
+        long finishBy = guarded.queue.peek().deadline() - tail - guarded.serviceNanos(higher);
+        return m.profile.largestWithin(finishBy - start, cap);
+    }
+
+    /** Sends {@code r} a batch of {@code m}, of at most {@code cap} queries, planned as {@link #sendTo} says. */
+    private void send(SharedReplica r, ServedModel<P> m, boolean probes, int cap, long now) {
+        if (probes) {
             r.probedAt = now;
         }
-        long overhead = bestProbes && !r.overheadFresh(now) ? 0 : r.overheadNanos();
-        boolean planService = best.profile.known() && !(bestProbes && !best.profile.fresh(now));
+        long overhead = probes && !r.overheadFresh(now) ? 0 : r.overheadNanos();
+        boolean planService = m.profile.known() && !(probes && !m.profile.fresh(now));
         long start = Math.max(now + overhead / 2, r.freeAt());
         long tail = (overhead - overhead / 2) + config.safetyMarginNanos(); // from the container's finish to the answer
-        long batchStart = s.makeReady(r, best, start, now);
-        long budget = best.queue.peek().deadline() - batchStart - tail;
-        int cap = Math.min(best.queue.size(), config.batchCap());
-        int b = planService && !bestProbes ? Math.max(1, best.profile.largestWithin(budget, cap)) : 1;
-        s.send(r, best, b, batchStart, batchStart + (planService ? best.serviceNanos(b) : 0), now);
-        return true;
+        long batchStart = s.makeReady(r, m, start, now);
+        long budget = m.queue.peek().deadline() - batchStart - tail;
+        int b = planService && !probes ? Math.max(1, m.profile.largestWithin(budget, cap)) : 1;
+        s.send(r, m, b, batchStart, batchStart + (planService ? m.serviceNanos(b) : 0), now);
     }
 
     /**

@@ -314,6 +314,11 @@ final class VirtualCluster<S extends Scheduler<Integer>> implements SchedulerAct
 
     /** Open-loop Poisson arrivals for {@link #MODEL} and {@code tenant}'s app, beside any others already planned. */
     VirtualCluster<S> poisson(Tenant tenant, double rate, long duration, long slo) {
+        return poisson(MODEL, tenant, rate, duration, slo);
+    }
+
+    /** Open-loop Poisson arrivals for {@code model} and {@code tenant}'s app, beside any others already planned. */
+    VirtualCluster<S> poisson(String model, Tenant tenant, double rate, long duration, long slo) {
         long end = now + duration;
         long t = now;
         while (true) {
@@ -322,7 +327,7 @@ final class VirtualCluster<S extends Scheduler<Integer>> implements SchedulerAct
                 return this;
             }
             long at = t;
-            at(at, () -> submit(MODEL, at + slo, tenant));
+            at(at, () -> submit(model, at + slo, tenant));
         }
     }
 
