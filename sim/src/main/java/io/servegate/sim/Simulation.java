@@ -42,7 +42,12 @@ public final class Simulation {
 
     /** Runs a many-model {@code scenario} to the end: arrivals stop, then every query leaves. */
     public static ManyModelResult run(ManyModelScenario scenario) {
-        return new Simulation().execute(scenario);
+        return run(scenario, QueryRouter.toModelIds());
+    }
+
+    /** Runs a many-model {@code scenario} with {@code router} deciding which model each arrival is for. */
+    static ManyModelResult run(ManyModelScenario scenario, QueryRouter router) {
+        return new Simulation().execute(scenario, router);
     }
 
     /**
@@ -123,13 +128,12 @@ public final class Simulation {
         }
     }
 
-    private ManyModelResult execute(ManyModelScenario scenario) {
+    private ManyModelResult execute(ManyModelScenario scenario, QueryRouter router) {
         long wallStart = System.nanoTime();
         SplittableRandom root = new SplittableRandom(scenario.seed());
         // the first split, as ArrivalSchedule draws a live run's: the same seed offers the same arrivals
         SplittableRandom arrivalRandom = root.split();
         SharedModels models = new SharedModels(scenario, root.split());
-        QueryRouter router = QueryRouter.toModelIds();
         SharedModels.Pool pool = models.pool("shared", this, router);
         for (int i = 0; i < scenario.models(); i++) {
             if (models.registered(i)) {

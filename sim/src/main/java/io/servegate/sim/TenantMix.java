@@ -6,12 +6,14 @@ import io.servegate.sim.workload.Workload;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.function.IntFunction;
 
 /**
  * Apps sharing one model version: a {@link Scenario} of one model whose arrivals are split among
  * the apps in proportion to their loads, each query submitted for its app's {@link Tenant}, with
  * what happened to each app's queries and the model time each got. Also runs each app alone at
- * its own load, for comparison.
+ * its own load, for comparison; or each app on a model of its own, the models sharing multi-model
+ * replicas ({@link #runAcrossModels}).
  */
 public final class TenantMix {
 
@@ -75,8 +77,26 @@ public final class TenantMix {
         if (scenario.models().size() != 1 || apps.isEmpty()) {
             throw new IllegalArgumentException("a mix needs one model and at least one app");
         }
-        Router router = new Router(apps);
+        Router router = new Router(apps, null);
         Simulation.run(scenario, router);
+        return results(apps, router);
+    }
+
+    /**
+     * Runs {@code apps} each on a model of its own, app i on {@code scenario}'s model i, the models
+     * sharing its multi-model replicas; the scenario's rate must be the apps' loads' sum times
+     * capacity, and it needs a model for each app.
+     */
+    public static List<AppResult> runAcrossModels(ManyModelScenario scenario, List<App> apps) {
+        if (apps.isEmpty() || scenario.models() < apps.size()) {
+            throw new IllegalArgumentException("a mix across models needs at least one app and a model for each");
+        }
+        Router router = new Router(apps, ManyModelScenario::id);
+        Simulation.run(scenario, router);
+        return results(apps, router);
+    }
+
+    private static List<AppResult> results(List<App> apps, Router router) {
         List<AppResult> out = new ArrayList<>();
         for (int i = 0; i < apps.size(); i++) {
             long[] c = router.counts[i];
@@ -91,13 +111,16 @@ public final class TenantMix {
         }
 
         private final List<App> apps;
+        /** The model app i's queries are for; null: the run's one model. */
+        private final IntFunction<String> models;
         private final double[] cumulative;
         final long[][] counts;
         private SchedulerRun<?> run;
         private SplittableRandom random;
 
-        Router(List<App> apps) {
+        Router(List<App> apps, IntFunction<String> models) {
             this.apps = apps;
+            this.models = models;
             this.cumulative = new double[apps.size()];
             this.counts = new long[apps.size()][6];
             double sum = 0;
@@ -125,7 +148,8 @@ public final class TenantMix {
                 i++;
             }
             counts[i][0]++;
-            run.submit(run.name, new Ticket(i, arrival.deadline), arrival.deadline, apps.get(i).tenant(), now);
+            String model = models == null ? run.name : models.apply(i);
+            run.submit(model, new Ticket(i, arrival.deadline), arrival.deadline, apps.get(i).tenant(), now);
         }
 
         @Override

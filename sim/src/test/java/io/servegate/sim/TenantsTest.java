@@ -51,6 +51,21 @@ class TenantsTest {
     }
 
     @Test
+    void acrossModelsOnSharedReplicasTheCriticalAppsModelKeepsTheReplica() {
+        // bin/sim tenants --across-models: each app on a model of its own, both on one multi-model replica
+        // (5 + 0.5 b ms, SLO 100 ms, 0.5 ms transport; it serves about 1,500/s of one model)
+        ManyModelScenario scenario = new ManyModelScenario(ModelPlacement.STATIC, 2, 0, 1, 2, 100, 100, 1, 5, 0.5,
+                0.5, 100, 2 * 1_500, 10, 1);
+        List<TenantMix.AppResult> tiers = TenantMix.runAcrossModels(scenario,
+                List.of(TenantMix.App.parse("c:critical@0.5"), TenantMix.App.parse("s:sheddable@1.5")));
+        assertThat(tiers.get(0).inSlo()).as("critical in SLO").isGreaterThanOrEqualTo(0.99);
+        assertThat(tiers.get(1).answeredLate()).as("sheddable answered late").isZero();
+        List<TenantMix.AppResult> equal = TenantMix.runAcrossModels(scenario,
+                List.of(TenantMix.App.parse("c:standard@0.5"), TenantMix.App.parse("s:standard@1.5")));
+        assertThat(equal.get(0).inSlo()).as("the same app as standard").isLessThan(0.5);
+    }
+
+    @Test
     void belowCapacityEachAppGetsWhatItGetsAlone() {
         for (TenantMix.AppResult r : mix("a:critical@0.35", "b:sheddable@0.35")) {
             assertThat(r.inSlo() / alone(r.app()).inSlo()).as(r.app().tenant().app()).isGreaterThanOrEqualTo(0.99);

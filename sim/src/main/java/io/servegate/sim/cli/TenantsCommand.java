@@ -1,5 +1,7 @@
 package io.servegate.sim.cli;
 
+import io.servegate.sim.ManyModelScenario;
+import io.servegate.sim.ModelPlacement;
 import io.servegate.sim.TenantMix;
 import io.servegate.sim.report.Environment;
 import java.util.ArrayList;
@@ -8,6 +10,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -33,11 +36,18 @@ final class TenantsCommand implements Callable<Integer> {
                     + "load a multiple of --rate), e.g. a:critical@0.5,b:sheddable@1.5")
     List<String> apps;
 
+    @Option(names = "--across-models",
+            description = "each app on a model of its own, the models (100 MB each) held by every one of --replicas "
+                    + "multi-model replicas and scheduled by their planner, as clockwork (--policy does not apply): "
+                    + "--rate is what the replicas serve of one model")
+    boolean acrossModels;
+
     @Override
     public Integer call() throws Exception {
         List<TenantMix.App> mix = apps.stream().map(TenantMix.App::parse).toList();
         List<Map<String, Object>> rows = new ArrayList<>();
-        for (Row row : run(options.builder(), options.rate, mix)) {
+        List<Row> results = acrossModels ? runAcrossModels(options, mix) : run(options.builder(), options.rate, mix);
+        for (Row row : results) {
             System.out.println(row.line());
             rows.add(row.json());
         }
@@ -90,11 +100,24 @@ final class TenantsCommand implements Callable<Integer> {
     static List<Row> run(ScenarioBuilder builder, double capacity, List<TenantMix.App> mix) {
         double total = mix.stream().mapToDouble(TenantMix.App::load).sum();
         List<TenantMix.AppResult> mixed = TenantMix.run(builder.rate(total * capacity).build(), mix);
+        return rows(mixed, app -> TenantMix.run(builder.rate(app.load() * capacity).build(), List.of(app)).get(0));
+    }
+
+    /** Runs {@code mix} with each app on a model of its own on shared replicas ({@code --across-models}), then each app alone. */
+    static List<Row> runAcrossModels(SimOptions o, List<TenantMix.App> mix) {
+        double total = mix.stream().mapToDouble(TenantMix.App::load).sum();
+        double duration = o.durationS != null ? o.durationS : 10;
+        ManyModelScenario scenario = new ManyModelScenario(ModelPlacement.STATIC, mix.size(), 0, o.replicas, mix.size(),
+                100, 100, 1, o.betaMs, o.alphaMs, o.overheadMs, o.sloMs[0], total * o.rate, duration, o.seed);
+        List<TenantMix.AppResult> mixed = TenantMix.runAcrossModels(scenario, mix);
+        return rows(mixed, app -> TenantMix.runAcrossModels(scenario.withRate(app.load() * o.rate), List.of(app)).get(0));
+    }
+
+    private static List<Row> rows(List<TenantMix.AppResult> mixed, Function<TenantMix.App, TenantMix.AppResult> alone) {
         long modelNanos = mixed.stream().mapToLong(TenantMix.AppResult::modelNanos).sum();
         List<Row> rows = new ArrayList<>();
         for (TenantMix.AppResult r : mixed) {
-            TenantMix.AppResult alone = TenantMix.run(builder.rate(r.app().load() * capacity).build(), List.of(r.app())).get(0);
-            rows.add(new Row(r, alone, modelNanos == 0 ? 0 : (double) r.modelNanos() / modelNanos));
+            rows.add(new Row(r, alone.apply(r.app()), modelNanos == 0 ? 0 : (double) r.modelNanos() / modelNanos));
         }
         return rows;
     }
