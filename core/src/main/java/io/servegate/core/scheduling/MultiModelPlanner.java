@@ -148,6 +148,57 @@ final class MultiModelPlanner<P> {
     }
 
     /**
+     * Whether {@code q}, a query of {@code m} not yet queued, may be: it is critical, or no higher
+     * tier is queued on the replicas that hold {@code m}, or it is predicted to be answered in time
+     * after them. The prediction is the earliest those replicas are free, then the higher tiers'
+     * queued queries (each model's in one batch, spread over the replicas), then its own tier's
+     * queued queries of {@code m} with it in one batch: the least the replicas could take, so a
+     * query is shed only where it could not be answered in time even then. Shed at once, a lower
+     * tier's query gets its default when it arrives instead of near its deadline, when it would
+     * come up and be found infeasible (as {@link TierAdmission} does for one model's replicas).
+     */
+    boolean admits(ServedModel<P> m, Query<P> q, long now) {
+        Priority tier = q.tenant().priority();
+        if (tier == Priority.CRITICAL) {
+            return true;
+        }
+        List<SharedReplica> holders = new ArrayList<>();
+        long free = Long.MAX_VALUE;
+        long tail = 0;
+        for (SharedReplica r : s.replicas.values()) {
+            if (r.available() && r.holds(m.id)) {
+                holders.add(r);
+                long overhead = r.overheadNanos();
+                if (Math.max(now + overhead / 2, r.freeAt()) < free) {
+                    free = Math.max(now + overhead / 2, r.freeAt());
+                    tail = (overhead - overhead / 2) + config.safetyMarginNanos();
+                }
+            }
+        }
+        long higher = 0;
+        for (ServedModel<P> x : s.waiting) {
+            int n = x.queue.queuedAbove(tier);
+            if (n > 0 && heldByAny(holders, x)) {
+                higher += x.servingNanos(n, config.batchCap());
+            }
+        }
+        if (higher == 0) {
+            return true; // nothing of a higher tier to make room for (or no replica holds m yet: a load decides)
+        }
+        long own = m.servingNanos(m.queue.queued(tier) + 1, config.batchCap());
+        return free + higher / holders.size() + own + tail <= q.deadline();
+    }
+
+    private static boolean heldByAny(List<SharedReplica> replicas, ServedModel<?> m) {
+        for (SharedReplica r : replicas) {
+            if (r.holds(m.id)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * Answers with the default the queries that no available replica could answer in time even
      * alone (counting the load where their model is not held), nor as a probe, and those of models
      * that no available replica has the budget for.

@@ -168,8 +168,10 @@ public final class MultiModelScheduler<P> extends AbstractScheduler<P> {
     /**
      * A query for {@code model} arrives. It is rejected at once when no available replica's budget
      * could hold the model ({@link RejectReason#NO_REPLICA}), its queue is full
-     * ({@link RejectReason#OVERLOADED}) or no replica could answer it in time
-     * ({@link RejectReason#INFEASIBLE}). It is a cold start when no replica holds the model.
+     * ({@link RejectReason#OVERLOADED}), no replica could answer it in time
+     * ({@link RejectReason#INFEASIBLE}), or a higher tier queued on the replicas that hold the
+     * model leaves it no time ({@link RejectReason#SHED}, {@link MultiModelPlanner#admits}). It is
+     * a cold start when no replica holds the model.
      *
      * @throws IllegalArgumentException for a model never {@link #addModel added}
      */
@@ -184,6 +186,8 @@ public final class MultiModelScheduler<P> extends AbstractScheduler<P> {
             reject(q, RejectReason.NO_REPLICA);
         } else if (m.queue.size() >= config.queueCapacity()) {
             reject(q, RejectReason.OVERLOADED);
+        } else if (!planner.admits(m, q, now)) {
+            reject(q, RejectReason.SHED);
         } else {
             m.queue.add(q);
             waiting.add(m);
@@ -314,6 +318,7 @@ public final class MultiModelScheduler<P> extends AbstractScheduler<P> {
     /** Sends {@code r} a batch of {@code size} queries of {@code m} ({@link #take}), predicted to run from {@code start} to {@code finish}. */
     void send(SharedReplica r, ServedModel<P> m, int size, long start, long finish, long now) {
         List<Query<P>> items = take(m.queue, size, finish - start);
+        m.sent(size);
         if (m.queue.isEmpty()) {
             waiting.remove(m);
         }

@@ -16,12 +16,31 @@ final class ServedModel<P> {
     long overloadedAt = Long.MIN_VALUE;
     /** When a load of it was last sent. */
     long loadedAt = Long.MIN_VALUE;
+    /** The size of its recent batches, an exponentially weighted mean (weight 1/8 for the newest); 0 before any. */
+    private double recentBatch;
 
     ServedModel(String id, long sizeBytes, long loadNanos, ReplicaProfile profile) {
         this.id = id;
         this.sizeBytes = sizeBytes;
         this.loadNanos = loadNanos;
         this.profile = profile;
+    }
+
+    /** A batch of {@code size} of it was sent. */
+    void sent(int size) {
+        recentBatch = recentBatch == 0 ? size : recentBatch + (size - recentBatch) / 8;
+    }
+
+    /**
+     * Predicted time to serve {@code n} of its queries in batches of its recent size (all in one
+     * before any was sent); 0 while nothing has been measured.
+     */
+    long servingNanos(int n, int cap) {
+        int b = Math.max(1, Math.min(cap, recentBatch == 0 ? n : (int) Math.round(recentBatch)));
+        if (n <= b) {
+            return serviceNanos(n);
+        }
+        return (long) ((n + b - 1) / b) * serviceNanos(b);
     }
 
     /** Predicted service time of a batch of {@code size}; 0 while nothing has been measured. */
