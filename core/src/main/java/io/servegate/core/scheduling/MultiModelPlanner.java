@@ -150,12 +150,14 @@ final class MultiModelPlanner<P> {
     /**
      * Whether {@code q}, a query of {@code m} not yet queued, may be: it is critical, or no higher
      * tier is queued on the replicas that hold {@code m}, or it is predicted to be answered in time
-     * after them. The prediction is the earliest those replicas are free, then the higher tiers'
-     * queued queries (each model's in one batch, spread over the replicas), then its own tier's
-     * queued queries of {@code m} with it in one batch: the least the replicas could take, so a
-     * query is shed only where it could not be answered in time even then. Shed at once, a lower
-     * tier's query gets its default when it arrives instead of near its deadline, when it would
-     * come up and be found infeasible (as {@link TierAdmission} does for one model's replicas).
+     * after them: the earliest those replicas are free, then the higher tiers' queued queries
+     * (spread over the replicas), then its own tier's queued queries of {@code m} and itself, each
+     * model's in batches of the size it was recently sent, since under overload the batches shrink
+     * with their deadlines and a batch of everything queued would promise more than is served.
+     * Shed at once, a lower tier's query gets its default when it arrives instead of near its
+     * deadline, when it would come up and be found infeasible (as {@link TierAdmission} does for
+     * one model's replicas). Higher-tier queries still to arrive are not counted: the batch bound
+     * of {@link #sendTo} keeps their time.
      */
     boolean admits(ServedModel<P> m, Query<P> q, long now) {
         Priority tier = q.tenant().priority();
