@@ -334,7 +334,7 @@ public final class ManyModelsCommand implements Callable<Integer> {
         return out;
     }
 
-    private static void awaitPool(GatewayAdminClient admin) throws IOException, InterruptedException {
+    static void awaitPool(GatewayAdminClient admin) throws IOException, InterruptedException {
         long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < until) {
             boolean all = true;

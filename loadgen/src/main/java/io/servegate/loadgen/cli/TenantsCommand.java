@@ -56,6 +56,9 @@ public final class TenantsCommand implements Callable<Integer> {
 
     static final String SCENARIO = "tenants";
     private static final String MODEL = "shared";
+    /** With {@code --across-models}: each model's size and load time (all fit the container's budget). */
+    private static final long MODEL_BYTES = 100L << 20;
+    private static final long LOAD_MICROS = 20_000; // under the SLO: a query may wait for the load
     private static final Duration TIMEOUT = Duration.ofSeconds(5);
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -94,6 +97,12 @@ public final class TenantsCommand implements Callable<Integer> {
 
     @Option(names = "--alone", description = "With --apps: also run each app alone at its load.")
     boolean alone;
+
+    @Option(names = "--across-models",
+            description = "Each app on a model of its own, the models placed on one pool of the one emulated container "
+                    + "(multi-model, all held at once), so that the pool's scheduler shares its time between them; "
+                    + "--rate is what it serves of one model.")
+    boolean acrossModels;
 
     @Mixin
     RateOption capacity = new RateOption();
@@ -188,9 +197,15 @@ public final class TenantsCommand implements Callable<Integer> {
         out.put("case", c.name());
         out.put("apps", c.apps());
         err.printf("%s: %s: starting the container and the gateway...%n", SCENARIO, c.name());
-        try (ContainerChild container = ContainerChild.start(EmulatedContainer.class, containerJvmArgs, List.of(
+        List<String> containerArgs = new ArrayList<>(List.of(
                 "--name", MODEL, "--version", "1", "--beta-ms", Double.toString(cost.betaMs()), "--alpha-ms",
-                Double.toString(cost.alphaMs()), "--input-type", "floats", "--drain-seconds", "1"),
+                Double.toString(cost.alphaMs()), "--input-type", "floats", "--drain-seconds", "1"));
+        if (acrossModels) {
+            containerArgs.addAll(List.of("--models", Integer.toString(mix.size()), "--model-size-bytes",
+                    Long.toString(MODEL_BYTES), "--memory-budget-bytes", Long.toString(mix.size() * MODEL_BYTES),
+                    "--load-ms", Long.toString(LOAD_MICROS / 1000)));
+        }
+        try (ContainerChild container = ContainerChild.start(EmulatedContainer.class, containerJvmArgs, containerArgs,
                 dir.resolve("container-" + c.name() + ".log"), 60)) {
             GatewayProcess gateway = gatewayOptions.start(dir, c.name());
             Map<String, GatewayPredictWorkload> loads = new LinkedHashMap<>();
@@ -233,10 +248,30 @@ public final class TenantsCommand implements Callable<Integer> {
         }
     }
 
-    /** One model served by the container, and each app linked to it with its priority and weight. */
+    /**
+     * One model served by the container, and each app linked to it with its priority and weight;
+     * with {@code --across-models}, app i linked to the container's model i, every model placed on one pool.
+     */
     private void register(GatewayAdminClient admin, List<TenantMix.App> mix, String address) throws Exception {
-        admin.addModel(MODEL, "1", "floats", -1, null);
-        for (TenantMix.App a : mix) {
+        if (acrossModels) {
+            for (int i = 0; i < mix.size(); i++) {
+                Map<String, Object> body = new LinkedHashMap<>();
+                body.put("pool", SCENARIO);
+                body.put("model_name", MODEL + "-" + i);
+                body.put("model_version", "1");
+                body.put("input_type", "floats");
+                body.put("addresses", List.of(address));
+                body.put("memory_budget_bytes", mix.size() * MODEL_BYTES);
+                body.put("model_size_bytes", MODEL_BYTES);
+                body.put("load_time_micros", LOAD_MICROS);
+                admin.post("deploy_model", body);
+            }
+            ManyModelsCommand.awaitPool(admin);
+        } else {
+            admin.addModel(MODEL, "1", "floats", -1, null);
+        }
+        for (int i = 0; i < mix.size(); i++) {
+            TenantMix.App a = mix.get(i);
             Map<String, Object> app = new LinkedHashMap<>();
             app.put("name", a.tenant().app());
             app.put("input_type", "floats");
@@ -245,9 +280,11 @@ public final class TenantsCommand implements Callable<Integer> {
             app.put("priority", a.tenant().priority().wireName());
             app.put("weight", a.tenant().weight());
             admin.post("add_app", app);
-            admin.addModelLinks(a.tenant().app(), List.of(MODEL));
+            admin.addModelLinks(a.tenant().app(), List.of(acrossModels ? MODEL + "-" + i : MODEL));
         }
-        admin.awaitAvailable(admin.addContainer(MODEL, "1", address), Duration.ofSeconds(60));
+        if (!acrossModels) {
+            admin.awaitAvailable(admin.addContainer(MODEL, "1", address), Duration.ofSeconds(60));
+        }
     }
 
     /**
@@ -305,6 +342,7 @@ public final class TenantsCommand implements Callable<Integer> {
         s.put("capacity_from", capacity.given() ? "--rate" : "b·1000/(β + α·b), the largest b with β + α·b ≤ SLO/2");
         s.put("container", "emulated, one replica, a batch of b takes " + cost.betaMs() + " + " + cost.alphaMs() + "·b ms, JVM "
                 + containerJvmArgs);
+        s.put("across_models", acrossModels);
         s.put("slo_ms", slo.ms());
         s.put("arrivals", "Poisson, one stream per app");
         s.put("warmup_s", warmup.seconds);
