@@ -38,8 +38,8 @@ final class TenantsCommand implements Callable<Integer> {
 
     @Option(names = "--across-models",
             description = "each app on a model of its own, the models (100 MB each) held by every one of --replicas "
-                    + "multi-model replicas and scheduled by their planner, as clockwork (--policy does not apply): "
-                    + "--rate is what the replicas serve of one model")
+                    + "multi-model replicas and scheduled by their planner, as clockwork (--policy does not apply; "
+                    + "batches exact, transport constant): --rate is what the replicas serve of one model")
     boolean acrossModels;
 
     @Override
@@ -105,6 +105,10 @@ final class TenantsCommand implements Callable<Integer> {
 
     /** Runs {@code mix} with each app on a model of its own on shared replicas ({@code --across-models}), then each app alone. */
     static List<Row> runAcrossModels(SimOptions o, List<TenantMix.App> mix) {
+        if (o.noiseSigma != 0 || o.overheadSigma != 0) {
+            throw new IllegalArgumentException("--across-models runs exact batches and a constant transport: "
+                    + "--noise-sigma and --overhead-sigma do not apply");
+        }
         double total = mix.stream().mapToDouble(TenantMix.App::load).sum();
         double duration = o.durationS != null ? o.durationS : 10;
         ManyModelScenario scenario = new ManyModelScenario(ModelPlacement.STATIC, mix.size(), 0, o.replicas, mix.size(),
