@@ -125,10 +125,9 @@ final class MultiModelPlanner<P> {
             return cap;
         }
         long overhead = r.overheadNanos();
-        long tail = (overhead - overhead / 2) + config.safetyMarginNanos();
-        long start = Math.max(now + overhead / 2, r.freeAt()) + (r.holds(m.id) ? 0 : m.loadNanos);
+        long start = startOn(r, overhead, now) + (r.holds(m.id) ? 0 : m.loadNanos);
         int higher = Math.min(config.batchCap(), guarded.queue.queuedAbove(m.queue.topTier()));
-        long finishBy = guarded.queue.peek().deadline() - tail - guarded.serviceNanos(higher);
+        long finishBy = guarded.queue.peek().deadline() - tail(overhead) - guarded.serviceNanos(higher);
         return m.profile.largestWithin(finishBy - start, cap);
     }
 
@@ -139,10 +138,8 @@ final class MultiModelPlanner<P> {
         }
         long overhead = probes && !r.overheadFresh(now) ? 0 : r.overheadNanos();
         boolean planService = m.profile.known() && !(probes && !m.profile.fresh(now));
-        long start = Math.max(now + overhead / 2, r.freeAt());
-        long tail = (overhead - overhead / 2) + config.safetyMarginNanos(); // from the container's finish to the answer
-        long batchStart = s.makeReady(r, m, start, now);
-        long budget = m.queue.peek().deadline() - batchStart - tail;
+        long batchStart = s.makeReady(r, m, startOn(r, overhead, now), now);
+        long budget = m.queue.peek().deadline() - batchStart - tail(overhead);
         int b = planService && !probes ? Math.max(1, m.profile.largestWithin(budget, cap)) : 1;
         s.send(r, m, b, batchStart, batchStart + (planService ? m.serviceNanos(b) : 0), now);
     }
@@ -171,9 +168,10 @@ final class MultiModelPlanner<P> {
             if (r.available() && r.holds(m.id)) {
                 holders.add(r);
                 long overhead = r.overheadNanos();
-                if (Math.max(now + overhead / 2, r.freeAt()) < free) {
-                    free = Math.max(now + overhead / 2, r.freeAt());
-                    tail = (overhead - overhead / 2) + config.safetyMarginNanos();
+                long start = startOn(r, overhead, now);
+                if (start < free) {
+                    free = start;
+                    tail = tail(overhead);
                 }
             }
         }
@@ -287,9 +285,17 @@ final class MultiModelPlanner<P> {
 
     /** When a batch of one of {@code m} would answer on {@code r} with these estimates, loading it first if not held. */
     private long answerAt(ServedModel<P> m, SharedReplica r, long overhead, long service, long now) {
-        long start = Math.max(now + overhead / 2, r.freeAt());
-        return start + (r.holds(m.id) ? 0 : m.loadNanos) + service + (overhead - overhead / 2)
-                + config.safetyMarginNanos();
+        return startOn(r, overhead, now) + (r.holds(m.id) ? 0 : m.loadNanos) + service + tail(overhead);
+    }
+
+    /** When a batch sent to {@code r} now can start: once it is free, and not before half a round trip. */
+    private static long startOn(SharedReplica r, long overhead, long now) {
+        return Math.max(now + overhead / 2, r.freeAt());
+    }
+
+    /** From the container's finish to the answer: the round trip's other half and the safety margin. */
+    private long tail(long overhead) {
+        return (overhead - overhead / 2) + config.safetyMarginNanos();
     }
 
     /** Whether another available replica holds {@code m} and could answer a query due at {@code deadline} in time. */
