@@ -18,8 +18,10 @@ import java.util.List;
  * first cannot keep up. Under overload that alone is not enough: the queries its holders cannot
  * answer in time are dropped as infeasible first, so its earliest query is always one they can
  * answer. A model that dropped queries while all its holders were busy, since its last load, is
- * therefore also loaded onto a replica that has nothing else to do. The scheduler owns the state
- * and carries the decisions out.
+ * therefore also loaded onto a replica that has nothing else to do. So is a model that no replica
+ * holds and whose queries could not be answered in time after a load (its load takes longer than
+ * its SLO, or than the time they had left): they get the default at once, and the queries after
+ * them find it held. The scheduler owns the state and carries the decisions out.
  */
 final class MultiModelPlanner<P> {
 
@@ -48,7 +50,38 @@ final class MultiModelPlanner<P> {
                 }
             }
             if (!sent) {
-                return;
+                break;
+            }
+        }
+        loadUnloaded(now);
+    }
+
+    /**
+     * Loads, on each replica with nothing outstanding, the model that most recently had its queries
+     * answered with the default for want of a load that could finish in time ({@link #rejectUnanswerable}),
+     * if it fits there once unpinned models are evicted. Without this, a model whose load takes
+     * longer than its SLO was never loaded: each of its queries alone could not be answered in time,
+     * so none asked for the load. Only idle replicas: the load delays no batch already planned.
+     * Requests older than the sample age limit are forgotten.
+     */
+    private void loadUnloaded(long now) {
+        if (s.unloaded.isEmpty()) {
+            return;
+        }
+        s.unloaded.removeIf(m -> s.heldAnywhere(m) || now - m.unloadedDropAt > config.profileMaxAgeNanos());
+        for (SharedReplica r : byFreeTime()) {
+            if (!r.idle()) {
+                continue;
+            }
+            ServedModel<P> chosen = null;
+            for (ServedModel<P> m : s.unloaded) {
+                if (r.canMakeRoom(m)) {
+                    chosen = m; // the last that fits: the most recently asked for
+                }
+            }
+            if (chosen != null) {
+                s.unloaded.remove(chosen);
+                s.makeReady(r, chosen, startOn(r, r.overheadNanos(), now), now);
             }
         }
     }
@@ -219,8 +252,14 @@ final class MultiModelPlanner<P> {
                 s.reject(m.queue.poll(), reason);
                 dropped = true;
             }
-            if (dropped && reason == RejectReason.INFEASIBLE && holdersBusy(m)) {
-                m.overloadedAt = now;
+            if (dropped && reason == RejectReason.INFEASIBLE) {
+                if (holdersBusy(m)) {
+                    m.overloadedAt = now;
+                } else if (!s.heldAnywhere(m)) {
+                    m.unloadedDropAt = now;
+                    s.unloaded.remove(m);
+                    s.unloaded.add(m);
+                }
             }
             if (m.queue.isEmpty()) {
                 it.remove();

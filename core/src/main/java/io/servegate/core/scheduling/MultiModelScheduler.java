@@ -42,6 +42,11 @@ public final class MultiModelScheduler<P> extends AbstractScheduler<P> {
     private final ReplicaProfile transport;
     /** Models with queued queries. */
     final Set<ServedModel<P>> waiting = new LinkedHashSet<>();
+    /**
+     * Models held nowhere whose queries were answered with the default because no replica could
+     * load them in time, least recently so first: each is loaded where a replica has nothing else to do.
+     */
+    final Set<ServedModel<P>> unloaded = new LinkedHashSet<>();
 
     private long coldStarts;
     private long loads;
@@ -327,7 +332,7 @@ public final class MultiModelScheduler<P> extends AbstractScheduler<P> {
         send(batch);
     }
 
-    private boolean heldAnywhere(ServedModel<P> m) {
+    boolean heldAnywhere(ServedModel<P> m) {
         for (SharedReplica r : replicas.values()) {
             if (r.holds(m.id)) {
                 return true;

@@ -16,6 +16,8 @@ final class ServedModel<P> {
     long overloadedAt = Long.MIN_VALUE;
     /** When a load of it was last sent. */
     long loadedAt = Long.MIN_VALUE;
+    /** When its queries were last answered with the default because no replica held it and none could load it in time. */
+    long unloadedDropAt = Long.MIN_VALUE;
     /** The size of its recent batches, an exponentially weighted mean (weight 1/8 for the newest); 0 before any. */
     private double recentBatch;
 

@@ -50,17 +50,49 @@ class MultiModelSchedulerTest {
     }
 
     @Test
-    void aQueryWhoseModelCannotBeLoadedInTimeIsAnsweredWithTheDefaultAtOnce() {
-        var c = VirtualCluster.multiModel(1).model("a", UNIT, 30 * MS, 5 * MS, 0)
+    void aQueryWhoseModelCannotBeLoadedInTimeIsAnsweredWithTheDefaultAtOnceAndTheModelLoadedForTheNext() {
+        // the load (200 ms) takes longer than the SLO (100 ms): no query alone can wait for it
+        var c = VirtualCluster.multiModel(1).model("a", UNIT, 200 * MS, 5 * MS, 0)
                 .replica("r", 4 * UNIT);
         c.now = T;
-        c.submit("a", T + 20 * MS);
+        c.submit("a", T + 100 * MS);
 
         assertThat(c.rejected).containsExactly(Map.entry(RejectReason.INFEASIBLE, 1));
-        assertThat(c.outcomes).containsExactly(1);
-        assertThat(c.loads).isEmpty();
+        assertThat(c.rejectedAt).containsExactly(T);
         assertThat(c.batches).isEmpty();
+        assertThat(c.loads).as("loaded anyway, for the queries after").singleElement().satisfies(l -> {
+            assertThat(l.model()).isEqualTo("a");
+            assertThat(l.predictedFinish()).isEqualTo(T + 200 * MS);
+        });
+        c.drain();
+
+        c.now = Math.max(c.now, T + 300 * MS);
+        int next = c.submit("a", c.now + 100 * MS);
+        c.drain();
+        assertThat(c.answeredAt.get(next)).as("served from the loaded model").isEqualTo(T + 305 * MS);
+        assertThat(c.scheduler.loads()).isEqualTo(1);
         assertThat(c.scheduler.coldStarts()).isEqualTo(1);
+    }
+
+    @Test
+    void aModelThatCannotBeLoadedInTimeIsLoadedOnlyOnceTheReplicaHasNothingElseToDo() {
+        var c = VirtualCluster.multiModel(1).model("hot", UNIT, 10 * MS, 50 * MS, 0)
+                .model("cold", UNIT, 200 * MS, 5 * MS, 0).replica("r", UNIT).preloaded("r", "hot");
+        c.now = T;
+        int hot = c.submit("hot", T + 100 * MS);
+        c.submit("cold", T + 100 * MS);
+
+        assertThat(c.rejected).containsExactly(Map.entry(RejectReason.INFEASIBLE, 1));
+        assertThat(c.loads).as("not while the hot model's batch is outstanding").isEmpty();
+        c.drain();
+
+        assertThat(c.answeredAt.get(hot)).isEqualTo(T + 50 * MS);
+        assertThat(c.loads).singleElement().satisfies(l -> {
+            assertThat(l.model()).isEqualTo("cold");
+            assertThat(l.predictedStart()).isGreaterThanOrEqualTo(T + 50 * MS);
+        });
+        assertThat(c.unloads).as("the idle hot model made room").containsExactly("hot");
+        assertThat(c.scheduler.heldModels("r")).containsExactly("cold");
     }
 
     @Test
