@@ -19,11 +19,18 @@ import java.util.List;
  * answer in time are dropped as infeasible first, so its earliest query is always one they can
  * answer. A model that dropped queries while all its holders were busy, since its last load, is
  * therefore also loaded onto a replica that has nothing else to do. So is a model that no replica
- * holds and whose queries could not be answered in time after a load (its load takes longer than
- * its SLO, or than the time they had left): they get the default at once, and the queries after
- * them find it held. The scheduler owns the state and carries the decisions out.
+ * holds and whose queries, more than one lately, could not be answered in time after a load (its
+ * load takes longer than its SLO, or than the time they had left): they get the default at once,
+ * and the queries after them find it held. The scheduler owns the state and carries the decisions out.
  */
 final class MultiModelPlanner<P> {
+
+    /**
+     * Queries of a model held nowhere answered with the default for want of a timely load, within
+     * the sample age limit, before it is loaded for the queries after them: one query of a rarely
+     * used model must not evict a model in use.
+     */
+    static final int LOAD_AFTER_DROPS = 2;
 
     private final MultiModelScheduler<P> s;
     private final SchedulerConfig config;
@@ -57,12 +64,13 @@ final class MultiModelPlanner<P> {
     }
 
     /**
-     * Loads, on each replica with nothing outstanding, the model that most recently had its queries
-     * answered with the default for want of a load that could finish in time ({@link #rejectUnanswerable}),
-     * if it fits there once unpinned models are evicted. Without this, a model whose load takes
-     * longer than its SLO was never loaded: each of its queries alone could not be answered in time,
-     * so none asked for the load. Only idle replicas: the load delays no batch already planned.
-     * Requests older than the sample age limit are forgotten.
+     * Loads, on each replica with nothing outstanding, the model that most recently had
+     * {@value #LOAD_AFTER_DROPS} or more of its queries answered with the default, within the sample
+     * age limit, for want of a load that could finish in time ({@link #rejectUnanswerable}), if it
+     * fits there once unpinned models are evicted. Without this, a model whose load takes longer than
+     * its SLO was never loaded: each of its queries alone could not be answered in time, so none
+     * asked for the load. Only idle replicas: the load delays no batch already planned. Requests
+     * older than the sample age limit are forgotten.
      */
     private void loadUnloaded(long now) {
         if (s.unloaded.isEmpty()) {
@@ -247,16 +255,16 @@ final class MultiModelPlanner<P> {
             }
             RejectReason reason = earliest == Long.MAX_VALUE ? RejectReason.NO_REPLICA : RejectReason.INFEASIBLE;
             Query<P> head;
-            boolean dropped = false;
+            int dropped = 0;
             while ((head = m.queue.peek()) != null && head.deadline() < earliest) {
                 s.reject(m.queue.poll(), reason);
-                dropped = true;
+                dropped++;
             }
-            if (dropped && reason == RejectReason.INFEASIBLE) {
+            if (dropped > 0 && reason == RejectReason.INFEASIBLE) {
                 if (holdersBusy(m)) {
                     m.overloadedAt = now;
-                } else if (!s.heldAnywhere(m)) {
-                    m.unloadedDropAt = now;
+                } else if (!s.heldAnywhere(m)
+                        && m.droppedUnloaded(dropped, now, config.profileMaxAgeNanos()) >= LOAD_AFTER_DROPS) {
                     s.unloaded.remove(m);
                     s.unloaded.add(m);
                 }

@@ -18,6 +18,9 @@ final class ServedModel<P> {
     long loadedAt = Long.MIN_VALUE;
     /** When its queries were last answered with the default because no replica held it and none could load it in time. */
     long unloadedDropAt = Long.MIN_VALUE;
+    /** Such queries since {@link #unloadedSince}. */
+    private int unloadedDrops;
+    private long unloadedSince;
     /** The size of its recent batches, an exponentially weighted mean (weight 1/8 for the newest); 0 before any. */
     private double recentBatch;
 
@@ -26,6 +29,22 @@ final class ServedModel<P> {
         this.sizeBytes = sizeBytes;
         this.loadNanos = loadNanos;
         this.profile = profile;
+    }
+
+    /**
+     * {@code n} of its queries were answered with the default at {@code now} because no replica
+     * held it and none could load it in time.
+     *
+     * @return how many were, since the first within the last {@code windowNanos}
+     */
+    int droppedUnloaded(int n, long now, long windowNanos) {
+        if (unloadedDrops == 0 || now - unloadedSince > windowNanos) {
+            unloadedSince = now;
+            unloadedDrops = 0;
+        }
+        unloadedDrops += n;
+        unloadedDropAt = now;
+        return unloadedDrops;
     }
 
     /** A batch of {@code size} of it was sent. */

@@ -56,13 +56,16 @@ class MultiModelSchedulerTest {
                 .replica("r", 4 * UNIT);
         c.now = T;
         c.submit("a", T + 100 * MS);
+        assertThat(c.loads).as("asked for once: a rarely used model evicts nothing").isEmpty();
+        c.now = T + 10 * MS;
+        c.submit("a", c.now + 100 * MS);
 
-        assertThat(c.rejected).containsExactly(Map.entry(RejectReason.INFEASIBLE, 1));
-        assertThat(c.rejectedAt).containsExactly(T);
+        assertThat(c.rejected).containsExactly(Map.entry(RejectReason.INFEASIBLE, 2));
+        assertThat(c.rejectedAt).containsExactly(T, T + 10 * MS);
         assertThat(c.batches).isEmpty();
         assertThat(c.loads).as("loaded anyway, for the queries after").singleElement().satisfies(l -> {
             assertThat(l.model()).isEqualTo("a");
-            assertThat(l.predictedFinish()).isEqualTo(T + 200 * MS);
+            assertThat(l.predictedFinish()).isEqualTo(T + 210 * MS);
         });
         c.drain();
 
@@ -71,7 +74,7 @@ class MultiModelSchedulerTest {
         c.drain();
         assertThat(c.answeredAt.get(next)).as("served from the loaded model").isEqualTo(T + 305 * MS);
         assertThat(c.scheduler.loads()).isEqualTo(1);
-        assertThat(c.scheduler.coldStarts()).isEqualTo(1);
+        assertThat(c.scheduler.coldStarts()).as("the two queries before the load").isEqualTo(2);
     }
 
     @Test
@@ -81,8 +84,9 @@ class MultiModelSchedulerTest {
         c.now = T;
         int hot = c.submit("hot", T + 100 * MS);
         c.submit("cold", T + 100 * MS);
+        c.submit("cold", T + 100 * MS);
 
-        assertThat(c.rejected).containsExactly(Map.entry(RejectReason.INFEASIBLE, 1));
+        assertThat(c.rejected).containsExactly(Map.entry(RejectReason.INFEASIBLE, 2));
         assertThat(c.loads).as("not while the hot model's batch is outstanding").isEmpty();
         c.drain();
 
