@@ -44,7 +44,8 @@ public final class MultiModelScheduler<P> extends AbstractScheduler<P> {
     final Set<ServedModel<P>> waiting = new LinkedHashSet<>();
     /**
      * Models held nowhere whose queries were answered with the default because no replica could
-     * load them in time, least recently so first: each is loaded where a replica has nothing else to do.
+     * load them in time, {@link MultiModelPlanner#LOAD_AFTER_DROPS} or more lately, least recently
+     * so first: each is loaded where a replica has nothing else to do.
      */
     final Set<ServedModel<P>> unloaded = new LinkedHashSet<>();
 

@@ -105,14 +105,16 @@ class SharedPoolEndToEndTest {
             assertThat(held(calls)).isEqualTo("[\"m-2:1\",\"m-3:1\"]");
 
             JsonNode pool = calls.adminGet("get_placements").get(0);
-            assertThat(pool.get("cold_starts").longValue()).isEqualTo(5);
+            // app3's queries before its load was sent: two, more where the machine was slow between them
+            long coldStarts = pool.get("cold_starts").longValue();
+            assertThat(coldStarts).isGreaterThanOrEqualTo(5);
             assertThat(pool.get("loads").longValue()).isEqualTo(4);
             assertThat(pool.get("evictions").longValue()).isEqualTo(2);
             assertThat(pool.get("replicas").get(0).get("used_bytes").longValue()).isEqualTo(200);
             String metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
                     + queryPort + "/metrics")).header("Accept", "text/plain").GET().build(),
                     HttpResponse.BodyHandlers.ofString()).body();
-            assertThat(sample(metrics, "servegate_pool_cold_starts_total")).isEqualTo(5);
+            assertThat(sample(metrics, "servegate_pool_cold_starts_total")).isEqualTo(coldStarts);
             assertThat(sample(metrics, "servegate_pool_loads_total")).isEqualTo(4);
             assertThat(sample(metrics, "servegate_pool_evictions_total")).isEqualTo(2);
             assertThat(sample(metrics, "servegate_pool_load_time_seconds_count")).isEqualTo(4);
@@ -154,16 +156,12 @@ class SharedPoolEndToEndTest {
     /** The first answer of {@code app} that is not a default, once its model's load has finished (within 10 s). */
     private static JsonNode awaitPrediction(GatewayCalls calls, String app) throws Exception {
         long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        JsonNode answer;
-        do {
+        JsonNode answer = calls.predict(app, new float[] {1, 2, 3});
+        while (answer.get("default").booleanValue() && System.nanoTime() < until) {
+            Thread.sleep(50);
             answer = calls.predict(app, new float[] {1, 2, 3});
-        } while (answer.get("default").booleanValue() && System.nanoTime() < until && sleep());
+        }
         return answer;
-    }
-
-    private static boolean sleep() throws InterruptedException {
-        Thread.sleep(50);
-        return true;
     }
 
     private void awaitAvailable(GatewayCalls calls) throws Exception {
