@@ -91,10 +91,11 @@ abstract class AbstractScheduler<P> implements Scheduler<P> {
     /**
      * {@code count} queries of {@code queue} for a batch predicted to take {@code batchNanos}
      * (0 when unknown), each sent once more: the earliest deadlines, or with several apps queued
-     * the highest tiers' and fair shares' first ({@link DeadlineQueue#take}).
+     * the fair shares' first, the highest tiers' before them where {@code byTier}
+     * ({@link DeadlineQueue#take}).
      */
-    static <P> List<Query<P>> take(DeadlineQueue<P> queue, int count, long batchNanos) {
-        List<Query<P>> items = queue.take(count, Math.max(1.0, (double) batchNanos / count));
+    static <P> List<Query<P>> take(DeadlineQueue<P> queue, int count, long batchNanos, boolean byTier) {
+        List<Query<P>> items = queue.take(count, Math.max(1.0, (double) batchNanos / count), byTier);
         for (Query<P> q : items) {
             q.attempts++;
         }

@@ -82,11 +82,12 @@ final class DeadlineQueue<P> {
 
     /**
      * Removes {@code count} queries for one batch, each charged {@code costEach} of model time
-     * (nanoseconds; the batch's predicted time over its size): the highest tier's first, within a
-     * tier the app with the least model time for its weight first, each app's earliest deadline
-     * first. With one app queued, the {@code count} earliest deadlines.
+     * (nanoseconds; the batch's predicted time over its size): with {@code byTier} the highest
+     * tier's first, within a tier (every tier, without it) the app with the least model time for
+     * its weight first, each app's earliest deadline first. With one app queued, the {@code count}
+     * earliest deadlines.
      */
-    List<Query<P>> take(int count, double costEach) {
+    List<Query<P>> take(int count, double costEach, boolean byTier) {
         List<Query<P>> items = new ArrayList<>(count);
         if (shares.size() <= 1) {
             for (int i = 0; i < count; i++) {
@@ -111,8 +112,9 @@ final class DeadlineQueue<P> {
                     continue;
                 }
                 AppShare share = shares.get(queue.peek().tenant().app());
-                if (best == null || share.tenant.priority().ordinal() < best.tenant.priority().ordinal()
-                        || (share.tenant.priority() == best.tenant.priority() && share.served < best.served)) {
+                int tier = byTier ? share.tenant.priority().ordinal() : 0;
+                int bestTier = best == null || !byTier ? 0 : best.tenant.priority().ordinal();
+                if (best == null || tier < bestTier || (tier == bestTier && share.served < best.served)) {
                     best = share;
                     next = queue;
                 }
@@ -129,6 +131,11 @@ final class DeadlineQueue<P> {
 
     int size() {
         return byDeadline.size();
+    }
+
+    /** Apps with queries queued. */
+    int apps() {
+        return shares.size();
     }
 
     /** Queries of tier {@code p} queued. */

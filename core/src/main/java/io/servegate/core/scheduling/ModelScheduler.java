@@ -276,20 +276,32 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
         return tierCap.cap(this, profile, now);
     }
 
+    /**
+     * Whether the higher tiers go first in the batches and in pruning: while the version is short
+     * of capacity ({@link TierAdmission#overCapacity}), and before anything is measured. Below
+     * capacity every app is served as without tiers, by fair share: filled by tier there, a batch
+     * sized on a lower tier's earliest query could leave that query for the next one, too late.
+     */
+    boolean tiersApply(ReplicaProfile profile, long now) {
+        return profile == null || tiers.overCapacity(this, profile, now);
+    }
+
     /** Queries per second over about the last second (an exponentially decayed count). */
     public double arrivalRate(long now) {
         return arrivalRate.perSecond(now);
     }
 
     /**
-     * Sends the {@code count} earliest-deadline queries to {@code lane}.
+     * Sends {@code count} queries to {@code lane}: the earliest deadlines, or with several apps
+     * queued their fair shares' first, the higher tiers' before them while {@link #tiersApply}.
      *
      * @param predictedStart  when the container is expected to start it
      * @param predictedFinish when the container is expected to finish it
      */
     void send(Lane lane, int count, long now, long predictedStart, long predictedFinish) {
-        Batch<P> batch = new Batch<>(lane, model, take(queue, count, predictedFinish - predictedStart), now, predictedStart, predictedFinish,
-                lane.outstanding.isEmpty());
+        boolean byTier = count < queue.size() && queue.apps() > 1 && tiersApply(profile(lane, now), now);
+        Batch<P> batch = new Batch<>(lane, model, take(queue, count, predictedFinish - predictedStart, byTier), now,
+                predictedStart, predictedFinish, lane.outstanding.isEmpty());
         lane.outstanding.addLast(batch);
         lane.freeAt = Math.max(predictedFinish, now);
         send(batch);

@@ -62,7 +62,7 @@ final class SymphonyPolicy implements SchedulingPolicy {
             ReplicaProfile profile = slot.profile();
             long overhead = profile.overheadNanos();
             int cap = s.batchCap(profile, now);
-            int b = prune(s, profile, slot.answerBase(), cap);
+            int b = prune(s, profile, slot.answerBase(), cap, now);
             if (b == 0) {
                 continue; // everything queued was infeasible and is gone
             }
@@ -87,7 +87,8 @@ final class SymphonyPolicy implements SchedulingPolicy {
      *
      * @return the size, or 0 when no queued query can be answered in time (all were rejected)
      */
-    private static <P> int prune(ModelScheduler<P> s, ReplicaProfile profile, long answerBase, int cap) {
+    private static <P> int prune(ModelScheduler<P> s, ReplicaProfile profile, long answerBase, int cap, long now) {
+        boolean tiers = s.queue.apps() > 1 && s.tiersApply(profile, now);
         int top = Math.min(cap, s.queue.size());
         List<Query<P>> early = new ArrayList<>();
         Query<P> head;
@@ -102,7 +103,7 @@ final class SymphonyPolicy implements SchedulingPolicy {
             while (before > 0 && early.get(before - 1).deadline() >= answer) {
                 before--;
             }
-            if (n - before >= b && (b == 1 || !displaces(s, early, before, answerBase + profile.serviceNanos(1)))) {
+            if (n - before >= b && (b == 1 || !tiers || !displaces(s, early, before, answerBase + profile.serviceNanos(1)))) {
                 size = b;
                 break;
             }

@@ -29,6 +29,11 @@ final class TierAdmission {
     /** Arrivals per second under which a tier counts as gone. */
     static final double MIN_RATE = 0.5;
     private static final long RATE_TAU_NANOS = 1_000_000_000L;
+    /** How long the decaying rates take to reach most (86 %) of a steady rate. */
+    private static final long RAMP_NANOS = 2 * RATE_TAU_NANOS;
+    /** The last arrival of any tier, and the first after the last pause longer than {@link #RAMP_NANOS}. */
+    private long lastAny = Long.MIN_VALUE;
+    private long rampFrom = Long.MIN_VALUE;
 
     private final ArrivalRate[] tierRates = new ArrivalRate[Priority.values().length];
     /** When each tier's latest query arrived; {@link Long#MIN_VALUE} before any. */
@@ -56,6 +61,10 @@ final class TierAdmission {
 
     /** A query for {@code t}'s app arrived. */
     void arrived(Tenant t, long now) {
+        if (lastAny == Long.MIN_VALUE || now - lastAny > RAMP_NANOS) {
+            rampFrom = now; // after a pause the decaying rates start from nothing again
+        }
+        lastAny = now;
         tierRates[t.priority().ordinal()].record(now);
         lastArrival[t.priority().ordinal()] = now;
         AppRate a = appRate(t);
@@ -77,6 +86,39 @@ final class TierAdmission {
         return n >= 2;
     }
 
+    /**
+     * Whether the version is short of capacity: its apps arrive at over {@value #OVER_CAPACITY} of
+     * what its lanes serve in batches that answer within half the SLO (as {@link #admit} prices
+     * them), or more queries are queued than the largest batch within the SLO on every lane takes
+     * (a burst), or the rates are younger than {@link #RAMP_NANOS} (they start from nothing, so
+     * the first second of an overload would look like light load).
+     */
+    <P> boolean overCapacity(ModelScheduler<P> s, ReplicaProfile profile, long now) {
+        int lanes = s.availableLanes();
+        if (lanes == 0 || now - rampFrom < RAMP_NANOS) {
+            return true;
+        }
+        double cost = cost(s, profile, now);
+        double total = 0;
+        for (ArrivalRate r : tierRates) {
+            total += r.perSecond(now);
+        }
+        return total >= OVER_CAPACITY * lanes * 1e9 / cost
+                || s.queue.size() > lanes * Math.max(1, profile.largestWithin(s.config().sloNanos()
+                        - profile.overheadNanos(), s.config().batchCap()));
+    }
+
+    /** Model time per query, nanoseconds, in the largest batch that answers within half the SLO. */
+    private static double cost(ModelScheduler<?> s, ReplicaProfile profile, long now) {
+        int b = batchWithinHalf(s, profile, now);
+        return (double) (profile.serviceNanos(b) + profile.overheadNanos()) / b;
+    }
+
+    private static int batchWithinHalf(ModelScheduler<?> s, ReplicaProfile profile, long now) {
+        return Math.max(1, profile.largestWithin(s.config().sloNanos() / 2 - profile.overheadNanos(),
+                s.admissionBatchCap(profile, now)));
+    }
+
     /** Arrivals per second of tier {@code p}'s apps. */
     double rate(Priority p, long now) {
         return tierRates[p.ordinal()].perSecond(now);
@@ -93,10 +135,8 @@ final class TierAdmission {
         if (t.priority() == Priority.CRITICAL || profile == null || lanes == 0 || idle(s)) {
             return true;
         }
-        SchedulerConfig config = s.config();
         long overhead = profile.overheadNanos();
-        int b = Math.max(1, profile.largestWithin(config.sloNanos() / 2 - overhead, s.admissionBatchCap(profile, now)));
-        double cost = (double) (profile.serviceNanos(b) + overhead) / b; // model time per query, nanoseconds
+        double cost = cost(s, profile, now); // model time per query, nanoseconds
         double capacity = lanes * 1e9 / cost; // queries per second
         double total = 0;
         double higher = 0;

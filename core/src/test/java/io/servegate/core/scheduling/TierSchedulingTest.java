@@ -183,14 +183,32 @@ class TierSchedulingTest {
             queue.add(new Query<>(id++, 0, 20 + i, heavy));
         }
         queue.add(new Query<>(id, 0, 100, CRITICAL));
-        List<Query<Integer>> first = queue.take(1, 1.0);
+        List<Query<Integer>> first = queue.take(1, 1.0, true);
         assertThat(first.get(0).tenant()).isEqualTo(CRITICAL);
-        List<Query<Integer>> next = queue.take(8, 1.0);
+        List<Query<Integer>> next = queue.take(8, 1.0, true);
         assertThat(next).extracting(Query::tenant).doesNotContain(SHEDDABLE);
         assertThat(next.stream().filter(q -> q.tenant() == heavy).count()).isEqualTo(6);
         assertThat(next.stream().filter(q -> q.tenant() == light).count()).isEqualTo(2);
         assertThat(queue.size()).isEqualTo(16);
         assertThat(queue.queued(Priority.SHEDDABLE)).isEqualTo(8);
+    }
+
+    @Test
+    void belowCapacityABatchIsSharedByFairShareAsOneTierWould() {
+        DeadlineQueue<Integer> queue = new DeadlineQueue<>();
+        for (int i = 0; i < 4; i++) {
+            queue.add(new Query<>(2 * i, 0, 10 + i, SHEDDABLE));
+            queue.add(new Query<>(2 * i + 1, 0, 20 + i, CRITICAL));
+        }
+        List<Query<Integer>> shared = queue.take(4, 1.0, false);
+        assertThat(shared).extracting(Query::deadline).containsExactly(10L, 11L, 20L, 21L);
+
+        DeadlineQueue<Integer> overloaded = new DeadlineQueue<>();
+        for (int i = 0; i < 4; i++) {
+            overloaded.add(new Query<>(2 * i, 0, 10 + i, SHEDDABLE));
+            overloaded.add(new Query<>(2 * i + 1, 0, 20 + i, CRITICAL));
+        }
+        assertThat(overloaded.take(4, 1.0, true)).extracting(Query::tenant).containsOnly(CRITICAL);
     }
 
     @Test
