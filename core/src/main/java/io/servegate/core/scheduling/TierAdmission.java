@@ -103,9 +103,12 @@ final class TierAdmission {
         for (ArrivalRate r : tierRates) {
             total += r.perSecond(now);
         }
-        return total >= OVER_CAPACITY * lanes * 1e9 / cost
-                || s.queue.size() > lanes * Math.max(1, profile.largestWithin(s.config().sloNanos()
-                        - profile.overheadNanos(), s.config().batchCap()));
+        return total >= OVER_CAPACITY * lanes * 1e9 / cost || s.queue.size() > lanes * largestWithinSlo(s, profile);
+    }
+
+    /** The largest batch, up to the configured cap, that answers within the SLO. */
+    static int largestWithinSlo(ModelScheduler<?> s, ReplicaProfile profile) {
+        return Math.max(1, profile.largestWithin(s.config().sloNanos() - profile.overheadNanos(), s.config().batchCap()));
     }
 
     /** Model time per query, nanoseconds, in the largest batch that answers within half the SLO. */

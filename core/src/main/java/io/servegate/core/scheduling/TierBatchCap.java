@@ -72,7 +72,7 @@ final class TierBatchCap {
         // does, would take 0.7x for overload on a machine whose round trips spread, and cap it
         long slo = s.config().sloNanos();
         double spread = profile.spreadFactor();
-        int largest = Math.max(1, profile.largestWithin(slo - profile.overheadNanos(), configured));
+        int largest = TierAdmission.largestWithinSlo(s, profile);
         if (total < TierAdmission.OVER_CAPACITY * throughput(profile, largest, spread, lanes)) {
             return configured;
         }
