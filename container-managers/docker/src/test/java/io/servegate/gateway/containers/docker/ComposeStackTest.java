@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.abort;
 
 import java.io.IOException;
-import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIf;
@@ -69,22 +70,34 @@ class ComposeStackTest {
                 "sklearn", "prometheus");
         assertThat(images.exit()).as("bin/images:\n" + images.output()).isZero();
 
-        Map<String, String> env = new HashMap<>(Map.of("REDIS_IMAGE", "servegate/base-redis:bookworm",
-                "SERVEGATE_ADMIN_TOKEN", "compose-test-admin", "SERVEGATE_METRICS_TOKEN", "compose-test-metrics"));
-        int queryPort = freePort();
-        int prometheusPort = freePort();
-        env.putAll(Map.of("SERVEGATE_QUERY_PORT", Integer.toString(queryPort), "SERVEGATE_ADMIN_PORT",
-                Integer.toString(freePort()), "SERVEGATE_GRPC_PORT", Integer.toString(freePort()), "PROMETHEUS_PORT",
-                Integer.toString(prometheusPort)));
-        List<Integer> queryPorts = List.of(queryPort, freePort(), freePort());
-        env.putAll(Map.of("SERVEGATE_QUERY_PORT_2", Integer.toString(queryPorts.get(1)),
-                "SERVEGATE_QUERY_PORT_3", Integer.toString(queryPorts.get(2))));
+        Map<String, String> env = new HashMap<>();
+        List<Integer> queryPorts = List.of();
+        int prometheusPort = 0;
         String project = "servegate-compose-test";
         List<String> compose = List.of("docker-compose", "-p", project, "-f", ROOT.resolve("docker-compose.yml").toString());
         try {
             List<String> up = new ArrayList<>(compose);
             up.addAll(List.of("up", "-d", "redis", "gateway", "gateway-2", "gateway-3", "onnx", "sklearn", "prometheus", "register-demo"));
-            Result started = run(env, Duration.ofMinutes(5), up.toArray(String[]::new));
+            Result started = null;
+            // a host port found free can still be taken before Docker's proxy binds it: fresh ports, again
+            for (int attempt = 0; attempt < 3; attempt++) {
+                if (attempt > 0) {
+                    run(env, Duration.ofMinutes(2), down(compose));
+                }
+                List<Integer> ports = freePorts(6);
+                queryPorts = ports.subList(0, 3);
+                prometheusPort = ports.get(5);
+                env = new HashMap<>(Map.of("REDIS_IMAGE", "servegate/base-redis:bookworm",
+                        "SERVEGATE_ADMIN_TOKEN", "compose-test-admin", "SERVEGATE_METRICS_TOKEN", "compose-test-metrics"));
+                env.putAll(Map.of("SERVEGATE_QUERY_PORT", ports.get(0).toString(), "SERVEGATE_QUERY_PORT_2",
+                        ports.get(1).toString(), "SERVEGATE_QUERY_PORT_3", ports.get(2).toString(),
+                        "SERVEGATE_ADMIN_PORT", ports.get(3).toString(), "SERVEGATE_GRPC_PORT", ports.get(4).toString(),
+                        "PROMETHEUS_PORT", ports.get(5).toString()));
+                started = run(env, Duration.ofMinutes(5), up.toArray(String[]::new));
+                if (started.exit() == 0 || !started.output().contains("address already in use")) {
+                    break;
+                }
+            }
             assertThat(started.exit()).as("docker-compose up:\n" + started.output()).isZero();
 
             long until = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
@@ -135,9 +148,7 @@ class ComposeStackTest {
             }
             assertThat(up1).as("Prometheus' view of the gateway target").contains("\"1\"]");
         } finally {
-            List<String> down = new ArrayList<>(compose);
-            down.addAll(List.of("down", "-v", "--remove-orphans"));
-            run(env, Duration.ofMinutes(2), down.toArray(String[]::new));
+            run(env, Duration.ofMinutes(2), down(compose));
         }
     }
 
@@ -177,9 +188,30 @@ class ComposeStackTest {
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
+    private static String[] down(List<String> compose) {
+        List<String> down = new ArrayList<>(compose);
+        down.addAll(List.of("down", "-v", "--remove-orphans"));
+        return down.toArray(String[]::new);
+    }
+
+    /**
+     * Distinct ports free on every interface (Docker publishes on 0.0.0.0), drawn below the
+     * kernel's ephemeral range so that no outgoing connection takes one before Docker binds it.
+     */
+    private static List<Integer> freePorts(int count) {
+        List<Integer> ports = new ArrayList<>();
+        while (ports.size() < count) {
+            int port = ThreadLocalRandom.current().nextInt(20_000, 32_000);
+            if (ports.contains(port)) {
+                continue;
+            }
+            try (ServerSocket s = new ServerSocket()) {
+                s.bind(new InetSocketAddress(port));
+                ports.add(port);
+            } catch (IOException taken) {
+                // in use: draw another
+            }
         }
+        return ports;
     }
 }
