@@ -48,7 +48,7 @@ class QueryKeysRedisTest extends QueryKeysContract {
 
     @Override
     void assertStoreHoldsNo(String key) {
-        String secret = key.substring(key.lastIndexOf('_') + 1);
+        String secret = secretOf(key);
         RedisClient client = RedisClient.create(REDIS.uri());
         try (StatefulRedisConnection<String, String> c = client.connect()) {
             var redis = c.sync();
