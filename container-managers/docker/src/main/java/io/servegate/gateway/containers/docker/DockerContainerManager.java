@@ -51,9 +51,10 @@ import reactor.core.scheduler.Schedulers;
  * is registered only once the OIP readiness check passes, unregistered as soon as its container
  * is seen dead, restarted (by Docker, per the restart policy) or failing the check
  * {@link DockerOptions#failureThreshold()} times in a row, and registered again once it is ready
- * again. Docker restarts containers that exit; the manager restarts one that runs but stays
- * unready for {@link DockerOptions#readinessTimeout()} (unless the policy is {@code never}). A container
- * someone removed is replaced.
+ * again. Docker restarts containers that exit; a replica that stays unready for
+ * {@link DockerOptions#readinessTimeout()}, running or exiting again and again, is replaced by a new
+ * container on a fresh port (unless the policy is {@code never}), as is one whose container someone
+ * removed.
  *
  * <p>Deployments live in this manager's memory, so it owns its containers' whole life: on start it
  * removes containers left by an earlier manager with the same {@link DockerOptions#owner()} (and their
@@ -103,7 +104,7 @@ public final class DockerContainerManager implements ContainerManager {
     private DockerContainerManager(DockerClient docker, boolean ownsClient, Registry registry, ReadinessProbe probe,
             DockerOptions options, Scheduler timer) {
         this.docker = docker;
-        this.containers = new ReplicaContainers(docker, options);
+        this.containers = new ReplicaContainers(docker, options, new PortReservations());
         this.ownsClient = ownsClient;
         this.registry = registry;
         this.probe = probe;
@@ -326,14 +327,16 @@ public final class DockerContainerManager implements ContainerManager {
         try {
             c = containers.inspect(r.containerId);
         } catch (NotFoundException e) {
-            replaceRemoved(r);
+            replace(r, "its container was removed outside the gateway", false);
             return;
         } catch (DockerException e) {
             log.warn("inspecting {}: {}", r.name, e.getMessage());
             return;
         }
         InspectContainerResponse.ContainerState s = c.getState();
-        boolean running = Boolean.TRUE.equals(s.getRunning()) && !Boolean.TRUE.equals(s.getRestarting());
+        // Docker flags a container it will restart as Restarting as soon as it exits
+        boolean restarting = Boolean.TRUE.equals(s.getRestarting());
+        boolean running = Boolean.TRUE.equals(s.getRunning()) && !restarting;
         State before;
         synchronized (lock) {
             if (r.stopping) {
@@ -342,10 +345,11 @@ public final class DockerContainerManager implements ContainerManager {
             r.restarts = c.getRestartCount() == null ? 0 : c.getRestartCount();
             before = r.state;
             if (!running) {
-                // Docker flags a container it will restart as Restarting as soon as it exits
-                r.state = Boolean.TRUE.equals(s.getRestarting()) ? State.RESTARTING : State.STOPPED;
+                r.state = restarting ? State.RESTARTING : State.STOPPED;
             } else if (r.startedAt != null && !r.startedAt.equals(s.getStartedAt())) {
                 r.state = State.STARTING;   // Docker restarted it between two polls: probe it afresh
+            }
+            if (before == State.READY && r.state != State.READY) {
                 r.unreadySince = System.nanoTime();
             }
             r.startedAt = running ? s.getStartedAt() : r.startedAt;
@@ -356,11 +360,13 @@ public final class DockerContainerManager implements ContainerManager {
             unregister(r);
         }
         if (!running) {
+            if (restarting && stuck(r)) {
+                replace(r, "its container kept exiting for " + options.readinessTimeout(), true);
+            }
             return;
         }
         boolean ready = Boolean.TRUE.equals(probe.check(r.address, r.dep.spec.modelName(), r.dep.spec.modelVersion())
                 .block(options.checkTimeout().multipliedBy(3)));
-        boolean restart = false;
         synchronized (lock) {
             if (r.stopping) {
                 return;
@@ -375,15 +381,23 @@ public final class DockerContainerManager implements ContainerManager {
                 r.unreadySince = System.nanoTime();
                 log.info("replica {} failed {} readiness checks; unregistered", r.name, r.failures);
                 unregister(r);
-            } else if (r.state != State.READY && options.restartPolicy() != RestartPolicy.NEVER
-                    && System.nanoTime() - r.unreadySince > options.readinessTimeout().toNanos()) {
-                restart = true;
-                r.unreadySince = System.nanoTime();
             }
         }
-        if (restart) {
-            log.info("replica {} not ready for {}; restarting its container", r.name, options.readinessTimeout());
-            containers.restart(r.containerId, r.name);
+        if (!ready && stuck(r)) {
+            replace(r, "it was not ready for " + options.readinessTimeout(), true);
+        }
+    }
+
+    /**
+     * Whether a replica has been unready for the readiness timeout and the restart policy lets the
+     * manager act. A restart in place would keep its host port, which may be what keeps it
+     * unready: in the host's network a process that cannot bind {@code PORT} because something
+     * else took it after the port was reserved exits on every start.
+     */
+    private boolean stuck(DockerReplica r) {
+        synchronized (lock) {
+            return r.state != State.READY && options.restartPolicy() != RestartPolicy.NEVER
+                    && System.nanoTime() - r.unreadySince > options.readinessTimeout().toNanos();
         }
     }
 
@@ -408,7 +422,11 @@ public final class DockerContainerManager implements ContainerManager {
         }
     }
 
-    private void replaceRemoved(DockerReplica r) {
+    /**
+     * Replaces a replica with a new container on a fresh port; {@code remove}: its container is
+     * still there, to be stopped and removed first.
+     */
+    private void replace(DockerReplica r, String why, boolean remove) {
         boolean replace;
         synchronized (lock) {
             replace = !r.stopping && r.dep.replicas.remove(r);
@@ -416,9 +434,14 @@ public final class DockerContainerManager implements ContainerManager {
             r.state = State.STOPPED;
         }
         if (replace) {
-            log.info("container of replica {} was removed outside the gateway; starting a replacement", r.name);
+            log.info("replica {} of {}:{}: {}; starting a replacement on a fresh port", r.name,
+                    r.dep.spec.modelName(), r.dep.spec.modelVersion(), why);
             unregister(r);
-            containers.forget(r.port);
+            if (remove) {
+                containers.remove(r.containerId, r.name, r.port);
+            } else {
+                containers.forget(r.port);
+            }
             scaleTo(r.dep, r.dep.desired);
         }
     }

@@ -11,13 +11,14 @@ import java.time.Duration;
  *                         and that port is published on 127.0.0.1
  * @param containerPort    the port a container listens on in a non-host network
  * @param restartPolicy    Docker's {@code always}, {@code on-failure} (with {@code maxRestarts}) or {@code no}
- *                         ({@link RestartPolicy#NEVER}); also whether an unready container is restarted
+ *                         ({@link RestartPolicy#NEVER}); also whether an unready replica is replaced
  * @param maxRestarts      the retry limit of {@code on-failure} (0 = unlimited)
  * @param pollInterval     how often container states are checked
  * @param checkTimeout     how long one readiness check may take
  * @param failureThreshold failed checks in a row before a ready replica is unregistered
- * @param readinessTimeout a running replica not ready for this long (after its start or its
- *                         failed checks) is restarted, unless the restart policy is {@code never}
+ * @param readinessTimeout a replica not ready for this long (after its start or its failed checks),
+ *                         running or restarted by Docker again and again, is replaced by a new
+ *                         container on a fresh port, unless the restart policy is {@code never}
  * @param stopTimeout      how long a stopped container may drain before it is killed
  * @param owner            value of the {@code servegate.owner} label: which manager's containers
  *                         are cleaned at start

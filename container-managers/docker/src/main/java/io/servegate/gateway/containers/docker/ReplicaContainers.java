@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The Docker side of a replica: creating and starting its labelled container on a reserved
- * loopback port, inspecting, restarting, and stopping and removing it. Every method blocks on
+ * loopback port, inspecting, and stopping and removing it. Every method blocks on
  * the engine's API.
  */
 final class ReplicaContainers {
@@ -34,6 +34,7 @@ final class ReplicaContainers {
     static final String REPLICA = "servegate.replica";
 
     private static final Logger log = LoggerFactory.getLogger(ReplicaContainers.class);
+    private static final int PORT_ATTEMPTS = 3;
 
     /** A started container and the loopback port the gateway reaches it on. */
     record Started(String containerId, int port) {
@@ -41,48 +42,76 @@ final class ReplicaContainers {
 
     private final DockerClient docker;
     private final DockerOptions options;
-    private final PortReservations ports = new PortReservations();
 
-    ReplicaContainers(DockerClient docker, DockerOptions options) {
+    private final PortReservations ports;
+
+    ReplicaContainers(DockerClient docker, DockerOptions options, PortReservations ports) {
         this.docker = docker;
         this.options = options;
+        this.ports = ports;
     }
 
     /**
-     * Creates and starts the container {@code name} of a replica of {@code spec}.
+     * Creates and starts the container {@code name} of a replica of {@code spec}. A host port
+     * found free can be taken before Docker binds it; then the container is removed and started
+     * again on another.
      *
      * @throws ContainerManagerException {@code INVALID} for an unknown image, {@code PLATFORM} otherwise
      */
     Started start(DeploymentSpec spec, String name) {
-        int port = ports.reserve();
-        try (CreateContainerCmd create = docker.createContainerCmd(spec.image())) {
-            HostConfig host = hostConfig(spec.resources());
-            create.withName(name)
-                    .withLabels(Map.of(MANAGED, "true", OWNER, options.owner(), MODEL, spec.modelName(),
-                            VERSION, spec.modelVersion(), REPLICA, name))
-                    .withEnv(env(spec, port).entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
-            if (!spec.command().isEmpty()) {
-                create.withCmd(spec.command());
+        for (int attempt = 1; ; attempt++) {
+            int port = ports.reserve();
+            String id = null;
+            try (CreateContainerCmd create = docker.createContainerCmd(spec.image())) {
+                HostConfig host = hostConfig(spec.resources());
+                create.withName(name)
+                        .withLabels(Map.of(MANAGED, "true", OWNER, options.owner(), MODEL, spec.modelName(),
+                                VERSION, spec.modelVersion(), REPLICA, name))
+                        .withEnv(env(spec, port).entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
+                if (!spec.command().isEmpty()) {
+                    create.withCmd(spec.command());
+                }
+                if (!options.hostNetwork()) {
+                    ExposedPort exposed = ExposedPort.tcp(options.containerPort());
+                    create.withExposedPorts(exposed);
+                    host.withPortBindings(new PortBinding(Ports.Binding.bindIpAndPort("127.0.0.1", port), exposed));
+                }
+                id = create.withHostConfig(host).exec().getId();
+                docker.startContainerCmd(id).exec();
+                log.info("started {} ({}) for {}:{} on 127.0.0.1:{}", name, id.substring(0, 12), spec.modelName(),
+                        spec.modelVersion(), port);
+                return new Started(id, port);
+            } catch (NotFoundException e) {
+                discard(id, name, port);
+                throw new ContainerManagerException(Kind.INVALID, "no such image '" + spec.image() + "': "
+                        + e.getMessage(), e);
+            } catch (DockerException | IllegalArgumentException e) {
+                discard(id, name, port);
+                if (attempt < PORT_ATTEMPTS && portTaken(e)) {
+                    log.info("port {} of {} was taken before Docker bound it; trying another", port, name);
+                    continue;
+                }
+                throw new ContainerManagerException(Kind.PLATFORM, "docker could not start " + name + ": "
+                        + e.getMessage(), e);
             }
-            if (!options.hostNetwork()) {
-                ExposedPort exposed = ExposedPort.tcp(options.containerPort());
-                create.withExposedPorts(exposed);
-                host.withPortBindings(new PortBinding(Ports.Binding.bindIpAndPort("127.0.0.1", port), exposed));
-            }
-            String id = create.withHostConfig(host).exec().getId();
-            docker.startContainerCmd(id).exec();
-            log.info("started {} ({}) for {}:{} on 127.0.0.1:{}", name, id.substring(0, 12), spec.modelName(),
-                    spec.modelVersion(), port);
-            return new Started(id, port);
-        } catch (NotFoundException e) {
-            ports.release(port);
-            throw new ContainerManagerException(Kind.INVALID, "no such image '" + spec.image() + "': "
-                    + e.getMessage(), e);
-        } catch (DockerException | IllegalArgumentException e) {
-            ports.release(port);
-            throw new ContainerManagerException(Kind.PLATFORM, "docker could not start " + name + ": "
-                    + e.getMessage(), e);
         }
+    }
+
+    private static boolean portTaken(RuntimeException e) {
+        String message = String.valueOf(e.getMessage());
+        return message.contains("address already in use") || message.contains("port is already allocated");
+    }
+
+    /** Removes a container created but not started, so that its name is free again, and frees its port. */
+    private void discard(String containerId, String name, int port) {
+        if (containerId != null) {
+            try {
+                docker.removeContainerCmd(containerId).withForce(true).exec();
+            } catch (DockerException e) {
+                log.warn("removing {} after its failed start: {}", name, e.getMessage());
+            }
+        }
+        ports.release(port);
     }
 
     private Map<String, String> env(DeploymentSpec spec, int port) {
@@ -114,15 +143,6 @@ final class ReplicaContainers {
     /** @throws NotFoundException when the container was removed */
     InspectContainerResponse inspect(String containerId) {
         return docker.inspectContainerCmd(containerId).exec();
-    }
-
-    /** Restarts a container that runs but never became ready, letting it drain first. */
-    void restart(String containerId, String name) {
-        try {
-            docker.restartContainerCmd(containerId).withTimeout((int) options.stopTimeout().toSeconds()).exec();
-        } catch (DockerException e) {
-            log.warn("restarting {}: {}", name, e.getMessage());
-        }
     }
 
     /** Stops (letting it drain for the stop timeout) and removes a container, then frees its port. */

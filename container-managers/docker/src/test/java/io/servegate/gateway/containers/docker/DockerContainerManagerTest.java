@@ -18,6 +18,10 @@ import io.servegate.gateway.registry.InMemoryRegistry;
 import io.servegate.gateway.registry.ModelVersion;
 import io.servegate.oip.client.ContainerClient;
 import io.servegate.oip.client.TensorType;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -25,6 +29,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,7 +41,8 @@ import reactor.core.scheduler.Schedulers;
 /**
  * The Docker manager against the real engine: the onnx container image is built FROM the local
  * base, two replicas serve the Fashion-MNIST CNN, one is killed and comes back, then the
- * deployment is scaled down and removed.
+ * deployment is scaled down and removed; a replica whose port something else took is replaced on
+ * a fresh one.
  */
 @EnabledIf(value = "io.servegate.gateway.containers.docker.DockerEngine#available",
         disabledReason = "no Docker engine or no local base image: run bin/docker-setup (CI does)")
@@ -164,6 +170,111 @@ class DockerContainerManagerTest {
         assertThat(manager.list().block()).noneMatch(d -> d.modelName().equals("ghost"));
     }
 
+    @Test
+    void aReplicaWhosePortIsTakenWhileItIsDownIsReplacedOnAFreshPort() throws Exception {
+        String quickOwner = owner + "-ports";
+        InMemoryRegistry own = new InMemoryRegistry();
+        own.addModel(new ModelVersion("fmnist-cnn", "1", List.of(), "floats", image, null, -1)).block();
+        DockerContainerManager quick = new DockerContainerManager(docker, own,
+                new ReadinessProbe(Duration.ofSeconds(1), Duration.ofMillis(200), Schedulers.parallel()),
+                new DockerOptions("host", 8001, RestartPolicy.ON_FAILURE, 0, Duration.ofMillis(300),
+                        Duration.ofSeconds(1), 2, Duration.ofSeconds(20), Duration.ofSeconds(5), quickOwner),
+                Schedulers.parallel());
+        List<float[]> images = FashionMnist.testSet().images().subList(0, 10);
+        try {
+            quick.deploy(new DeploymentSpec("fmnist-cnn", "1", image, List.of(), List.of(), 1, null,
+                    Map.of("INTRA_OP_THREADS", "1"))).block();
+            await("the replica registered", () -> own.snapshot().replicas("fmnist-cnn", "1").size() == 1);
+            ContainerReplica first = own.snapshot().replicas("fmnist-cnn", "1").get(0);
+            List<String> expected = predict(first.address(), images);
+            int port = Integer.parseInt(first.address().substring(first.address().lastIndexOf(':') + 1));
+
+            // its process dies and, before Docker has restarted it, something else listens on its port:
+            // every restart in place fails to bind it
+            long pid = docker.inspectContainerCmd(containers(quickOwner).get(0).getId()).exec().getState().getPidLong();
+            assertThat(ProcessHandle.of(pid).orElseThrow().destroyForcibly()).isTrue();
+            try (ServerSocket squatter = bindWhenFree(port)) {
+                await("a replacement on another port is registered", () -> {
+                    List<ContainerReplica> now = own.snapshot().replicas("fmnist-cnn", "1");
+                    return now.size() == 1 && !now.get(0).id().equals(first.id());
+                });
+                ContainerReplica second = own.snapshot().replicas("fmnist-cnn", "1").get(0);
+                assertThat(second.address()).isNotEqualTo(first.address());
+                assertThat(containers(quickOwner)).as("the stuck container is removed").singleElement()
+                        .satisfies(c -> assertThat(c.getLabels()).containsEntry("servegate.replica", second.id()));
+                assertThat(predict(second.address(), images)).containsExactlyElementsOf(expected);
+            }
+        } finally {
+            quick.close();
+            own.close();
+        }
+        assertThat(containers(quickOwner)).isEmpty();
+    }
+
+    @Test
+    void aPublishedPortTakenBeforeDockerBindsItIsSwappedForAnother() throws Exception {
+        String publishedOwner = owner + "-published";
+        String network = owner + "-net";
+        docker.createNetworkCmd().withName(network).exec();
+        try (ServerSocket squatter = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            int taken = squatter.getLocalPort();
+            AtomicBoolean handedOut = new AtomicBoolean();
+            // the reservation's first port is one this test already holds, as if taken after it was found free
+            ReplicaContainers containers = new ReplicaContainers(docker, new DockerOptions(network, 8001,
+                    RestartPolicy.ON_FAILURE, 0, Duration.ofMillis(300), Duration.ofSeconds(1), 2,
+                    Duration.ofSeconds(60), Duration.ofSeconds(5), publishedOwner),
+                    new PortReservations(() -> handedOut.getAndSet(true) ? freeLoopbackPort() : taken));
+            String name = publishedOwner + "-1";
+            ReplicaContainers.Started started = containers.start(new DeploymentSpec("fmnist-cnn", "1", image, List.of(),
+                    List.of(), 1, null, Map.of("INTRA_OP_THREADS", "1")), name);
+            try {
+                assertThat(handedOut).isTrue();
+                assertThat(started.port()).isNotEqualTo(taken);
+                assertThat(containers(publishedOwner)).as("the container that could not start is removed")
+                        .singleElement().satisfies(c -> assertThat(c.getId()).isEqualTo(started.containerId()));
+                List<float[]> images = FashionMnist.testSet().images().subList(0, 10);
+                List<String> answers = List.of();
+                long until = System.nanoTime() + READY.toNanos();
+                while (answers.isEmpty() && System.nanoTime() < until) {
+                    try {
+                        answers = predict("127.0.0.1:" + started.port(), images);
+                    } catch (Exception notYet) {
+                        Thread.sleep(500);
+                    }
+                }
+                assertThat(answers).as("answers through the published port").hasSize(10);
+            } finally {
+                containers.remove(started.containerId(), name, started.port());
+            }
+        } finally {
+            docker.removeNetworkCmd(network).exec();
+        }
+        assertThat(containers(publishedOwner)).isEmpty();
+    }
+
+    private static ServerSocket bindWhenFree(int port) throws Exception {
+        long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (true) {
+            ServerSocket s = new ServerSocket();
+            try {
+                s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+                return s;
+            } catch (BindException stillHeld) {
+                s.close();
+                assertThat(System.nanoTime()).as("port %d freed by the killed process", port).isLessThan(until);
+                Thread.sleep(5);
+            }
+        }
+    }
+
+    private static int freeLoopbackPort() {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private List<String> predict(String address, List<float[]> images) throws Exception {
         try (ContainerClient client = ContainerClient.connect(address)) {
             return client.infer("fmnist-cnn", "1", TensorType.FLOATS, images, TensorType.STRINGS,
@@ -176,8 +287,12 @@ class DockerContainerManagerTest {
     }
 
     private List<Container> containers() {
+        return containers(owner);
+    }
+
+    private List<Container> containers(String labelledOwner) {
         return docker.listContainersCmd().withShowAll(true)
-                .withLabelFilter(Map.of("servegate.owner", owner)).exec();
+                .withLabelFilter(Map.of("servegate.owner", labelledOwner)).exec();
     }
 
     private Container containerOf(String replicaId) {
