@@ -383,8 +383,9 @@ public class GatewayConfiguration {
     /** The admission of request bodies on an HTTP port, outermost so a refused request reads nothing. */
     private static BodyBytesInFlight bodyBytesInFlight(ServegateProperties props, String port, MeterRegistry meters) {
         long maxBody = props.limits().maxBodySize().toBytes();
-        return new BodyBytesInFlight(port, BodyBytesInFlight.budget(
-                props.connections().maxBodyBytesInFlight().toBytes(), maxBody), maxBody, meters);
+        long budget = BodyBytesInFlight.budget(props.connections().maxBodyBytesInFlight().toBytes(), maxBody);
+        return new BodyBytesInFlight(port, budget, BodyBytesInFlight.clientShare(
+                props.connections().maxBodyBytesInFlightPerClient().toBytes(), budget, maxBody), maxBody, meters);
     }
 
     /** Bodies over the limit fail with DataBufferLimitException, which {@link Errors} turns into 413. */

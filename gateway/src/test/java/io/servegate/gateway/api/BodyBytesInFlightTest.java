@@ -15,9 +15,11 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 /**
- * Large bodies are admitted by the bytes they hold, per port: while two unfinished 400 KB bodies
- * hold 800 KB of a 1 MB budget, a third large body is refused with 503 before any of it is read,
- * a small request is still served, and once the two are gone a large body is admitted again.
+ * Large bodies are admitted by the bytes they hold, per port and per client (remote address):
+ * while one client holds an unfinished 400 KB body, its further large bodies are refused with 429
+ * (its share is half of the port's 1 MB budget) and another client's large body is still admitted;
+ * while the two hold 800 KB, a third client's large body is refused with 503 before any of it is
+ * read, small requests are still served, and once the two are gone a large body is admitted again.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
     "servegate.admin.port=0",
@@ -28,6 +30,9 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 class BodyBytesInFlightTest {
 
     private static final int LARGE = 400 * 1024;
+    private static final InetAddress CLIENT_A = address(1);
+    private static final InetAddress CLIENT_B = address(2);
+    private static final InetAddress CLIENT_C = address(3);
 
     @LocalServerPort
     int queryPort;
@@ -36,29 +41,42 @@ class BodyBytesInFlightTest {
     MeterRegistry meters;
 
     @Test
-    void largeBodiesBeyondTheBudgetAreRefusedAtOnceAndSmallOnesServed() throws Exception {
+    void largeBodiesBeyondAClientsShareOrThePortsBudgetAreRefusedAtOnceAndSmallOnesServed() throws Exception {
         List<Socket> held = new ArrayList<>();
         try {
-            for (int i = 0; i < 2; i++) {
-                Socket s = new Socket(InetAddress.getLoopbackAddress(), queryPort);
-                held.add(s);
-                s.getOutputStream().write(head("/nope/predict", LARGE));
-                s.getOutputStream().write("{\"input\": [".getBytes(StandardCharsets.US_ASCII)); // and no more
+            held.add(hold(CLIENT_A));
+            awaitInFlight(LARGE);
+            for (int i = 0; i < 3; i++) {
+                String refused = post(CLIENT_A, LARGE, false);
+                assertThat(refused).as("client A's next large body").startsWith("HTTP/1.1 429")
+                        .contains("Retry-After: 1").contains("from this client");
             }
-            awaitInFlight(2.0 * LARGE);
+            assertThat(post(CLIENT_A, 20, true)).as("a small body of client A").startsWith("HTTP/1.1 404");
 
-            String refused = post(LARGE, false);
-            assertThat(refused).as("a third large body").startsWith("HTTP/1.1 503").contains("\"overloaded\"");
-            assertThat(post(20, true)).as("a small body").startsWith("HTTP/1.1 404");
+            held.add(hold(CLIENT_B));
+            awaitInFlight(2.0 * LARGE);
+            String refused = post(CLIENT_C, LARGE, false);
+            assertThat(refused).as("a third client's large body").startsWith("HTTP/1.1 503").contains("\"overloaded\"");
+            assertThat(post(CLIENT_C, 20, true)).as("a small body").startsWith("HTTP/1.1 404");
             assertThat(meters.get("servegate.connections.body.refused").tags("port", "query").counter().count())
                     .isEqualTo(1);
+            assertThat(meters.get("servegate.connections.body.client.refused").tags("port", "query").counter()
+                    .count()).isEqualTo(3);
         } finally {
             for (Socket s : held) {
                 s.close();
             }
         }
         awaitInFlight(0);
-        assertThat(post(LARGE, true)).as("a large body once the others are gone").startsWith("HTTP/1.1 404");
+        assertThat(post(CLIENT_A, LARGE, true)).as("a large body once the others are gone").startsWith("HTTP/1.1 404");
+    }
+
+    /** A connection from {@code client} that sends the head and the first bytes of a large body, and no more. */
+    private Socket hold(InetAddress client) throws IOException {
+        Socket s = new Socket(InetAddress.getLoopbackAddress(), queryPort, client, 0);
+        s.getOutputStream().write(head("/nope/predict", LARGE));
+        s.getOutputStream().write("{\"input\": [".getBytes(StandardCharsets.US_ASCII));
+        return s;
     }
 
     private static byte[] head(String path, int length) {
@@ -67,8 +85,8 @@ class BodyBytesInFlightTest {
     }
 
     /** Posts a body of {@code length} bytes to an unknown app (404 once read), sending the body only if {@code send}. */
-    private String post(int length, boolean send) throws IOException {
-        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), queryPort)) {
+    private String post(InetAddress client, int length, boolean send) throws IOException {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), queryPort, client, 0)) {
             s.setSoTimeout(10_000);
             s.getOutputStream().write(head("/nope/predict", length));
             if (send) {
@@ -88,6 +106,14 @@ class BodyBytesInFlightTest {
             Thread.sleep(20);
         }
         assertThat(gauge()).as("body bytes in flight").isEqualTo(bytes);
+    }
+
+    private static InetAddress address(int last) {
+        try {
+            return InetAddress.getByAddress(new byte[] {127, 0, 0, (byte) last});
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private double gauge() {
