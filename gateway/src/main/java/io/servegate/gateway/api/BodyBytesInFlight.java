@@ -3,10 +3,9 @@ package io.servegate.gateway.api;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.servegate.gateway.config.ServegateProperties;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
@@ -25,20 +24,16 @@ import reactor.core.publisher.Mono;
  * concurrent large bodies are refused by admission rather than by an OutOfMemoryError that would
  * take every other client's query with it. Counted in {@code servegate.connections.body.refused}.
  *
- * <p>Each client (remote address) holds at most its share of the budget: one more request with a
- * body gets 429, counted in {@code servegate.connections.body.client.refused}, so that one client's
- * large bodies leave room for the others'. The map of clients holds only those with bytes in
- * flight, so it is bounded by the port's connections.
+ * <p>Each client (remote address) holds at most its share of the budget ({@link ClientShares}): one
+ * more request with a body gets 429.
  */
 public final class BodyBytesInFlight implements HandlerFilterFunction<ServerResponse, ServerResponse> {
 
     private final long budget;
-    private final long clientShare;
     private final long maxBody;
     private final AtomicLong inFlight;
-    private final Map<InetAddress, Long> byClient = new ConcurrentHashMap<>();
+    private final ClientShares clients;
     private final Counter refused;
-    private final Counter clientRefused;
 
     /**
      * @param port        the port's name in metrics
@@ -48,13 +43,10 @@ public final class BodyBytesInFlight implements HandlerFilterFunction<ServerResp
      */
     public BodyBytesInFlight(String port, long budget, long clientShare, long maxBody, MeterRegistry meters) {
         this.budget = budget;
-        this.clientShare = clientShare;
         this.maxBody = maxBody;
         this.inFlight = gauge(port, meters);
+        this.clients = new ClientShares(port, clientShare, meters);
         this.refused = refusedCounter(port, meters);
-        this.clientRefused = Counter.builder("servegate.connections.body.client.refused")
-                .description("requests refused with 429 because their client's body bytes in flight were at its share")
-                .tag("port", port).register(meters);
     }
 
     /** The bytes in flight of a port (HTTP or gRPC), as {@code servegate.connections.body.bytes}. */
@@ -74,13 +66,19 @@ public final class BodyBytesInFlight implements HandlerFilterFunction<ServerResp
     }
 
     /** The budget of a port: {@code configured}, or where 0 a quarter of the heap; at least one largest body. */
-    public static long budget(long configured, long maxBody) {
+    static long budget(long configured, long maxBody) {
         return Math.max(maxBody, configured > 0 ? configured : Runtime.getRuntime().maxMemory() / 4);
     }
 
-    /** One client's share of a port's budget: {@code configured}, or where 0 half the budget; at least one largest body. */
-    public static long clientShare(long configured, long budget, long maxBody) {
-        return Math.max(maxBody, configured > 0 ? configured : budget / 2);
+    /**
+     * The admission of the HTTP port named {@code port}, within {@code servegate.connections.max-body-bytes-in-flight}
+     * and, per client, {@code max-body-bytes-in-flight-per-client}.
+     */
+    public static BodyBytesInFlight of(ServegateProperties props, String port, MeterRegistry meters) {
+        long maxBody = props.limits().maxBodySize().toBytes();
+        long budget = budget(props.connections().maxBodyBytesInFlight().toBytes(), maxBody);
+        return new BodyBytesInFlight(port, budget, ClientShares.share(
+                props.connections().maxBodyBytesInFlightPerClient().toBytes(), budget, maxBody), maxBody, meters);
     }
 
     @Override
@@ -90,45 +88,24 @@ public final class BodyBytesInFlight implements HandlerFilterFunction<ServerResp
             return next.handle(request);
         }
         InetAddress client = request.remoteAddress().map(InetSocketAddress::getAddress).orElse(null);
-        if (client != null && !reserve(client, bytes)) {
-            clientRefused.increment();
+        if (client != null && !clients.reserve(client, bytes)) {
+            clients.refused();
             return ServerResponse.status(HttpStatus.TOO_MANY_REQUESTS).header(HttpHeaders.RETRY_AFTER, "1")
                     .contentType(MediaType.APPLICATION_JSON).bodyValue(Errors.body("too many requests",
-                            "too many request bytes in flight from this client (its share is " + clientShare
+                            "too many request bytes in flight from this client (its share is " + clients.share()
                                     + " bytes); retry once its earlier requests are answered", Errors.Shape.CLIPPER));
         }
         if (inFlight.addAndGet(bytes) > budget) {
             inFlight.addAndGet(-bytes);
-            release(client, bytes);
+            clients.release(client, bytes);
             refused.increment();
             return Errors.json(HttpStatus.SERVICE_UNAVAILABLE, "overloaded",
                     "too many request bytes in flight on this port; retry shortly");
         }
         return Mono.defer(() -> next.handle(request)).doFinally(s -> {
             inFlight.addAndGet(-bytes);
-            release(client, bytes);
+            clients.release(client, bytes);
         });
-    }
-
-    /** Adds {@code bytes} to the client's, unless that would take it over its share. */
-    private boolean reserve(InetAddress client, long bytes) {
-        boolean[] admitted = {false};
-        byClient.compute(client, (c, held) -> {
-            long now = held == null ? 0 : held;
-            if (now + bytes > clientShare) {
-                return held;
-            }
-            admitted[0] = true;
-            return now + bytes;
-        });
-        return admitted[0];
-    }
-
-    /** Gives the client's bytes back; a client with none left is forgotten. */
-    private void release(InetAddress client, long bytes) {
-        if (client != null) {
-            byClient.computeIfPresent(client, (c, held) -> held == bytes ? null : held - bytes);
-        }
     }
 
     /** What a request's body may hold: none without a body; beyond the largest body, the codec refuses it at that size. */

@@ -2,6 +2,7 @@ package io.servegate.gateway.api;
 
 import io.grpc.Context;
 import io.grpc.ForwardingServerCall;
+import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -12,6 +13,8 @@ import io.grpc.netty.NettyServerBuilder;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.servegate.gateway.config.ServegateProperties;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 
@@ -30,6 +33,11 @@ import java.util.function.UnaryOperator;
  * many small calls (on many streams, which the connection guard caps per connection) still meets a
  * ceiling. Calls are closed through the call an interceptor handed the
  * application, made idempotent, so a refusal and the application's own answer never both close it.
+ *
+ * <p>Each client (remote address) holds at most its share of the budget ({@link ClientShares}), by
+ * the same rules (a call under {@link #ALWAYS_ADMITTED} is refused only once its client holds twice
+ * its share). The client is known once its call starts: what a stream buffered before that, at
+ * most a flow-control window, is charged to its client then.
  */
 public final class GrpcBytesInFlight implements UnaryOperator<NettyServerBuilder> {
 
@@ -40,22 +48,30 @@ public final class GrpcBytesInFlight implements UnaryOperator<NettyServerBuilder
 
     private final long budget;
     private final AtomicLong inFlight;
+    private final ClientShares clients;
     private final Counter refusals;
 
     /**
-     * @param port   the port's name in metrics
-     * @param budget most request bytes the port's calls may hold at once
+     * @param port        the port's name in metrics
+     * @param budget      most request bytes the port's calls may hold at once
+     * @param clientShare most request bytes the calls of one remote address may hold at once
      */
-    public GrpcBytesInFlight(String port, long budget, MeterRegistry meters) {
+    public GrpcBytesInFlight(String port, long budget, long clientShare, MeterRegistry meters) {
         this.budget = budget;
         this.inFlight = BodyBytesInFlight.gauge(port, meters);
+        this.clients = new ClientShares(port, clientShare, meters);
         this.refusals = BodyBytesInFlight.refusedCounter(port, meters);
     }
 
-    /** The admission of the gRPC port named {@code port}, within {@code servegate.connections.max-body-bytes-in-flight}. */
+    /**
+     * The admission of the gRPC port named {@code port}, within {@code servegate.connections.max-body-bytes-in-flight}
+     * and, per client, {@code max-body-bytes-in-flight-per-client}.
+     */
     public static GrpcBytesInFlight of(ServegateProperties props, String port, MeterRegistry meters) {
-        return new GrpcBytesInFlight(port, BodyBytesInFlight.budget(props.connections().maxBodyBytesInFlight().toBytes(),
-                props.limits().maxBodySize().toBytes()), meters);
+        long maxBody = props.limits().maxBodySize().toBytes();
+        long budget = BodyBytesInFlight.budget(props.connections().maxBodyBytesInFlight().toBytes(), maxBody);
+        return new GrpcBytesInFlight(port, budget, ClientShares.share(
+                props.connections().maxBodyBytesInFlightPerClient().toBytes(), budget, maxBody), meters);
     }
 
     @Override
@@ -75,6 +91,11 @@ public final class GrpcBytesInFlight implements UnaryOperator<NettyServerBuilder
         });
     }
 
+    /** The most a holder of {@code limit} may hold with a call of {@code callBytes}: calls under a flow-control window, twice it. */
+    private static long limit(long limit, long callBytes) {
+        return callBytes <= ALWAYS_ADMITTED ? 2 * limit : limit;
+    }
+
     /** Request bytes the port's calls hold now. */
     public long inFlight() {
         return inFlight.get();
@@ -86,7 +107,10 @@ public final class GrpcBytesInFlight implements UnaryOperator<NettyServerBuilder
         private long wire;
         private long inflated;
         private long held;
-        private boolean refused;
+        /** Its client, once the call started, and how much of {@link #held} is charged to it. */
+        private InetAddress client;
+        private long charged;
+        private String refusal;
         private boolean ended;
         private ServerCall<?, ?> call;
 
@@ -98,15 +122,41 @@ public final class GrpcBytesInFlight implements UnaryOperator<NettyServerBuilder
         /** The application's view of the call, made closable by either side once only; closed at once if already refused. */
         <Q, R> ServerCall<Q, R> attach(ServerCall<Q, R> delegate) {
             ServerCall<Q, R> once = new ClosesOnce<>(delegate);
-            boolean refuseNow;
+            String refuseNow;
             synchronized (this) {
                 call = once;
-                refuseNow = refused && !ended;
+                refuseNow = ended ? null : refusal;
             }
-            if (refuseNow) {
-                refuse(once);
+            if (refuseNow != null) {
+                refuse(once, refuseNow);
             }
             return once;
+        }
+
+        /** The call's client is known: what the stream holds is charged to it now. */
+        @Override
+        public void serverCallStarted(ServerStreamTracer.ServerCallInfo<?, ?> info) {
+            if (!(info.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR) instanceof InetSocketAddress remote)) {
+                return;
+            }
+            ServerCall<?, ?> refusing;
+            String why;
+            synchronized (this) {
+                if (refusal != null || ended) {
+                    return;
+                }
+                client = remote.getAddress();
+                if (clients.reserve(client, held, limit(clients.share(), held))) {
+                    charged = held;
+                    return;
+                }
+                why = clientRefusal();
+                refusal = why;
+                refusing = call; // null while the call is not attached; attach, which comes next, refuses it then
+            }
+            if (refusing != null) {
+                refuse(refusing, why);
+            }
         }
 
         @Override
@@ -121,8 +171,9 @@ public final class GrpcBytesInFlight implements UnaryOperator<NettyServerBuilder
 
         private void grow(long wireBytes, long inflatedBytes) {
             ServerCall<?, ?> refusing;
+            String why;
             synchronized (this) {
-                if (refused || ended) {
+                if (refusal != null || ended) {
                     return;
                 }
                 wire += wireBytes;
@@ -131,35 +182,61 @@ public final class GrpcBytesInFlight implements UnaryOperator<NettyServerBuilder
                 if (more <= 0) {
                     return;
                 }
-                long total = inFlight.addAndGet(more);
-                if (total <= budget || held + more <= ALWAYS_ADMITTED && total <= 2 * budget) {
-                    held += more;
+                why = admit(more);
+                if (why == null) {
                     return;
                 }
-                inFlight.addAndGet(-more);
-                refused = true;
+                refusal = why;
                 refusing = call; // null only before the call starts; attach refuses it then
             }
             if (refusing != null) {
-                refuse(refusing);
+                refuse(refusing, why);
             }
         }
 
-        private void refuse(ServerCall<?, ?> c) {
-            refusals.increment();
-            c.close(Status.RESOURCE_EXHAUSTED.withDescription("too many request bytes in flight on this port "
-                    + "(budget " + budget + " bytes); retry shortly"), new Metadata());
+        /** Charges {@code more} bytes to the port and the call's client; null if admitted, else why not (nothing charged). */
+        private String admit(long more) {
+            long after = held + more;
+            if (client != null && !clients.reserve(client, more, limit(clients.share(), after))) {
+                return clientRefusal();
+            }
+            long total = inFlight.addAndGet(more);
+            if (total > limit(budget, after)) {
+                inFlight.addAndGet(-more);
+                clients.release(client, more);
+                refusals.increment();
+                return "too many request bytes in flight on this port (budget " + budget + " bytes); retry shortly";
+            }
+            held = after;
+            charged += client != null ? more : 0;
+            return null;
+        }
+
+        private String clientRefusal() {
+            clients.refused();
+            return "too many request bytes in flight from this client (its share is " + clients.share()
+                    + " bytes); retry once its earlier calls are answered";
+        }
+
+        private void refuse(ServerCall<?, ?> c, String why) {
+            c.close(Status.RESOURCE_EXHAUSTED.withDescription(why), new Metadata());
         }
 
         @Override
         public void streamClosed(Status status) {
             long release;
+            long releaseClient;
+            InetAddress of;
             synchronized (this) {
                 ended = true;
                 release = held;
+                releaseClient = charged;
+                of = client;
                 held = 0;
+                charged = 0;
             }
             inFlight.addAndGet(-release);
+            clients.release(of, releaseClient);
         }
     }
 

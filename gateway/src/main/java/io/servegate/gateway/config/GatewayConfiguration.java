@@ -289,7 +289,7 @@ public class GatewayConfiguration {
         return UnroutedRequests.after(served, "endpoint", Errors.Shape::forPath)
                 .filter(new EventLoopDeadlines())
                 .filter(Errors.filter(Errors.Shape::forPath))
-                .filter(bodyBytesInFlight(props, "query", meters));
+                .filter(BodyBytesInFlight.of(props, "query", meters)); // outermost: a refused request reads nothing
     }
 
     @Bean
@@ -370,7 +370,7 @@ public class GatewayConfiguration {
                 path -> Errors.Shape.CLIPPER)
                 .filter(Errors.filter())
                 .filter(BearerAuth.of(token, "servegate-admin").filter())
-                .filter(bodyBytesInFlight(props, "admin", meters));
+                .filter(BodyBytesInFlight.of(props, "admin", meters));
         HandlerStrategies strategies = HandlerStrategies.builder()
                 .codecs(c -> c.defaultCodecs().maxInMemorySize((int) props.limits().maxBodySize().toBytes()))
                 .exceptionHandler(new JsonErrorWebExceptionHandler(ServerCodecConfigurer.create().getWriters(),
@@ -378,14 +378,6 @@ public class GatewayConfiguration {
                 .build();
         return new AdminServer(routes, strategies, props.admin().address(), props.admin().port(),
                 HttpConnectionGuard.of(props.connections(), connectionBudget, "admin", meters));
-    }
-
-    /** The admission of request bodies on an HTTP port, outermost so a refused request reads nothing. */
-    private static BodyBytesInFlight bodyBytesInFlight(ServegateProperties props, String port, MeterRegistry meters) {
-        long maxBody = props.limits().maxBodySize().toBytes();
-        long budget = BodyBytesInFlight.budget(props.connections().maxBodyBytesInFlight().toBytes(), maxBody);
-        return new BodyBytesInFlight(port, budget, BodyBytesInFlight.clientShare(
-                props.connections().maxBodyBytesInFlightPerClient().toBytes(), budget, maxBody), maxBody, meters);
     }
 
     /** Bodies over the limit fail with DataBufferLimitException, which {@link Errors} turns into 413. */

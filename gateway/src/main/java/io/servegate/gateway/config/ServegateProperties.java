@@ -176,7 +176,7 @@ public record ServegateProperties(
             @DefaultValue("1000") int maxConnectionsPerClient,
             /** Request bytes each port holds at once: one more request with a body gets 503 (HTTP), a call over it RESOURCE_EXHAUSTED (gRPC). 0 = a quarter of the heap. */
             @DefaultValue("0B") DataSize maxBodyBytesInFlight,
-            /** Request-body bytes an HTTP port holds at once from one remote address: one more request with a body gets 429. 0 = half the port's budget; at least the largest body. */
+            /** Request bytes each port holds at once from one remote address: one more request with a body gets 429 (HTTP), a call over it RESOURCE_EXHAUSTED (gRPC). 0 = half the port's budget; at least the largest body. */
             @DefaultValue("0B") DataSize maxBodyBytesInFlightPerClient) {
 
         public Connections {

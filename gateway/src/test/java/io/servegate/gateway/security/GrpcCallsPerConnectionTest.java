@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.protobuf.ByteString;
+import io.grpc.Attributes;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.Status;
@@ -18,6 +19,8 @@ import io.servegate.gateway.connections.GrpcConnectionGuard;
 import io.servegate.oip.GRPCInferenceServiceGrpc;
 import io.servegate.oip.ModelInferRequest;
 import io.servegate.oip.ModelInferResponse;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -36,7 +39,8 @@ import org.springframework.boot.context.properties.source.MapConfigurationProper
  * that holds every call until released: 300 concurrent calls on one channel. Small calls: the
  * server has at most 100 in progress on the connection, the rest wait on the client's side, and all
  * are answered. 900 KB calls (each under the 1 MiB every stream may buffer): the port's bytes stay
- * under twice its budget and the calls beyond get {@code RESOURCE_EXHAUSTED}.
+ * under twice its budget and the calls beyond get {@code RESOURCE_EXHAUSTED}. One client's calls
+ * hold at most its share, and another client's are still admitted.
  */
 class GrpcCallsPerConnectionTest {
 
@@ -57,7 +61,7 @@ class GrpcCallsPerConnectionTest {
                 .bindOrCreate("servegate.connections", ServegateProperties.Connections.class);
         assertThat(connections.grpc().maxConcurrentCallsPerConnection()).as("the default cap").isEqualTo(CAP);
         guard = GrpcConnectionGuard.of(connections, new ConnectionBudget(1000), "test", meters);
-        bytes = new GrpcBytesInFlight("test", BUDGET, meters);
+        bytes = new GrpcBytesInFlight("test", BUDGET, BUDGET, meters);
         server = bytes.apply(guard.apply(NettyServerBuilder.forPort(0))).maxInboundMessageSize(1 << 20)
                 .addService(service).build().start();
         channel = NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext().build();
@@ -104,6 +108,74 @@ class GrpcCallsPerConnectionTest {
             Thread.sleep(20);
         }
         assertThat(bytes.inFlight()).as("bytes in flight once every call ended").isZero();
+    }
+
+    @Test
+    void aClientHoldsAtMostItsShareWhileAnotherIsStillAdmitted() throws Exception {
+        long share = 4L << 20;
+        HoldingService holding = new HoldingService();
+        GrpcBytesInFlight shared = new GrpcBytesInFlight("shared", BUDGET, share, meters);
+        Server sharing = shared.apply(NettyServerBuilder.forPort(0)).maxInboundMessageSize(4 << 20)
+                .addService(holding).build().start();
+        ManagedChannel a = NettyChannelBuilder.forAddress("127.0.0.1", sharing.getPort()).usePlaintext().build();
+        ManagedChannel b = NettyChannelBuilder.forAddress("127.0.0.1", sharing.getPort()).usePlaintext()
+                .localSocketPicker(new NettyChannelBuilder.LocalSocketPicker() {
+                    @Override
+                    public SocketAddress createSocketAddress(SocketAddress remote, Attributes attributes) {
+                        return new InetSocketAddress("127.0.0.2", 0);
+                    }
+                }).build();
+        ModelInferRequest request = ModelInferRequest.newBuilder().setModelName("m")
+                .addRawInputContents(ByteString.copyFrom(new byte[3 << 19])).build(); // 1.5 MiB
+        try {
+            // one at a time, so that no two interleave: two fit client A's 4 MiB, a third does not
+            List<ListenableFuture<ModelInferResponse>> calls = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                calls.add(GRPCInferenceServiceGrpc.newFutureStub(a).modelInfer(request));
+                awaitHeld(holding, i + 1);
+            }
+            ListenableFuture<ModelInferResponse> third = GRPCInferenceServiceGrpc.newFutureStub(a).modelInfer(request);
+            assertThat(code(third)).as("client A's third call").isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(description(third)).contains("from this client");
+            assertThat(meters.get("servegate.connections.body.client.refused").tags("port", "shared").counter()
+                    .count()).isEqualTo(1);
+
+            calls.add(GRPCInferenceServiceGrpc.newFutureStub(b).modelInfer(request));
+            awaitHeld(holding, 3); // client B's call, with A at its share
+            holding.release();
+            for (ListenableFuture<ModelInferResponse> call : calls) {
+                assertThat(code(call)).isEqualTo(Status.Code.OK);
+            }
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (shared.inFlight() != 0 && System.nanoTime() < until) {
+                Thread.sleep(20);
+            }
+            assertThat(shared.inFlight()).as("bytes in flight once every call ended").isZero();
+            assertThat(code(GRPCInferenceServiceGrpc.newFutureStub(a).modelInfer(request)))
+                    .as("client A's call once its others ended").isEqualTo(Status.Code.OK);
+        } finally {
+            holding.release();
+            a.shutdownNow();
+            b.shutdownNow();
+            sharing.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    private static void awaitHeld(HoldingService holding, int calls) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (holding.held() != calls && System.nanoTime() < until) {
+            Thread.sleep(10);
+        }
+        assertThat(holding.held()).as("calls the service holds").isEqualTo(calls);
+    }
+
+    private static String description(ListenableFuture<?> call) throws InterruptedException {
+        try {
+            call.get(60, TimeUnit.SECONDS);
+            return "";
+        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+            return String.valueOf(Status.fromThrowable(e.getCause() == null ? e : e.getCause()).getDescription());
+        }
     }
 
     private List<ListenableFuture<ModelInferResponse>> send(int size) {
