@@ -42,7 +42,6 @@ final class ReplicaContainers {
 
     private final DockerClient docker;
     private final DockerOptions options;
-
     private final PortReservations ports;
 
     ReplicaContainers(DockerClient docker, DockerOptions options, PortReservations ports) {
