@@ -43,7 +43,8 @@ final class PortReservations {
         throw new ContainerManagerException(Kind.PLATFORM, "no free port");
     }
 
-    private static int freeLoopbackPort() {
+    /** A loopback port free now (the kernel's pick). */
+    static int freeLoopbackPort() {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         } catch (IOException e) {

@@ -223,7 +223,7 @@ class DockerContainerManagerTest {
             ReplicaContainers containers = new ReplicaContainers(docker, new DockerOptions(network, 8001,
                     RestartPolicy.ON_FAILURE, 0, Duration.ofMillis(300), Duration.ofSeconds(1), 2,
                     Duration.ofSeconds(60), Duration.ofSeconds(5), publishedOwner),
-                    new PortReservations(() -> handedOut.getAndSet(true) ? freeLoopbackPort() : taken));
+                    new PortReservations(() -> handedOut.getAndSet(true) ? PortReservations.freeLoopbackPort() : taken));
             String name = publishedOwner + "-1";
             ReplicaContainers.Started started = containers.start(new DeploymentSpec("fmnist-cnn", "1", image, List.of(),
                     List.of(), 1, null, Map.of("INTRA_OP_THREADS", "1")), name);
@@ -264,14 +264,6 @@ class DockerContainerManagerTest {
                 assertThat(System.nanoTime()).as("port %d freed by the killed process", port).isLessThan(until);
                 Thread.sleep(5);
             }
-        }
-    }
-
-    private static int freeLoopbackPort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        } catch (java.io.IOException e) {
-            throw new IllegalStateException(e);
         }
     }
 
