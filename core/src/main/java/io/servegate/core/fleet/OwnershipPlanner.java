@@ -30,6 +30,13 @@ import java.util.TreeSet;
  *       tolerance, even where the most-loaded member holds one version too heavy to move.</li>
  * </ol>
  * Versions whose hand-off is in flight are not moved again.
+ *
+ * <p>A member that is draining (shutting down) takes nothing: each version it owns is handed off,
+ * heaviest first, to the least-loaded member that stays, as an orphan would be granted, and a
+ * hand-off in flight to it goes back to its owner (or, from a draining owner, elsewhere). Its owner
+ * keeps scheduling a version until the member it goes to is ready for it, so a graceful leave leaves
+ * no moment in which a version has no scheduler. When every member drains, none is treated as
+ * draining: there is nowhere else for the versions to go.
  */
 public final class OwnershipPlanner {
 
@@ -60,6 +67,17 @@ public final class OwnershipPlanner {
      */
     public List<OwnershipChange> plan(Map<String, Assignment> current, Set<String> versions,
             SortedSet<String> members, Map<String, Double> rates) {
+        return plan(current, versions, members, Set.of(), rates);
+    }
+
+    /**
+     * As {@link #plan(Map, Set, SortedSet, Map)}, with the members in {@code draining} handing
+     * everything they own to the others and taking nothing.
+     *
+     * @param draining live members that are shutting down; names that are not live are ignored
+     */
+    public List<OwnershipChange> plan(Map<String, Assignment> current, Set<String> versions,
+            SortedSet<String> members, Set<String> draining, Map<String, Double> rates) {
         List<OwnershipChange> changes = new ArrayList<>();
         for (String v : new TreeSet<>(current.keySet())) {
             if (!versions.contains(v)) {
@@ -69,16 +87,27 @@ public final class OwnershipPlanner {
         if (members.isEmpty()) {
             return changes;
         }
+        SortedSet<String> staying = new TreeSet<>(members);
+        staying.removeAll(draining);
+        if (staying.isEmpty()) {
+            staying = members;
+        }
         Map<String, Double> load = new TreeMap<>();
-        members.forEach(m -> load.put(m, 0.0));
+        staying.forEach(m -> load.put(m, 0.0));
         Map<String, List<String>> movable = new HashMap<>();
-        members.forEach(m -> movable.put(m, new ArrayList<>()));
-        List<String> orphans = new ArrayList<>();
+        staying.forEach(m -> movable.put(m, new ArrayList<>()));
+        // versions to place: orphans are granted, those of a live member that drains are handed off
+        List<String> homeless = new ArrayList<>();
         for (String v : new TreeSet<>(versions)) {
             Assignment a = current.get(v);
-            String effective = effectiveOwner(a, members, v, changes);
+            if (a != null && members.contains(a.owner()) && !staying.contains(a.owner())
+                    && !(a.handingOff() && staying.contains(a.pending()))) {
+                homeless.add(v);
+                continue;
+            }
+            String effective = effectiveOwner(a, members, staying, v, changes);
             if (effective == null) {
-                orphans.add(v);
+                homeless.add(v);
                 continue;
             }
             load.merge(effective, weight(v, rates), Double::sum);
@@ -86,35 +115,40 @@ public final class OwnershipPlanner {
                 movable.get(effective).add(v);
             }
         }
-        orphans.sort(Comparator.<String>comparingDouble(v -> -weight(v, rates)).thenComparing(v -> v));
-        for (String v : orphans) {
+        homeless.sort(Comparator.<String>comparingDouble(v -> -weight(v, rates)).thenComparing(v -> v));
+        for (String v : homeless) {
             String target = lightest(load);
             load.merge(target, weight(v, rates), Double::sum);
-            changes.add(new OwnershipChange(v, OwnershipChange.Kind.GRANT, target));
+            Assignment a = current.get(v);
+            boolean ownerLive = a != null && members.contains(a.owner());
+            changes.add(new OwnershipChange(v, ownerLive ? OwnershipChange.Kind.HANDOFF : OwnershipChange.Kind.GRANT,
+                    target));
         }
         balance(load, movable, rates, changes);
         return changes;
     }
 
     /**
-     * The live member that will own {@code v} once what is in flight completes, or null; adds the
-     * change a dead hand-off target or a dead owner with a live target needs.
+     * The staying member that will own {@code v} once what is in flight completes, or null; adds
+     * the change a dead or draining hand-off target, or a dead owner with a staying target, needs.
+     * The owner, when live, is a staying member (the caller places a draining owner's versions).
      */
-    private static String effectiveOwner(Assignment a, Set<String> members, String v, List<OwnershipChange> changes) {
+    private static String effectiveOwner(Assignment a, Set<String> members, Set<String> staying, String v,
+            List<OwnershipChange> changes) {
         if (a == null) {
             return null;
         }
         boolean ownerLive = members.contains(a.owner());
-        boolean pendingLive = a.handingOff() && members.contains(a.pending());
-        if (a.handingOff() && !pendingLive && ownerLive) {
+        boolean pendingStays = a.handingOff() && staying.contains(a.pending());
+        if (a.handingOff() && !pendingStays && ownerLive) {
             changes.add(new OwnershipChange(v, OwnershipChange.Kind.HANDOFF, a.owner()));
             return a.owner();
         }
-        if (pendingLive && !ownerLive) {
+        if (pendingStays && !ownerLive) {
             changes.add(new OwnershipChange(v, OwnershipChange.Kind.GRANT, a.pending()));
             return a.pending();
         }
-        if (pendingLive) {
+        if (pendingStays) {
             return a.pending();
         }
         return ownerLive ? a.owner() : null;

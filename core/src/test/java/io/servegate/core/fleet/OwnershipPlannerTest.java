@@ -106,6 +106,53 @@ class OwnershipPlannerTest {
     }
 
     @Test
+    void aDrainingMemberHandsEverythingOffToTheOthersWhileStillLive() {
+        Map<String, Assignment> four = apply(Map.of(), planner.plan(Map.of(), versions(12),
+                members("a", "b", "c", "d"), Map.of()));
+        List<OwnershipChange> drain = planner.plan(four, versions(12), members("a", "b", "c", "d"), Set.of("d"),
+                Map.of());
+        // handed off, not granted: d schedules each until the member it goes to is ready for it
+        assertThat(drain).hasSize(3).allMatch(c -> c.kind() == Kind.HANDOFF && !c.target().equals("d"));
+        assertThat(drain).extracting(OwnershipChange::version).allMatch(v -> four.get(v).owner().equals("d"));
+        Map<String, Assignment> after = apply(four, drain);
+        assertThat(counts(after)).containsExactlyInAnyOrderEntriesOf(Map.of("a", 4, "b", 4, "c", 4));
+        // nothing is balanced back onto it, and a version with no live owner is not granted to it
+        Map<String, Assignment> orphaned = new TreeMap<>(after);
+        orphaned.put("m0:1", new Assignment("gone", 99, ""));
+        List<OwnershipChange> next = planner.plan(orphaned, versions(12), members("a", "b", "c", "d"), Set.of("d"),
+                Map.of());
+        assertThat(next).singleElement().satisfies(c -> {
+            assertThat(c.kind()).isEqualTo(Kind.GRANT);
+            assertThat(c.target()).isNotEqualTo("d");
+        });
+        assertThat(planner.plan(after, versions(12), members("a", "b", "c", "d"), Set.of("d"), Map.of())).isEmpty();
+    }
+
+    @Test
+    void handOffsToADrainingMemberGoBackOrElsewhere() {
+        Map<String, Assignment> now = new TreeMap<>();
+        now.put("x:1", new Assignment("a", 1, "d")); // to the drainer: cancelled, a keeps it
+        now.put("y:1", new Assignment("d", 2, "b", true)); // from the drainer to b: left to complete
+        now.put("z:1", new Assignment("gone", 3, "d")); // dead owner, draining target: granted to a stayer
+        now.put("w:1", new Assignment("d", 4, "e")); // from one drainer to another: redirected to a stayer
+        List<OwnershipChange> plan = planner.plan(now, Set.of("x:1", "y:1", "z:1", "w:1"), members("a", "b", "d", "e"),
+                Set.of("d", "e"), Map.of());
+        assertThat(plan).hasSize(3).contains(new OwnershipChange("x:1", Kind.HANDOFF, "a"));
+        assertThat(plan).filteredOn(c -> c.version().equals("z:1"))
+                .singleElement().satisfies(c -> assertThat(c.kind()).isEqualTo(Kind.GRANT));
+        assertThat(plan).filteredOn(c -> c.version().equals("w:1"))
+                .singleElement().satisfies(c -> assertThat(c.kind()).isEqualTo(Kind.HANDOFF));
+        assertThat(plan).allMatch(c -> Set.of("a", "b").contains(c.target()));
+    }
+
+    @Test
+    void whenEveryMemberDrainsNothingMoves() {
+        Map<String, Assignment> two = apply(Map.of(), planner.plan(Map.of(), versions(6), members("a", "b"),
+                Map.of()));
+        assertThat(planner.plan(two, versions(6), members("a", "b"), Set.of("a", "b"), Map.of())).isEmpty();
+    }
+
+    @Test
     void versionsAreBalancedByArrivalRateNotByCount() {
         Map<String, Double> rates = new HashMap<>();
         rates.put("hot:1", 600.0);
