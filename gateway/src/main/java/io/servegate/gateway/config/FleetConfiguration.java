@@ -77,7 +77,7 @@ public class FleetConfiguration {
                 props.redis()), props.registry().keyPrefix());
         return FleetNode.start(new FleetNode.Settings(f.address(), f.port(), f.advertiseHost(), f.name(),
                 f.heartbeat(), f.lease(), f.tolerance(), f.minRate(), (int) props.limits().maxBodySize().toBytes(),
-                props.limits().maxInputLength(), secret),
+                props.limits().maxInputLength(), secret, f.drainTimeout()),
                 store, registry, pool, client, arrivals, clock, meters,
                 b -> bytes.apply(connections.apply(b)), tracing, readiness.whenWarm(), profiles);
     }

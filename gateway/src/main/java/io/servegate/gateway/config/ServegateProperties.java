@@ -74,7 +74,12 @@ public record ServegateProperties(
             /** A file holding the secret (surrounding whitespace ignored), used when {@code secret} is empty. */
             @DefaultValue("") String secretFile,
             /** Refuse to start without a secret; false only where nothing but the gateways can reach the hop's port. */
-            @DefaultValue("true") boolean requireSecret) {
+            @DefaultValue("true") boolean requireSecret,
+            /**
+             * How long a gateway shutting down keeps scheduling its versions while the others get ready
+             * to take them over; what it still owns then is granted to them as it leaves.
+             */
+            @DefaultValue("5s") Duration drainTimeout) {
     }
 
     /** The admin API's own server. */

@@ -8,12 +8,15 @@ import io.servegate.core.fleet.OwnershipChange;
 import io.servegate.core.fleet.OwnershipPlanner;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -45,6 +48,10 @@ import org.slf4j.LoggerFactory;
  * (a partition, a pause) is fenced: Redis refuses its heartbeats and plans, and it rejoins under
  * a new name, owning nothing until granted again at a new epoch.
  *
+ * <p>A member that shuts down first drains ({@link #drain}): it is given nothing more and hands
+ * off what it owns in the same way, so the others take its versions over without a moment in which
+ * one has no scheduler; once it has left it forwards what still reaches it to their new owners.
+ *
  * <p>One exception trades exclusivity for availability: a member that was alone in the fleet when
  * it lost Redis keeps scheduling its versions past its lease, since no other member could have been
  * granted them by a heartbeat it saw. A gateway started beside it while Redis is out of reach of the
@@ -66,6 +73,22 @@ public final class FleetMember implements Ownership, AutoCloseable {
     /** What the member knew after its last heartbeat. */
     private record View(String self, FleetState state, long leaseEndNanos, Set<String> released) {
         static final View NONE = new View("", null, Long.MIN_VALUE, Set.of());
+
+        /**
+         * What a member that left under the name {@code self} still knows: who owns what, to forward
+         * to, with itself gone from the fleet (so it schedules nothing and forwards nothing to itself).
+         */
+        static View left(String self, FleetState state) {
+            if (state == null) {
+                return NONE;
+            }
+            SortedSet<String> members = new TreeSet<>(state.members());
+            members.remove(self);
+            Map<String, String> addresses = new HashMap<>(state.addresses());
+            addresses.remove(self);
+            return new View("", new FleetState(state.generation(), members, addresses, state.rates(), state.owners(),
+                    state.draining()), Long.MIN_VALUE, Set.of());
+        }
     }
 
     private final RedisFleetStore store;
@@ -90,6 +113,7 @@ public final class FleetMember implements Ownership, AutoCloseable {
     private volatile View view = View.NONE;
     private volatile CompletableFuture<Void> beaten = new CompletableFuture<>();
     private boolean joining = true;
+    private volatile boolean draining;
     /** Versions being handed to this member that it is ready for, said at its next heartbeat; guarded by {@code this}. */
     private Set<String> readyFor = Set.of();
     private final Object refreshLock = new Object();
@@ -180,7 +204,7 @@ public final class FleetMember implements Ownership, AutoCloseable {
         }
         String self = id;
         long sent = clock.getAsLong();
-        Optional<FleetState> read = store.heartbeat(self, address, lease, rates.get(), joining, releases, readyFor);
+        Optional<FleetState> read = store.heartbeat(self, address, lease, rates.get(), mode(), releases, readyFor);
         if (read.isEmpty()) {
             fenced.increment();
             lost.increment(owned().size());
@@ -203,9 +227,10 @@ public final class FleetMember implements Ownership, AutoCloseable {
         CompletableFuture<Void> done = beaten;
         beaten = new CompletableFuture<>();
         done.complete(null);
-        if (!state.members().isEmpty() && state.members().first().equals(self)) {
+        // a draining member plans too: its own hand-offs then wait for no one else's heartbeat
+        if (!state.members().isEmpty() && (state.members().first().equals(self) || draining)) {
             Set<String> existing = versions.get();
-            List<OwnershipChange> plan = planner.plan(state.owners(), existing, state.members(),
+            List<OwnershipChange> plan = planner.plan(state.owners(), existing, state.members(), state.draining(),
                     state.totalRates());
             long now = clock.getAsLong();
             boolean mayBalance = now - lastBalanceNanos >= period.toNanos() * BALANCE_EVERY;
@@ -287,17 +312,63 @@ public final class FleetMember implements Ownership, AutoCloseable {
         return beaten;
     }
 
-    /** A hand-off of a version from its live owner to another member: load balancing, not repair. */
+    /** A hand-off of a version from its live owner to another member: load balancing, not repair nor a drain. */
     private static boolean balancing(OwnershipChange c, FleetState state) {
         Assignment a = state.owners().get(c.version());
-        return c.kind() == OwnershipChange.Kind.HANDOFF && a != null && !c.target().equals(a.owner());
+        return c.kind() == OwnershipChange.Kind.HANDOFF && a != null && !c.target().equals(a.owner())
+                && !state.draining().contains(a.owner());
     }
 
-    /** Leaves the fleet at once: stops scheduling, then ends the lease, so the others take over. */
+    private RedisFleetStore.Beat mode() {
+        return joining ? RedisFleetStore.Beat.JOIN : draining ? RedisFleetStore.Beat.DRAIN : RedisFleetStore.Beat.BEAT;
+    }
+
+    /**
+     * Hands every version this member schedules to the others, before it leaves: from its next
+     * heartbeat on it is marked draining, so that it is given nothing and its versions are handed
+     * off, each scheduled here until the member it goes to is ready for it; it beats every tenth of
+     * a period meanwhile, until it owns nothing or {@code timeout} has passed. What it still owns
+     * then is granted to the others once it has left, as after a crash.
+     *
+     * @return whether it owns nothing now
+     */
+    public boolean drain(Duration timeout) {
+        if (view.state == null) {
+            return true; // never joined, or fenced: nothing to hand off
+        }
+        startDraining();
+        long end = clock.getAsLong() + timeout.toNanos();
+        long gap = Math.max(5, period.toMillis() / 10);
+        try {
+            while (true) {
+                beatLogged();
+                if (owned().isEmpty() || clock.getAsLong() - end >= 0) {
+                    return owned().isEmpty();
+                }
+                Thread.sleep(gap);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return owned().isEmpty();
+        }
+    }
+
+    /** Marks this member draining from its next heartbeat on ({@link #drain} without the waiting). */
+    void startDraining() {
+        draining = true;
+    }
+
+    /**
+     * Leaves the fleet at once: stops scheduling, then ends the lease, so the others take over
+     * what it still owns. It keeps its last view of who owns what, to forward the queries that still
+     * reach it until it stops answering.
+     */
     public synchronized void leave() {
         String self = id;
-        view = View.NONE;
-        store.heartbeat(self, address, Duration.ZERO, Map.of(), false, List.of(), List.of());
+        View last = view;
+        view = View.left(self, last.state);
+        store.heartbeat(self, address, Duration.ZERO, Map.of(), mode(), List.of(), List.of())
+                .ifPresent(state -> view = View.left(self, state));
     }
 
     @Override

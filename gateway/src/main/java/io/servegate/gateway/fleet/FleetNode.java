@@ -31,8 +31,8 @@ import org.slf4j.LoggerFactory;
 /**
  * This gateway's place in the fleet: the internal forwarding port ({@link ForwardService}) and
  * the membership ({@link FleetMember}) that advertises it. Started in that order, so a member is
- * reachable before it can own anything; closed in the reverse order, leaving the fleet first so
- * the others take its versions over at once rather than after its lease.
+ * reachable before it can own anything; closed in the reverse order, handing its versions to the
+ * others and leaving the fleet first, so they take them over at once rather than after its lease.
  */
 public final class FleetNode implements AutoCloseable {
 
@@ -56,10 +56,11 @@ public final class FleetNode implements AutoCloseable {
      * @param bindAddress    interface of the forwarding port; empty = the advertised host's
      * @param maxInputLength the public endpoints' limit on one input's elements, applied to forwarded rows too
      * @param secret         what every call to the forwarding port must carry
+     * @param drainTimeout   how long leaving waits for the others to take over this gateway's versions
      */
     public record Settings(String bindAddress, int port, String advertiseHost, String name, Duration heartbeat,
             Duration lease, double tolerance, double minRate, int maxMessageBytes, int maxInputLength,
-            FleetSecret secret) {
+            FleetSecret secret, Duration drainTimeout) {
     }
 
     private FleetNode(Server server, FleetMember member, RedisFleetStore store, ForwardService service,
@@ -158,14 +159,20 @@ public final class FleetNode implements AutoCloseable {
     }
 
     /**
-     * Hands this gateway's versions to the others: stops heartbeating and ends its lease, so that
-     * the member planning next grants them at once. Called before the gateway stops answering.
+     * Hands this gateway's versions to the others: each is scheduled here until the member it goes
+     * to is ready for it ({@link FleetMember#drain}, at most {@code drainTimeout}); then stops
+     * heartbeating and ends its lease, so that the member planning next grants what is left at
+     * once. Called before the gateway stops answering; what still reaches it is forwarded.
      */
     public synchronized void leave() {
         if (left) {
             return;
         }
         left = true;
+        if (!member.drain(settings.drainTimeout())) {
+            LOG.warn("fleet member {} still owned {} after {} of draining; they are granted to the others as it "
+                    + "leaves", member.self(), member.owned(), settings.drainTimeout());
+        }
         member.close(); // no heartbeat after the one that leaves
         try {
             member.leave();

@@ -9,7 +9,8 @@ package io.servegate.gateway.fleet;
  * 2 addresses (hash, member → forwarding address), 3 rates (hash, member → its arrival rates),
  * 4 owners (hash, {@code model:version} → {@code "owner epoch pending ready"}, ready {@code 1} once the
  * pending member said it is ready, else empty), 5 epoch counter,
- * 6 generation counter (bumped by every change of members or owners: the plans' compare-and-set).
+ * 6 generation counter (bumped by every change of members or owners: the plans' compare-and-set),
+ * 7 draining (set of the live members that are shutting down: they take nothing and hand off all they own).
  */
 final class FleetScripts {
 
@@ -17,7 +18,7 @@ final class FleetScripts {
     }
 
     private static final String COMMON = """
-            local MEMBERS, ADDRESSES, RATES, OWNERS, EPOCH, GENERATION = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+            local MEMBERS, ADDRESSES, RATES, OWNERS, EPOCH, GENERATION, DRAINING = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
             local t = redis.call('TIME')
             local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             local function live(m)
@@ -33,25 +34,29 @@ final class FleetScripts {
             """;
 
     /**
-     * One member's heartbeat. ARGV: 1 member, 2 address, 3 lease (ms), 4 rates, 5 {@code 1} to
-     * join, 6 the number n of versions it releases, then those n (hand-offs it has stopped
+     * One member's heartbeat. ARGV: 1 member, 2 address, 3 lease (ms), 4 rates, 5 {@code JOIN} to
+     * join, {@code DRAIN} once it is shutting down, else {@code BEAT}, 6 the number n of versions it releases, then those n (hand-offs it has stopped
      * scheduling, handed on only if their pending member said it was ready), then the versions
      * being handed to it that it is ready for (it has loaded what scheduling them needs). Returns
      * {@code {"EXPIRED"}} when a member that is not joining has no live lease (it must rejoin under
      * a new name; nothing of it remains to be owned), else {@code {"OK", now, generation, members,
-     * addresses, rates, owners}}. Members whose lease ran out are removed first.
+     * addresses, rates, owners, draining}}. Members whose lease ran out are removed first.
      */
     static final String HEARTBEAT = COMMON + """
-            local id, address, lease, rates, join = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
-            if join ~= '1' and not live(id) then
+            local id, address, lease, rates, mode = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
+            if mode ~= 'JOIN' and not live(id) then
               return {'EXPIRED'}
             end
-            local changed = join == '1'
+            local changed = mode == 'JOIN'
             local dead = redis.call('ZRANGEBYSCORE', MEMBERS, '-inf', now)
             for _, d in ipairs(dead) do
               redis.call('ZREM', MEMBERS, d)
               redis.call('HDEL', ADDRESSES, d)
               redis.call('HDEL', RATES, d)
+              redis.call('SREM', DRAINING, d)
+              changed = true
+            end
+            if mode == 'DRAIN' and redis.call('SADD', DRAINING, id) == 1 then
               changed = true
             end
             redis.call('ZADD', MEMBERS, now + lease, id)
@@ -74,7 +79,8 @@ final class FleetScripts {
             end
             if changed then redis.call('INCR', GENERATION) end
             return {'OK', tostring(now), redis.call('GET', GENERATION) or '0', redis.call('ZRANGE', MEMBERS, 0, -1),
-                    redis.call('HGETALL', ADDRESSES), redis.call('HGETALL', RATES), redis.call('HGETALL', OWNERS)}
+                    redis.call('HGETALL', ADDRESSES), redis.call('HGETALL', RATES), redis.call('HGETALL', OWNERS),
+                    redis.call('SMEMBERS', DRAINING)}
             """;
 
     /**

@@ -14,9 +14,10 @@ import java.util.TreeMap;
  * @param addresses  member → the address other members forward its versions' queries to
  * @param rates      member → arrivals per second it saw, by {@code model:version}
  * @param owners     {@code model:version} → its assignment
+ * @param draining   the live members that are shutting down, handing off what they own
  */
 public record FleetState(long generation, SortedSet<String> members, Map<String, String> addresses,
-        Map<String, Map<String, Double>> rates, Map<String, Assignment> owners) {
+        Map<String, Map<String, Double>> rates, Map<String, Assignment> owners, SortedSet<String> draining) {
 
     /** The versions' arrival rates summed over every member that saw them. */
     public Map<String, Double> totalRates() {

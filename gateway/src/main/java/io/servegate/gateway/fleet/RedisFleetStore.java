@@ -54,7 +54,7 @@ public final class RedisFleetStore implements AutoCloseable {
         this.redis = connection.sync();
         String p = keyPrefix + ":fleet:";
         this.keys = new String[] {p + "members", p + "addresses", p + "rates", p + "owners", p + "epoch",
-            p + "generation"};
+            p + "generation", p + "draining"};
         this.profilesKey = p + "profiles";
         this.heartbeatSha = redis.digest(FleetScripts.HEARTBEAT);
         this.applySha = redis.digest(FleetScripts.APPLY);
@@ -70,16 +70,26 @@ public final class RedisFleetStore implements AutoCloseable {
         }
     }
 
+    /** What a heartbeat says of its member besides renewing its lease. */
+    public enum Beat {
+        /** Starts the membership. */
+        JOIN,
+        /** Renews it. */
+        BEAT,
+        /** Renews it and marks the member as shutting down: it is given nothing and hands off what it owns. */
+        DRAIN
+    }
+
     /**
-     * Renews {@code member}'s lease (or starts it, when {@code join}), releases the versions it
+     * Renews {@code member}'s lease (or starts it, {@link Beat#JOIN}), releases the versions it
      * has stopped scheduling, says it is ready for the versions in {@code ready} that are being
      * handed to it, and reads the fleet; empty when a member that is not joining has no live lease
      * any more.
      */
     public Optional<FleetState> heartbeat(String member, String address, Duration lease,
-            Map<String, Double> rates, boolean join, Collection<String> releases, Collection<String> ready) {
+            Map<String, Double> rates, Beat beat, Collection<String> releases, Collection<String> ready) {
         List<String> argv = new ArrayList<>(List.of(member, address, Long.toString(lease.toMillis()),
-                encodeRates(rates), join ? "1" : "0", Integer.toString(releases.size())));
+                encodeRates(rates), beat.name(), Integer.toString(releases.size())));
         argv.addAll(releases);
         argv.addAll(ready);
         List<Object> reply = run(FleetScripts.HEARTBEAT, heartbeatSha, argv);
@@ -91,11 +101,13 @@ public final class RedisFleetStore implements AutoCloseable {
         pairs(reply.get(5)).forEach((m, r) -> rateMap.put(m, decodeRates(r)));
         Map<String, Assignment> owners = new TreeMap<>();
         pairs(reply.get(6)).forEach((v, a) -> owners.put(v, decodeAssignment(a)));
-        @SuppressWarnings("unchecked")
-        List<Object> members = (List<Object>) reply.get(3);
-        return Optional.of(new FleetState(Long.parseLong((String) reply.get(2)),
-                members.stream().map(String.class::cast).collect(Collectors.toCollection(TreeSet::new)),
-                addresses, rateMap, owners));
+        return Optional.of(new FleetState(Long.parseLong((String) reply.get(2)), names(reply.get(3)), addresses,
+                rateMap, owners, names(reply.get(7))));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static TreeSet<String> names(Object list) {
+        return ((List<Object>) list).stream().map(String.class::cast).collect(Collectors.toCollection(TreeSet::new));
     }
 
     /** Applies {@code changes}, planned by {@code member} from the state of {@code generation}, all or nothing. */

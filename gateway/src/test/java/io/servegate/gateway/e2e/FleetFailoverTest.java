@@ -19,9 +19,11 @@ import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * {@code kill -9} of the gateway that owns a model version, in a fleet of two gateway processes
- * sharing one real {@code redis-server}: queries for the version keep arriving at the survivor,
- * get defaults while the dead owner's lease runs out, and are predicted again within 5 s.
+ * The owner of a model version leaving a fleet of gateway processes that share one real
+ * {@code redis-server}, while queries for the version keep arriving: shut down (SIGTERM), it hands
+ * the version over first and no query gets a default, at the gateway that stays or at the one
+ * leaving; killed ({@code kill -9}), queries at the survivor get defaults while the dead owner's
+ * lease runs out and are predicted again within 5 s.
  */
 class FleetFailoverTest {
 
@@ -29,7 +31,7 @@ class FleetFailoverTest {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     @Test
-    void predictionsResumeWithinSecondsAfterTheOwnerIsKilled() throws Exception {
+    void anOwnerShutDownHandsItsVersionOverWithNoDefaultAndOneKilledIsReplacedWithinSeconds() throws Exception {
         try (RedisServer redis = RedisServer.start();
                 ModelContainer<float[], String> container = ModelContainer.builder(TensorType.FLOATS,
                         TensorType.STRINGS, (List<float[]> batch) -> batch.stream().map(x -> "sum=" + (x[0] + x[1]))
@@ -37,13 +39,8 @@ class FleetFailoverTest {
                         .start()) {
             List<GatewayChild> gateways = new ArrayList<>();
             try {
-                for (int g = 0; g < 2; g++) {
-                    gateways.add(GatewayChild.start("256m", "--servegate.registry.store=redis",
-                            "--servegate.registry.redis-uri=" + redis.uri(), "--servegate.oip.grpc-port=0",
-                            "--servegate.fleet.advertise-host=127.0.0.1", "--servegate.fleet.name=gw" + g,
-                            "--servegate.fleet.heartbeat=200ms", "--servegate.fleet.lease=1s",
-                            "--servegate.fleet.secret=failover",
-                            "--logging.level.root=WARN"));
+                for (int g = 0; g < 3; g++) {
+                    gateways.add(gateway(redis, g));
                 }
                 String admin = gateways.get(0).adminUrl() + "/admin/";
                 post(admin + "add_model", "{\"model_name\":\"sum\",\"model_version\":\"1\",\"input_type\":\"floats\"}");
@@ -53,23 +50,51 @@ class FleetFailoverTest {
                         + "\"latency_slo_micros\":200000}");
                 post(admin + "add_model_links", "{\"app_name\":\"s\",\"model_names\":[\"sum\"]}");
 
-                // both gateways predict, and agree on the owner
-                String owner = null;
-                long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-                while (owner == null) {
-                    assertThat(System.nanoTime()).as("fleet settled").isLessThan(until);
-                    JsonNode a = fleet(gateways.get(0));
-                    JsonNode b = fleet(gateways.get(1));
-                    if (a.get("members").size() == 2 && a.get("versions").size() == 1 && a.get("versions")
-                            .equals(b.get("versions")) && predicted(gateways.get(0)) && predicted(gateways.get(1))) {
-                        owner = a.get("versions").get(0).get("owner").asString();
-                    }
-                    Thread.sleep(100);
-                }
-                int dead = fleet(gateways.get(0)).get("self").asString().equals(owner) ? 0 : 1;
-                GatewayChild survivor = gateways.get(1 - dead);
+                String owner = settled(gateways);
+                GatewayChild leaver = ownedBy(gateways, owner);
+                // names gw0 < gw1 < gw2: once the owner is gone the first of the others plans, and the
+                // second learns of new owners only from its own heartbeats
+                List<GatewayChild> rest = new ArrayList<>(gateways);
+                rest.remove(leaver);
 
-                gateways.get(dead).kill();
+                // SIGTERM: queries keep coming to all three until the leaver has exited, and a second after
+                leaver.terminate();
+                long terminated = System.nanoTime();
+                int sent = 0;
+                int lost = 0;
+                int refused = 0;
+                long exited = -1;
+                while (exited < 0 || System.nanoTime() - exited < Duration.ofSeconds(1).toNanos()) {
+                    assertThat(System.nanoTime() - terminated).as("shutdown under way").isLessThan(
+                            Duration.ofSeconds(30).toNanos());
+                    for (GatewayChild g : rest) {
+                        sent++;
+                        lost += predicted(g) ? 0 : 1;
+                    }
+                    if (exited < 0 && leaver.isAlive()) {
+                        try {
+                            sent++;
+                            lost += predicted(leaver) ? 0 : 1;
+                        } catch (java.io.IOException closing) {
+                            refused++; // its web server stopped taking requests
+                        }
+                    } else if (exited < 0) {
+                        exited = System.nanoTime();
+                    }
+                    Thread.sleep(10);
+                }
+                JsonNode handed = fleet(rest.get(1));
+                System.out.printf("FleetFailoverTest: owner %s shut down in %.2f s; %d queries, %d without a "
+                        + "prediction, %d refused by the leaver's closing server; fleet now %s%n", owner,
+                        (exited - terminated) / 1e9, sent, lost, refused, handed.get("versions"));
+                assertThat(leaver.awaitExit(Duration.ZERO)).as("exit status after SIGTERM").isIn(0, 143);
+                assertThat(lost).as("queries that got no prediction while the owner shut down").isZero();
+
+                // kill -9 of the version's new owner
+                owner = settled(rest);
+                GatewayChild dead = ownedBy(rest, owner);
+                GatewayChild survivor = rest.get(rest.get(0) == dead ? 1 : 0);
+                dead.kill();
                 long killed = System.nanoTime();
                 long resumed = -1;
                 int defaults = 0;
@@ -102,6 +127,41 @@ class FleetFailoverTest {
                 }
             }
         }
+    }
+
+    private static GatewayChild gateway(RedisServer redis, int g) throws Exception {
+        return GatewayChild.start("256m", "--servegate.registry.store=redis",
+                "--servegate.registry.redis-uri=" + redis.uri(), "--servegate.oip.grpc-port=0",
+                "--servegate.fleet.advertise-host=127.0.0.1", "--servegate.fleet.name=gw" + g,
+                "--servegate.fleet.heartbeat=500ms", "--servegate.fleet.lease=1500ms",
+                "--servegate.fleet.secret=failover",
+                "--logging.level.root=WARN");
+    }
+
+    /** The owner of the one version, once all of {@code fleet} predict and agree on it. */
+    private String settled(List<GatewayChild> fleet) throws Exception {
+        long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (true) {
+            assertThat(System.nanoTime()).as("fleet settled").isLessThan(until);
+            JsonNode first = fleet(fleet.get(0));
+            boolean agreed = first.get("members").size() == fleet.size() && first.get("versions").size() == 1;
+            for (GatewayChild g : fleet) {
+                agreed = agreed && fleet(g).get("versions").equals(first.get("versions")) && predicted(g);
+            }
+            if (agreed) {
+                return first.get("versions").get(0).get("owner").asString();
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    private GatewayChild ownedBy(List<GatewayChild> fleet, String member) throws Exception {
+        for (GatewayChild g : fleet) {
+            if (fleet(g).get("self").asString().equals(member)) {
+                return g;
+            }
+        }
+        throw new AssertionError("no gateway is " + member);
     }
 
     private boolean predicted(GatewayChild g) throws Exception {

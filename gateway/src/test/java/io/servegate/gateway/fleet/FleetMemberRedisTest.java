@@ -119,6 +119,16 @@ class FleetMemberRedisTest {
         }
     }
 
+    /** Every version is scheduled where its queries arrive or forwarded to a live member, at every member. */
+    private static void assertEveryVersionRouted(List<FleetMember> members) {
+        for (FleetMember m : members) {
+            for (String v : VERSIONS) {
+                String[] mv = v.split(":");
+                assertThat(m.route(mv[0], mv[1])).as("%s at %s", v, m.self()).isNotInstanceOf(Route.Unowned.class);
+            }
+        }
+    }
+
     private static long owned(List<FleetMember> members) {
         return members.stream().flatMap(m -> m.owned().stream()).distinct().count();
     }
@@ -173,6 +183,54 @@ class FleetMemberRedisTest {
                 assertThat(epochs(members.get(0)).get(v)).as("epoch of %s", v).isGreaterThan(epochs.get(v));
             }
         }
+    }
+
+    @Test
+    void aDrainingMemberHandsItsVersionsOverWithNoMomentWithoutAnOwnerAndThenForwardsToTheirNewOwners()
+            throws Exception {
+        List<FleetMember> members = new ArrayList<>(List.of(member("a"), member("b"), member("c")));
+        beat(members, 6);
+        assertAllOwnedOnce(members);
+        FleetMember b = members.get(1);
+        List<String> had = b.owned();
+        assertThat(had).isNotEmpty();
+        Map<String, String> before = owners(members);
+
+        b.startDraining();
+        int beats = 0;
+        while (!b.owned().isEmpty() && beats < 40) {
+            for (FleetMember m : members) {
+                m.beat();
+                beats++;
+                assertExclusive(members);
+                // every query, wherever it arrives, is scheduled or forwarded to a live member: none gets a default
+                assertEveryVersionRouted(members);
+            }
+            Thread.sleep(PERIOD.toMillis());
+        }
+        assertThat(b.owned()).as("after %d beats", beats).isEmpty();
+        beat(members, 1); // the versions b released in its last beat: their new owners read so
+        assertEveryVersionRouted(members);
+        Map<String, String> drained = owners(members);
+        assertThat(drained).hasSize(VERSIONS.size());
+        for (String v : VERSIONS) {
+            // only b's versions moved, and none to b
+            assertThat(drained.get(v)).as(v).isEqualTo(before.get(v).equals(b.self()) ? drained.get(v) : before.get(v))
+                    .isNotEqualTo(b.self());
+        }
+
+        String drainer = b.self();
+        b.leave();
+        members.remove(b);
+        for (String v : had) {
+            String[] mv = v.split(":");
+            assertThat(b.route(mv[0], mv[1])).as("%s at the member that left", v).isInstanceOfSatisfying(
+                    Route.Remote.class, r -> assertThat(r.member()).isEqualTo(drained.get(v)));
+        }
+        beat(members, 4);
+        assertThat(owners(members)).isEqualTo(drained);
+        assertThat(members.get(0).state().members()).doesNotContain(drainer);
+        assertThat(members.get(0).state().draining()).isEmpty();
     }
 
     @Test
