@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What {@code GET /admin/get_fleet} answers: the members, the versions each schedules and their
- * load (queries per second summed over the gateways that received them), and every version's
+ * What {@code GET /admin/get_fleet} answers: the members (and which of them are shutting down,
+ * handing their versions off), the versions each schedules and their load (queries per second summed over the gateways that received them), and every version's
  * owner and fencing epoch, as this gateway's last heartbeat read them.
  */
 public final class FleetReport {
@@ -25,7 +25,7 @@ public final class FleetReport {
             List<String> all = registry.models().stream().map(v -> Ownership.key(v.name(), v.version())).sorted()
                     .toList();
             out.put("store", ownership == Ownership.SOLO ? "memory" : "redis (not joined yet)");
-            out.put("members", List.of(member(ownership.self(), "", all, Map.of(), true)));
+            out.put("members", List.of(member(ownership.self(), "", all, Map.of(), true, false)));
             out.put("versions", all.stream().map(v -> version(v, ownership.self(), 0, "", 0)).toList());
             return out;
         }
@@ -35,7 +35,7 @@ public final class FleetReport {
         List<Map<String, Object>> members = new ArrayList<>();
         for (String m : state.members()) {
             members.add(member(m, state.addresses().getOrDefault(m, ""), state.ownedBy(m), rates,
-                    m.equals(ownership.self())));
+                    m.equals(ownership.self()), state.draining().contains(m)));
         }
         out.put("members", members);
         List<Map<String, Object>> versions = new ArrayList<>();
@@ -46,11 +46,12 @@ public final class FleetReport {
     }
 
     private static Map<String, Object> member(String name, String address, List<String> versions,
-            Map<String, Double> rates, boolean self) {
+            Map<String, Double> rates, boolean self, boolean draining) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("name", name);
         m.put("address", address);
         m.put("self", self);
+        m.put("draining", draining);
         m.put("versions", versions);
         m.put("load", versions.stream().mapToDouble(v -> rates.getOrDefault(v, 0.0)).sum());
         return m;

@@ -209,6 +209,7 @@ class FleetMemberRedisTest {
             Thread.sleep(PERIOD.toMillis());
         }
         assertThat(b.owned()).as("after %d beats", beats).isEmpty();
+        assertThat(members.get(0).state().draining()).containsExactly(b.self());
         beat(members, 1); // the versions b released in its last beat: their new owners read so
         assertEveryVersionRouted(members);
         Map<String, String> drained = owners(members);
