@@ -327,8 +327,9 @@ public final class FleetMember implements Ownership, AutoCloseable {
      * Hands every version this member schedules to the others, before it leaves: from its next
      * heartbeat on it is marked draining, so that it is given nothing and its versions are handed
      * off, each scheduled here until the member it goes to is ready for it; it beats every tenth of
-     * a period meanwhile, until it owns nothing or {@code timeout} has passed. What it still owns
-     * then is granted to the others once it has left, as after a crash.
+     * a period meanwhile, until it owns nothing, no other member is left to take over, or {@code
+     * timeout} has passed. What it still owns then is granted to the others once it has left, as
+     * after a crash.
      *
      * @return whether it owns nothing now
      */
@@ -342,7 +343,7 @@ public final class FleetMember implements Ownership, AutoCloseable {
         try {
             while (true) {
                 beatLogged();
-                if (owned().isEmpty() || clock.getAsLong() - end >= 0) {
+                if (owned().isEmpty() || alone() || clock.getAsLong() - end >= 0) {
                     return owned().isEmpty();
                 }
                 Thread.sleep(gap);
@@ -351,6 +352,13 @@ public final class FleetMember implements Ownership, AutoCloseable {
             Thread.currentThread().interrupt();
             return owned().isEmpty();
         }
+    }
+
+    /** Whether no other live member stays to take this one's versions, as the last heartbeat read the fleet. */
+    public boolean alone() {
+        View v = view;
+        return v.state == null
+                || v.state.members().stream().allMatch(m -> m.equals(v.self) || v.state.draining().contains(m));
     }
 
     /** Marks this member draining from its next heartbeat on ({@link #drain} without the waiting). */
@@ -477,11 +485,23 @@ public final class FleetMember implements Ownership, AutoCloseable {
         return name + "-" + HexFormat.of().formatHex(suffix);
     }
 
-    /** Stops beating; the lease runs out on its own unless {@link #leave()} ended it first. */
+    /**
+     * Stops beating, letting a heartbeat under way finish (a second at most); the lease runs out on
+     * its own unless {@link #leave()} ended it first.
+     */
     @Override
     public void close() {
-        if (timer != null) {
+        if (timer == null) {
+            return;
+        }
+        timer.shutdown();
+        try {
+            if (!timer.awaitTermination(1, TimeUnit.SECONDS)) {
+                timer.shutdownNow();
+            }
+        } catch (InterruptedException e) {
             timer.shutdownNow();
+            Thread.currentThread().interrupt();
         }
     }
 }

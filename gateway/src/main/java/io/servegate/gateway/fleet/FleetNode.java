@@ -18,6 +18,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -169,7 +170,15 @@ public final class FleetNode implements AutoCloseable {
             return;
         }
         left = true;
-        if (!member.drain(settings.drainTimeout())) {
+        List<String> owned = member.owned();
+        long start = clock.getAsLong();
+        if (member.drain(settings.drainTimeout())) {
+            LOG.info("fleet member {} handed {} over in {} ms; leaving", member.self(), owned,
+                    (clock.getAsLong() - start) / 1_000_000);
+        } else if (member.alone()) {
+            LOG.info("fleet member {} leaves with {}: no other gateway is left to take them over", member.self(),
+                    member.owned());
+        } else {
             LOG.warn("fleet member {} still owned {} after {} of draining; they are granted to the others as it "
                     + "leaves", member.self(), member.owned(), settings.drainTimeout());
         }

@@ -235,6 +235,16 @@ class FleetMemberRedisTest {
     }
 
     @Test
+    void aMemberWithNoOneToHandItsVersionsToDoesNotWaitOutTheDrainTimeout() throws Exception {
+        FleetMember a = member("a");
+        beat(List.of(a), 2);
+        long start = System.nanoTime();
+        assertThat(a.drain(Duration.ofSeconds(20))).isFalse();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+        assertThat(a.owned()).hasSize(VERSIONS.size()); // scheduled here until it leaves
+    }
+
+    @Test
     void aPartitionedOwnerIsFencedAndItsVersionsMoveAfterItsLease() throws Exception {
         FleetMember a = member("a");
         FleetMember b = member("b");
