@@ -43,12 +43,14 @@ import picocli.CommandLine.Model.CommandSpec;
  * Poisson load, sent round robin across the fleet. It reports the fleet's goodput against the
  * single gateway's, and what forwarding adds to the median (the owner's predictions against the
  * other gateways'). Then, still under load and with feedback streaming to an app that learns
- * from it, it kills ({@code kill -9}) the gateway that owns the model version and reports when
- * predictions resumed, a per-second timeline, and the feedback acknowledged against the feedback
- * stored. Performance is reported, never asserted.
+ * from it, it stops the gateway that owns the model version ({@code kill -9}, or SIGTERM with
+ * {@code --owner-stop term}) and reports when predictions resumed, the queries lost after the stop,
+ * a per-second timeline, and the feedback acknowledged against the feedback stored. Performance is
+ * reported, never asserted.
  */
 @Command(name = "fleet", mixinStandardHelpOptions = true,
-        description = "Goodput of a fleet of gateways against one gateway, then kill -9 of the owner under load.")
+        description = "Goodput of a fleet of gateways against one gateway, then kill -9 (or SIGTERM) of the owner under "
+                + "load.")
 public final class FleetCommand implements Callable<Integer> {
 
     static final String SCENARIO = "fleet";
@@ -113,6 +115,10 @@ public final class FleetCommand implements Callable<Integer> {
     @Option(names = "--after-join-s", defaultValue = "15", description = "Join: load once the new gateway is ready, "
             + "≥ " + FleetJoinPhase.WINDOW_S + " (default ${DEFAULT-VALUE}).")
     int afterJoinS;
+
+    @Option(names = "--owner-stop", defaultValue = "kill", description = "Failover: how the owner is stopped, kill "
+            + "(kill -9, a crash) or term (SIGTERM, a graceful shutdown) (default ${DEFAULT-VALUE}).")
+    FleetFailoverPhase.Stop ownerStop;
 
     @Option(names = "--feedback-rate", defaultValue = "20",
             description = "Failover: feedback/s (default ${DEFAULT-VALUE}).")
@@ -230,7 +236,7 @@ public final class FleetCommand implements Callable<Integer> {
             err.printf("%s: fleet: %.1f %% in SLO (%.3f of one gateway's); prediction p50 %s; forwarding adds %.2f ms%n",
                     SCENARIO, m.get("in_slo_pct"), ratio, p50, forwardedP50 - ownerP50);
             report.put("failover", new FleetFailoverPhase(rate.one(), slo.ms(), beforeKillS, afterKillS, feedbackRate,
-                    seed.seed(), timeout, err).run(fleet, loads, owner, FEEDBACK_APP, INPUT_LENGTH));
+                    ownerStop, seed.seed(), timeout, err).run(fleet, loads, owner, FEEDBACK_APP, INPUT_LENGTH));
             if (joinS > 0) {
                 report.put("join", new FleetJoinPhase(rate.one(), slo.ms(), joinS, afterJoinS, seed.seed(),
                         gatewayOptions.startTimeout(), timeout, err).run(fleet, loads,
@@ -243,7 +249,7 @@ public final class FleetCommand implements Callable<Integer> {
             List<Object> described = new ArrayList<>();
             for (int i = 0; i < fleet.size(); i++) {
                 described.add(fleet.get(i).isAlive() ? ScenarioOptions.stop(fleet.get(i), dir, "fleet-" + i)
-                        : Map.of("log", fleet.get(i).log().toString(), "killed", true));
+                        : Map.of("log", fleet.get(i).log().toString(), "exited", true));
             }
             report.put("fleet_gateways", described);
         }

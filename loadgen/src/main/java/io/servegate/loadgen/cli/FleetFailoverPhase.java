@@ -18,30 +18,45 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The failover phase of {@code loadgen fleet}: Poisson load round robin across the fleet and
- * feedback to an app that learns from it, then {@code kill -9} of the gateway that owns the model
- * version (the client drops it at once, as a load balancer would). It reports when predictions
- * resumed, a per-second timeline, and the feedback acknowledged against the feedback stored.
- * Performance is reported, never asserted.
+ * feedback to an app that learns from it, then the gateway that owns the model version is stopped,
+ * by {@code kill -9} (a crash) or SIGTERM (a graceful shutdown, which hands its versions off
+ * first); the client drops it at once, as a load balancer would. It reports when predictions
+ * resumed, the share of queries lost in the 10 s after the stop against the period before it, a
+ * per-second timeline, and the feedback acknowledged against the feedback stored. Performance is
+ * reported, never asserted.
  */
 final class FleetFailoverPhase {
+
+    /** How the owner is stopped. */
+    enum Stop {
+        /** {@code kill -9}: nothing of it runs afterwards, its versions move once its lease ran out. */
+        kill,
+        /** SIGTERM: it drains, handing its versions off, then leaves and shuts down. */
+        term
+    }
+
+    /** The window after the stop whose lost share is reported, in seconds. */
+    private static final int WINDOW_S = 10;
 
     private final double rate;
     private final long sloNanos;
     private final int beforeKillS;
     private final int afterKillS;
     private final double feedbackRate;
+    private final Stop stop;
     private final long seed;
     private final Duration timeout;
     private final PrintWriter err;
 
     /** @param timeout the client's per-request timeout, and how long answers may take after the load */
-    FleetFailoverPhase(double rate, double sloMs, int beforeKillS, int afterKillS, double feedbackRate, long seed,
-            Duration timeout, PrintWriter err) {
+    FleetFailoverPhase(double rate, double sloMs, int beforeKillS, int afterKillS, double feedbackRate, Stop stop,
+            long seed, Duration timeout, PrintWriter err) {
         this.rate = rate;
         this.sloNanos = Math.round(sloMs * 1e6);
         this.beforeKillS = beforeKillS;
         this.afterKillS = afterKillS;
         this.feedbackRate = feedbackRate;
+        this.stop = stop;
         this.seed = seed;
         this.timeout = timeout;
         this.err = err;
@@ -57,6 +72,7 @@ final class FleetFailoverPhase {
         long start = System.nanoTime();
         int seconds = beforeKillS + afterKillS;
         TimelineWorkload timeline = new TimelineWorkload(spread, start, sloNanos, seconds);
+        timeline.openWindow("before the stop", start, TimeUnit.SECONDS.toNanos(beforeKillS));
         List<Integer> ports = fleet.stream().map(GatewayProcess::port).toList();
         Map<String, Object> f = new LinkedHashMap<>();
         try (FeedbackStream feedback = new FeedbackStream(GatewayProcess.HOST, ports, feedbackApp,
@@ -71,34 +87,52 @@ final class FleetFailoverPhase {
                     throw new IllegalStateException(e);
                 }
             });
-            err.printf("%s: failover: %d s of load and %.0f feedback/s, then kill -9 of gw%d...%n",
-                    FleetCommand.SCENARIO, beforeKillS, feedbackRate, owner);
+            String how = stop == Stop.kill ? "kill -9" : "SIGTERM";
+            err.printf("%s: failover: %d s of load and %.0f feedback/s, then %s of gw%d...%n",
+                    FleetCommand.SCENARIO, beforeKillS, feedbackRate, how, owner);
             Thread.sleep(TimeUnit.SECONDS.toMillis(beforeKillS));
             spread.markDown(owner);
             feedback.markDown(owner);
-            long killed = System.nanoTime();
-            timeline.mark(killed);
-            fleet.get(owner).kill();
+            long stopped = System.nanoTime();
+            timeline.mark(stopped);
+            timeline.openWindow("first " + WINDOW_S + " s after the stop", stopped,
+                    TimeUnit.SECONDS.toNanos(Math.min(WINDOW_S, afterKillS)));
+            if (stop == Stop.kill) {
+                fleet.get(owner).kill();
+            } else {
+                fleet.get(owner).terminate();
+            }
             load.get(seconds + 60L, TimeUnit.SECONDS);
             feedback.stop(Duration.ofSeconds(10));
             int survivor = owner == 0 ? 1 : 0;
             FeedbackStream.Counts counts = feedback.counts();
             long stored = feedback.observations(survivor);
             double resumeS = timeline.firstPredictionAfterMark().isPresent()
-                    ? (timeline.firstPredictionAfterMark().getAsLong() - killed) / 1e9 : Double.NaN;
-            f.put("killed", "gw" + owner);
-            f.put("killed_at_s", (killed - start) / 1e9);
+                    ? (timeline.firstPredictionAfterMark().getAsLong() - stopped) / 1e9 : Double.NaN;
+            f.put("stopped", "gw" + owner);
+            f.put("stopped_by", how);
+            f.put("stopped_at_s", (stopped - start) / 1e9);
             f.put("predictions_resumed_after_s", resumeS);
             f.put("fleet_after", fleet.get(survivor).admin().get("get_fleet"));
             f.put("feedback", counts);
             f.put("feedback_stored", stored);
             f.put("feedback_lost", Math.max(0, counts.acknowledged() - stored));
+            List<TimelineWorkload.Window> windows = timeline.windows();
+            Map<String, Object> lost = new LinkedHashMap<>();
+            for (TimelineWorkload.Window w : windows) {
+                lost.put(w.name(), FleetJoinPhase.window(w, windows.get(0)));
+                err.printf("%s: failover: %-26s %6d sent, %6d in SLO, %5d late, %5d defaults, %5d failed: lost %.2f %%%n",
+                        FleetCommand.SCENARIO, w.name(), w.sent(), w.inSlo(), w.late(), w.defaults(), w.failed(),
+                        100 * w.lostShare());
+            }
+            f.put("windows", lost);
             f.put("timeline", timeline.seconds());
-            err.printf("%s: failover: gw%d killed at %.1f s; predictions resumed %.2f s later; feedback %d acknowledged, "
-                    + "%d stored, %d refused, %d unanswered%n", FleetCommand.SCENARIO, owner, (killed - start) / 1e9,
-                    resumeS, counts.acknowledged(), stored, counts.refused(), counts.unanswered());
-            FleetJoinPhase.printTimeline(err, timeline.seconds(), Map.of((int) ((killed - start) / 1_000_000_000L),
-                    "<- kill -9"));
+            err.printf("%s: failover: gw%d stopped (%s) at %.1f s; predictions resumed %.2f s later; feedback %d "
+                    + "acknowledged, %d stored, %d refused, %d unanswered%n", FleetCommand.SCENARIO, owner, how,
+                    (stopped - start) / 1e9, resumeS, counts.acknowledged(), stored, counts.refused(),
+                    counts.unanswered());
+            FleetJoinPhase.printTimeline(err, timeline.seconds(), Map.of((int) ((stopped - start) / 1_000_000_000L),
+                    "<- " + how));
         }
         return f;
     }
