@@ -45,16 +45,16 @@ public class WarmupConfiguration {
         };
     }
 
-    /**
-     * Depends on the OIP gRPC server, which stops in the same (last) phase: Spring stops a bean's
-     * dependents before it, so the departure comes before that port closes too.
-     */
     /** Where this gateway reaches a port of its own bound to {@code bindAddress}: loopback, unless bound to one address. */
     static String reachable(String bindAddress) {
         return bindAddress == null || bindAddress.isBlank() || bindAddress.equals("0.0.0.0") || bindAddress.equals("::")
                 ? "127.0.0.1" : bindAddress;
     }
 
+    /**
+     * Depends on the OIP gRPC server, which stops in the same (last) phase: Spring stops a bean's
+     * dependents before it, so the departure (and the fleet drain in it) comes before that port closes too.
+     */
     @Bean
     Departure departure(ReadinessGate gate, ObjectProvider<FleetNode> fleet, OipGrpcServer oipGrpcServer) {
         return new Departure(gate, fleet.getIfAvailable());

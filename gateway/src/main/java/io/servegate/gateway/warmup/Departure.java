@@ -6,7 +6,8 @@ import org.springframework.context.SmartLifecycle;
 /**
  * The first step of a shutdown, before the web server's graceful shutdown stops taking requests:
  * the gateway reports not ready (balancers stop sending) and hands its fleet versions to the
- * other gateways, so that they own them while this one still answers what is in flight.
+ * other gateways ({@link FleetNode#leave}: each scheduled here until its next owner is ready), so
+ * that they own them while this one still answers, or forwards, what reaches it.
  */
 public final class Departure implements SmartLifecycle {
 
