@@ -173,8 +173,10 @@ public final class FleetNode implements AutoCloseable {
         List<String> owned = member.owned();
         long start = clock.getAsLong();
         if (member.drain(settings.drainTimeout())) {
-            LOG.info("fleet member {} handed {} over in {} ms; leaving", member.self(), owned,
-                    (clock.getAsLong() - start) / 1_000_000);
+            if (!owned.isEmpty()) {
+                LOG.info("fleet member {} handed {} over in {} ms; leaving", member.self(), owned,
+                        (clock.getAsLong() - start) / 1_000_000);
+            }
         } else if (member.alone()) {
             LOG.info("fleet member {} leaves with {}: no other gateway is left to take them over", member.self(),
                     member.owned());
