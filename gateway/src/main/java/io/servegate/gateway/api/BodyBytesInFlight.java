@@ -9,7 +9,6 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
-import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.server.HandlerFilterFunction;
 import org.springframework.web.reactive.function.server.HandlerFunction;
 import org.springframework.web.reactive.function.server.ServerRequest;
@@ -65,9 +64,24 @@ public final class BodyBytesInFlight implements HandlerFilterFunction<ServerResp
                 .tag("port", port).register(meters);
     }
 
-    /** The budget of a port: {@code configured}, or where 0 a quarter of the heap; at least one largest body. */
-    static long budget(long configured, long maxBody) {
-        return Math.max(maxBody, configured > 0 ? configured : Runtime.getRuntime().maxMemory() / 4);
+    /**
+     * A port's limits on request bytes in flight, the same for its HTTP and gRPC admission.
+     *
+     * @param budget      {@code servegate.connections.max-body-bytes-in-flight}, or where 0 a quarter of
+     *     the heap; at least one largest body
+     * @param clientShare {@code max-body-bytes-in-flight-per-client}, or where 0 half the budget; at
+     *     least one largest body
+     * @param maxBody     {@code servegate.limits.max-body-size}
+     */
+    record Limits(long budget, long clientShare, long maxBody) {
+
+        static Limits of(ServegateProperties props) {
+            long maxBody = props.limits().maxBodySize().toBytes();
+            long configured = props.connections().maxBodyBytesInFlight().toBytes();
+            long budget = Math.max(maxBody, configured > 0 ? configured : Runtime.getRuntime().maxMemory() / 4);
+            long perClient = props.connections().maxBodyBytesInFlightPerClient().toBytes();
+            return new Limits(budget, Math.max(maxBody, perClient > 0 ? perClient : budget / 2), maxBody);
+        }
     }
 
     /**
@@ -75,10 +89,8 @@ public final class BodyBytesInFlight implements HandlerFilterFunction<ServerResp
      * and, per client, {@code max-body-bytes-in-flight-per-client}.
      */
     public static BodyBytesInFlight of(ServegateProperties props, String port, MeterRegistry meters) {
-        long maxBody = props.limits().maxBodySize().toBytes();
-        long budget = budget(props.connections().maxBodyBytesInFlight().toBytes(), maxBody);
-        return new BodyBytesInFlight(port, budget, ClientShares.share(
-                props.connections().maxBodyBytesInFlightPerClient().toBytes(), budget, maxBody), maxBody, meters);
+        Limits limits = Limits.of(props);
+        return new BodyBytesInFlight(port, limits.budget(), limits.clientShare(), limits.maxBody(), meters);
     }
 
     @Override
@@ -90,10 +102,9 @@ public final class BodyBytesInFlight implements HandlerFilterFunction<ServerResp
         InetAddress client = request.remoteAddress().map(InetSocketAddress::getAddress).orElse(null);
         if (client != null && !clients.reserve(client, bytes)) {
             clients.refused();
-            return ServerResponse.status(HttpStatus.TOO_MANY_REQUESTS).header(HttpHeaders.RETRY_AFTER, "1")
-                    .contentType(MediaType.APPLICATION_JSON).bodyValue(Errors.body("too many requests",
-                            "too many request bytes in flight from this client (its share is " + clients.share()
-                                    + " bytes); retry once its earlier requests are answered", Errors.Shape.CLIPPER));
+            return Errors.retryLater(HttpStatus.TOO_MANY_REQUESTS, 1, "too many requests",
+                    "too many request bytes in flight from this client (its share is " + clients.share()
+                            + " bytes); retry once its earlier requests are answered", Errors.Shape.CLIPPER);
         }
         if (inFlight.addAndGet(bytes) > budget) {
             inFlight.addAndGet(-bytes);

@@ -29,11 +29,6 @@ final class ClientShares {
                 .tag("port", port).register(meters);
     }
 
-    /** One client's share of a port's budget: {@code configured}, or where 0 half the budget; at least one largest body. */
-    static long share(long configured, long budget, long maxBody) {
-        return Math.max(maxBody, configured > 0 ? configured : budget / 2);
-    }
-
     long share() {
         return share;
     }

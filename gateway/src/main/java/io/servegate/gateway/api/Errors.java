@@ -96,8 +96,7 @@ public final class Errors {
             error = "registry unavailable";
         } else if (t instanceof io.servegate.gateway.query.OverloadRejectedException) {
             // the queues drain within about one SLO: a second is a polite, coarse back-off
-            return ServerResponse.status(HttpStatus.SERVICE_UNAVAILABLE).header(HttpHeaders.RETRY_AFTER, "1")
-                    .contentType(MediaType.APPLICATION_JSON).bodyValue(body("overloaded", cause, shape));
+            return retryLater(HttpStatus.SERVICE_UNAVAILABLE, 1, "overloaded", cause, shape);
         } else if (t instanceof DataBufferLimitException) {
             status = HttpStatus.PAYLOAD_TOO_LARGE;
             error = "request body too large";
@@ -142,6 +141,13 @@ public final class Errors {
     public static Mono<ServerResponse> json(HttpStatusCode status, String error, String cause, Shape shape) {
         return ServerResponse.status(status).contentType(MediaType.APPLICATION_JSON)
                 .bodyValue(body(error, cause, shape));
+    }
+
+    /** An error that asks the client to come back in {@code seconds} ({@code Retry-After}). */
+    static Mono<ServerResponse> retryLater(HttpStatusCode status, long seconds, String error, String cause,
+            Shape shape) {
+        return ServerResponse.status(status).header(HttpHeaders.RETRY_AFTER, Long.toString(seconds))
+                .contentType(MediaType.APPLICATION_JSON).bodyValue(body(error, cause, shape));
     }
 
     /** The body of an error of kind {@code error} for {@code cause}, in {@code shape}. */

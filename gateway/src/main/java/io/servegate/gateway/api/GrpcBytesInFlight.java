@@ -68,10 +68,8 @@ public final class GrpcBytesInFlight implements UnaryOperator<NettyServerBuilder
      * and, per client, {@code max-body-bytes-in-flight-per-client}.
      */
     public static GrpcBytesInFlight of(ServegateProperties props, String port, MeterRegistry meters) {
-        long maxBody = props.limits().maxBodySize().toBytes();
-        long budget = BodyBytesInFlight.budget(props.connections().maxBodyBytesInFlight().toBytes(), maxBody);
-        return new GrpcBytesInFlight(port, budget, ClientShares.share(
-                props.connections().maxBodyBytesInFlightPerClient().toBytes(), budget, maxBody), meters);
+        BodyBytesInFlight.Limits limits = BodyBytesInFlight.Limits.of(props);
+        return new GrpcBytesInFlight(port, limits.budget(), limits.clientShare(), meters);
     }
 
     @Override

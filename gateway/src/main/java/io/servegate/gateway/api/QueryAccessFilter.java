@@ -105,9 +105,7 @@ public final class QueryAccessFilter implements HandlerFilterFunction<ServerResp
             return ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).bodyValue(body);
         }
         long seconds = Math.max(1, TimeUnit.NANOSECONDS.toSeconds(v.retryAfterNanos() + 999_999_999L));
-        return ServerResponse.status(HttpStatus.TOO_MANY_REQUESTS).contentType(MediaType.APPLICATION_JSON)
-                .header(HttpHeaders.RETRY_AFTER, Long.toString(seconds))
-                .bodyValue(Map.of("error", "rate limit exceeded",
-                        "cause", "over the query quota; retry after " + seconds + " s"));
+        return Errors.retryLater(HttpStatus.TOO_MANY_REQUESTS, seconds, "rate limit exceeded",
+                "over the query quota; retry after " + seconds + " s", Errors.Shape.CLIPPER);
     }
 }
