@@ -45,6 +45,10 @@ final class ClipperPolicy implements SchedulingPolicy {
             if (lane == null) {
                 return;
             }
+            if (lane.freeAt > now) {
+                s.wakeAt(lane.freeAt); // still running another scheduler's batches (busyFor)
+                return;
+            }
             int max = Math.max(1, lane.replica.batching.maxBatchSize());
             int queued = s.queue.size();
             long wait = config.batchWaitNanos();

@@ -203,6 +203,48 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
         }
     }
 
+    /**
+     * Gives the version up to the scheduler that takes it over: every queued query leaves with
+     * {@link RejectReason#MOVED}, for the caller to route there, and the batches already sent run
+     * on. What the next scheduler should wait for is returned: two schedulers planning the same
+     * replicas as free would each send batches that wait behind the other's.
+     *
+     * @return by replica, how long until the batches sent to it are planned to finish (0 for a
+     *         replica with none), as {@link #busyFor} takes it
+     */
+    public Map<String, Long> handOver(long now) {
+        for (Query<P> q : queue.drain()) {
+            reject(q, RejectReason.MOVED);
+        }
+        Map<String, Long> backlog = new LinkedHashMap<>();
+        for (Replica r : replicas.values()) {
+            long soonest = Long.MAX_VALUE;
+            for (Lane l : r.lanes) {
+                soonest = Math.min(soonest, l.outstanding.isEmpty() ? 0 : Math.max(0, l.freeAt - now));
+            }
+            backlog.put(r.id, soonest == Long.MAX_VALUE ? 0 : soonest);
+        }
+        return backlog;
+    }
+
+    /**
+     * Another scheduler's batches occupy replica {@code id} for about {@code nanos} more (the fleet
+     * member that scheduled this version until now, {@link #handOver}): its lanes are planned busy
+     * until then, and the profiling policies send it their first batch ahead of that moment by the
+     * transport overhead, as to a lane of their own, and Clipper's once it is free. An unknown
+     * replica is ignored.
+     */
+    public void busyFor(String id, long nanos, long now) {
+        Replica r = replicas.get(id);
+        if (r == null || nanos <= 0) {
+            return;
+        }
+        for (Lane l : r.lanes) {
+            l.freeAt = Math.max(l.freeAt, now + nanos);
+        }
+        run(now);
+    }
+
     // ---- what policies use ----
 
     @Override
@@ -322,7 +364,7 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
 
     /** Queries answered late, failed, or rejected with a default so far: the numerator of Symphony's bad rate. */
     public long bad() {
-        return lateOrFailed + rejectedTotal();
+        return lateOrFailed + rejectedTotal() - rejected(RejectReason.MOVED);
     }
 
     /** The arrivals' traffic envelope; read it as the scheduler's events are serialised. */

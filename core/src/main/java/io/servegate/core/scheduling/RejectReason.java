@@ -14,5 +14,10 @@ public enum RejectReason {
      * Its app's tier is below another's, and the model, over capacity, could not answer it in
      * time after serving the higher tiers (or its tier's fair share): answered at once, not late.
      */
-    SHED
+    SHED,
+    /**
+     * Its model version was handed to another scheduler (a fleet member that takes it over)
+     * before its batch was sent: the caller routes it there ({@link ModelScheduler#handOver}).
+     */
+    MOVED
 }

@@ -25,8 +25,9 @@ record Slot(Lane lane, ReplicaProfile profile, long start, long answerBase) {
             return Cold.send(s, now) ? AGAIN : STOP;
         }
         long overhead = profile.overheadNanos();
-        if (lane.outstanding() > 0 && now < lane.freeAt - overhead) {
-            s.wakeAt(lane.freeAt - overhead); // sent ahead by the overhead, not sooner
+        if (now < lane.freeAt - overhead) {
+            // sent ahead by the overhead, not sooner: behind its own batches, or another scheduler's (busyFor)
+            s.wakeAt(lane.freeAt - overhead);
             return STOP;
         }
         long start = Math.max(now + overhead / 2, lane.freeAt);
