@@ -22,7 +22,12 @@ public enum DispatchFailure {
     /** The scheduler's: the model is over capacity and serves higher tiers (or its tier's fair shares) first. */
     SHED,
     /** The gateway that schedules the model version (in a fleet) could not be reached, or none owns it. */
-    FORWARD_FAILED;
+    FORWARD_FAILED,
+    /**
+     * The scheduler's: this gateway handed the model version to another fleet member before the
+     * query's batch was sent; the fleet's dispatcher routes it to that member.
+     */
+    MOVED;
 
     /** The failure a scheduler's rejection is reported with. */
     public static DispatchFailure of(RejectReason reason) {
@@ -32,6 +37,7 @@ public enum DispatchFailure {
             case OVERLOADED -> OVERLOADED;
             case NO_REPLICA -> NO_REPLICA;
             case SHED -> SHED;
+            case MOVED -> MOVED;
         };
     }
 

@@ -220,6 +220,36 @@ public final class ReplicaPool implements Dispatcher, LatencyProfiles, AutoClose
         return warm;
     }
 
+    /**
+     * Stops scheduling a version that another fleet member takes over ({@link ModelScheduler#handOver}):
+     * its queued queries fail with {@link DispatchFailure#MOVED}, for the fleet's dispatcher to
+     * route to that member; its batches already sent run on. Nothing for a version not scheduled
+     * by a single-model pool here.
+     *
+     * @return by replica id, how long until the batches sent there are planned to finish
+     */
+    public Map<String, Long> handOver(String model, String version) {
+        SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own(model, version);
+        if (driver == null) {
+            return Map.of();
+        }
+        Map<String, Long> backlog = new TreeMap<>();
+        driver.event((s, now) -> backlog.putAll(s.handOver(now)));
+        return backlog;
+    }
+
+    /**
+     * Plans a version's replicas busy for as long as {@code backlog} says (by replica id, in
+     * nanoseconds from now): the batches the gateway that scheduled the version until now still
+     * runs there ({@link ModelScheduler#busyFor}).
+     */
+    public void busyFor(String model, String version, Map<String, Long> backlog) {
+        SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own(model, version);
+        if (driver != null && !backlog.isEmpty()) {
+            driver.event((s, now) -> backlog.forEach((replica, nanos) -> s.busyFor(replica, nanos, now)));
+        }
+    }
+
     /** Replicas of a model version, for the admin API and tests. */
     public List<ReplicaStatus> status(String model, String version) {
         SchedulerDriver<ModelScheduler<PendingPrediction>> driver = own(model, version);

@@ -50,6 +50,7 @@ public final class FleetDispatcher implements Dispatcher, AutoCloseable {
     private final Counter forwardedFailed;
     private final Counter forwardedRerouted;
     private final Counter unowned;
+    private final Counter moved;
 
     /** @param maxMessageBytes the largest message a gateway accepts ({@code servegate.limits.max-body-size}) */
     public FleetDispatcher(Dispatcher local, Ownership ownership, ForwardClient client, int maxMessageBytes,
@@ -66,6 +67,8 @@ public final class FleetDispatcher implements Dispatcher, AutoCloseable {
         this.forwardedAnswered = forwarded(meters, "answered");
         this.forwardedFailed = forwarded(meters, "failed");
         this.forwardedRerouted = forwarded(meters, "rerouted");
+        this.moved = Counter.builder("servegate.fleet.moved")
+                .description("Queries queued for a version this gateway handed to another, sent after it").register(meters);
         this.unowned = Counter.builder("servegate.fleet.unowned")
                 .description("Queries for a version no live gateway owned, answered with the default").register(meters);
     }
@@ -102,7 +105,23 @@ public final class FleetDispatcher implements Dispatcher, AutoCloseable {
             unowned.increment();
             return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.FORWARD_FAILED, u.reason()));
         }
-        return local.submit(model, version, input, deadlineNanos, tenant);
+        CompletableFuture<String> here = local.submit(model, version, input, deadlineNanos, tenant);
+        if (rerouted) {
+            return here;
+        }
+        // queued here when this gateway handed the version on: routed again once the heartbeat that
+        // releases it is through, so that its new owner's view already says so
+        return here.exceptionallyCompose(error -> wasMoved(error)
+                ? ownership.nextBeat().thenCompose(x -> {
+                    moved.increment();
+                    return route(model, version, input, deadlineNanos, tenant, 0, true);
+                })
+                : CompletableFuture.failedFuture(error));
+    }
+
+    private static boolean wasMoved(Throwable error) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        return cause instanceof DispatchException e && e.failure() == DispatchFailure.MOVED;
     }
 
     private CompletableFuture<String> forward(Route.Remote to, String model, String version, Object input,

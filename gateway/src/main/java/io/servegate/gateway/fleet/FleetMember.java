@@ -41,7 +41,9 @@ import org.slf4j.LoggerFactory;
  * clock, and that lease ends ({@link #safety} early) before Redis's, which was started no earlier
  * than the heartbeat was sent. A version is granted to another member only after the owner's
  * lease ran out in Redis, or handed off after the owner released it, and the owner stops
- * scheduling it before the heartbeat that releases it is sent. An owner releases a version only
+ * scheduling it before the heartbeat that releases it is sent ({@link Handover#release}: what it
+ * had queued goes after the version, and the new owner, {@link Handover#takeOver}, plans the
+ * replicas busy with the batches the old one still runs there). An owner releases a version only
  * once the member it goes to has said it is ready for it ({@link Handover#prepare}: the profiles
  * published for it are loaded, its replicas warmed up), so the old owner schedules it until then;
  * a version granted (its owner gone) is prepared before its first query is scheduled here. A member whose lease ran out
@@ -199,8 +201,14 @@ public final class FleetMember implements Ownership, AutoCloseable {
                 .filter(e -> e.getValue().owner().equals(before.self) && e.getValue().pendingReady())
                 .map(Map.Entry::getKey).toList());
         if (!releases.isEmpty()) {
-            // stop scheduling them before Redis hands them on
+            // stop scheduling them before Redis hands them on: new queries go to the member they go to,
+            // queued ones after them once this heartbeat is through
             view = new View(before.self, before.state, before.leaseEndNanos, releases);
+            try {
+                handover.release(releases);
+            } catch (RuntimeException e) {
+                LOG.warn("handing over {} failed: {}", releases, e.toString());
+            }
         }
         String self = id;
         long sent = clock.getAsLong();
@@ -219,6 +227,14 @@ public final class FleetMember implements Ownership, AutoCloseable {
         List<String> had = owned();
         FleetState state = read.get();
         boolean newlyReady = prepare(self, state, had);
+        List<String> coming = state.ownedBy(self).stream().filter(v -> !had.contains(v)).toList();
+        if (!coming.isEmpty()) {
+            try {
+                handover.takeOver(coming); // before the view that makes them this member's to schedule
+            } catch (RuntimeException e) {
+                LOG.warn("reading what the last owners of {} still run failed: {}", coming, e.toString());
+            }
+        }
         view = new View(self, state, sent + lease.toNanos() - safetyNanos, Set.of());
         List<String> has = owned();
         gained.increment(has.stream().filter(v -> !had.contains(v)).count());

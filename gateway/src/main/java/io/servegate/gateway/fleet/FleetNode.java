@@ -109,7 +109,8 @@ public final class FleetNode implements AutoCloseable {
         FleetMember member = new FleetMember(store, name, address, settings.heartbeat(), settings.lease(),
                 new OwnershipPlanner(settings.tolerance(), settings.minRate()), () -> versions(registry),
                 arrivals::rates, clock, meters, state -> client.connect(state.addresses().entrySet().stream()
-                        .filter(e -> !e.getValue().equals(address)).map(Map.Entry::getValue).toList()), profiles);
+                        .filter(e -> !e.getValue().equals(address)).map(Map.Entry::getValue).toList()),
+                new ReplicaHandover(profiles, store, local));
         profiles.bind(member, store, local);
         ForwardService forwards = new ForwardService(registry, local, member, client, clock, settings.maxInputLength());
         services.service = ServerInterceptors.intercept(forwards.bindService(),

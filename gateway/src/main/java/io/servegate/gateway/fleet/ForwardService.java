@@ -165,7 +165,8 @@ public final class ForwardService implements BindableService {
         Consumer<ModelInferResponse> answer = response -> reply(out, response);
         accepts(target, model, version, request).whenComplete((mine, error) -> {
             if (Boolean.TRUE.equals(mine)) {
-                schedule(target, input, tenant, deadlineNanos, answer, trace);
+                schedule(target, input, tenant, deadlineNanos, answer, trace,
+                        () -> relayOrRefuse(model, version, type, input, tenant, hops, deadlineNanos, answer, trace));
             } else {
                 relayOrRefuse(model, version, type, input, tenant, hops, deadlineNanos, answer, trace);
             }
@@ -224,11 +225,16 @@ public final class ForwardService implements BindableService {
                 if (problem != null) {
                     answer.accept(ForwardProtocol.failed(DispatchFailure.INPUT_REJECTED,
                             Names.brief(problem, MAX_SHOWN), ownership.self()));
-                } else if (Boolean.TRUE.equals(mine)) {
-                    schedule(target, rows.get(i), tenants.get(i), deadlineNanos, answer, trace);
                 } else {
-                    relayOrRefuse(model, version, type, rows.get(i), tenants.get(i), ForwardProtocol.hops(request),
-                            deadlineNanos, answer, trace);
+                    Object input = rows.get(i);
+                    Tenant tenant = tenants.get(i);
+                    Runnable relay = () -> relayOrRefuse(model, version, type, input, tenant,
+                            ForwardProtocol.hops(request), deadlineNanos, answer, trace);
+                    if (Boolean.TRUE.equals(mine)) {
+                        schedule(target, input, tenant, deadlineNanos, answer, trace, relay);
+                    } else {
+                        relay.run();
+                    }
                 }
             }
         });
@@ -256,8 +262,12 @@ public final class ForwardService implements BindableService {
         }
     }
 
+    /**
+     * Schedules a forwarded query here; one still queued when this gateway hands the version on
+     * goes to {@code relay} once the heartbeat that releases the version is through.
+     */
     private void schedule(Target target, Object input, Tenant tenant, long deadlineNanos,
-            Consumer<ModelInferResponse> out, RequestTrace trace) {
+            Consumer<ModelInferResponse> out, RequestTrace trace, Runnable relay) {
         String model = target.version().name();
         String version = target.version().version();
         // the batch this may send is shared with other queries: not in this call's Context,
@@ -271,11 +281,18 @@ public final class ForwardService implements BindableService {
             Context.ROOT.detach(previous);
         }
         output.whenComplete((value, error) -> {
+            Throwable cause = error instanceof CompletionException && error.getCause() != null
+                    ? error.getCause() : error;
+            if (cause instanceof DispatchException e && e.failure() == DispatchFailure.MOVED) {
+                if (query != null) {
+                    query.failed(e.failure().name(), e.detail());
+                }
+                ownership.nextBeat().thenRun(relay);
+                return;
+            }
             ModelInferResponse response = error == null ? ForwardProtocol.answer(value, ownership.self())
                     : failed(error);
             if (query != null) {
-                Throwable cause = error instanceof CompletionException && error.getCause() != null
-                        ? error.getCause() : error;
                 if (error == null) {
                     query.answered();
                 } else if (cause instanceof DispatchException e) {

@@ -4,9 +4,10 @@ import java.util.Collection;
 import java.util.Set;
 
 /**
- * What a member does as versions come to it and while it schedules them, on its heartbeat thread
- * (it may block on Redis): it loads what scheduling a version needs before it takes the version
- * over, and publishes what the next owner will need.
+ * What a member does as versions come to it, while it schedules them and as they leave it, on its
+ * heartbeat thread (it may block on Redis): it loads what scheduling a version needs before it
+ * takes the version over, publishes what the next owner will need, and at the hand-off itself
+ * passes the version on without two members' batches meeting on its replicas.
  */
 interface Handover {
 
@@ -19,4 +20,17 @@ interface Handover {
 
     /** Publishes what this gateway learned about the versions it schedules, for whoever schedules them next. */
     void publish(Collection<String> owned);
+
+    /**
+     * Stops scheduling {@code versions}, which this member is about to release to the members
+     * they go to: their queued queries are routed after them, and what their replicas still run
+     * for this member is left for those members to read ({@link #takeOver}).
+     */
+    void release(Collection<String> versions);
+
+    /**
+     * Prepares to schedule {@code versions}, just come to this member, before it schedules their
+     * first query: their replicas are planned busy with what their last owner still runs there.
+     */
+    void takeOver(Collection<String> versions);
 }

@@ -21,7 +21,7 @@ import tools.jackson.databind.json.JsonMapper;
  * member that takes a version over seeds its own profiles with them before it schedules the
  * version, rather than starting cold or sending the replicas profiling batches of its own.
  */
-public final class PublishedProfiles implements ProfileSharing, Handover {
+public final class PublishedProfiles implements ProfileSharing {
 
     private static final Logger LOG = LoggerFactory.getLogger(PublishedProfiles.class);
     private static final JsonMapper JSON = JsonMapper.builder().build();
@@ -47,8 +47,8 @@ public final class PublishedProfiles implements ProfileSharing, Handover {
         return bound.thenCompose(b -> b.member().schedules(Ownership.key(model, version)));
     }
 
-    @Override
-    public Set<String> prepare(Collection<String> versions) {
+    /** Seeds this gateway's profiles of {@code versions} with those their owners published; {@link Handover#prepare}. */
+    Set<String> prepare(Collection<String> versions) {
         Bound b = bound.join();
         Map<String, String> published = b.store().profiles(versions);
         Set<String> ready = new HashSet<>();
@@ -61,8 +61,8 @@ public final class PublishedProfiles implements ProfileSharing, Handover {
         return ready;
     }
 
-    @Override
-    public void publish(Collection<String> owned) {
+    /** Publishes this gateway's profiles of the versions it schedules; {@link Handover#publish}. */
+    void publish(Collection<String> owned) {
         Bound b = bound.join();
         Map<String, String> out = new HashMap<>();
         for (String v : owned) {

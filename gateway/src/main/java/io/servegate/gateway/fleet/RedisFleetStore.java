@@ -1,5 +1,6 @@
 package io.servegate.gateway.fleet;
 
+import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
@@ -40,11 +41,15 @@ public final class RedisFleetStore implements AutoCloseable {
         CONFLICT
     }
 
+    /** How long a released version's backlog stays in Redis if no member takes it: far longer than any batch. */
+    static final Duration BACKLOG_KEPT = Duration.ofSeconds(10);
+
     private final RedisClient client;
     private final StatefulRedisConnection<String, String> connection;
     private final RedisCommands<String, String> redis;
     private final String[] keys;
     private final String profilesKey;
+    private final String backlogKey;
     private final String heartbeatSha;
     private final String applySha;
 
@@ -56,6 +61,7 @@ public final class RedisFleetStore implements AutoCloseable {
         this.keys = new String[] {p + "members", p + "addresses", p + "rates", p + "owners", p + "epoch",
             p + "generation", p + "draining"};
         this.profilesKey = p + "profiles";
+        this.backlogKey = p + "backlog";
         this.heartbeatSha = redis.digest(FleetScripts.HEARTBEAT);
         this.applySha = redis.digest(FleetScripts.APPLY);
     }
@@ -145,6 +151,64 @@ public final class RedisFleetStore implements AutoCloseable {
                     .forEach(kv -> kv.ifHasValue(value -> out.put(kv.getKey(), value)));
         }
         return out;
+    }
+
+    /**
+     * Leaves, for each version a member is releasing, how long each of its replicas still runs
+     * that member's batches ({@code model:version} → replica id → nanoseconds from now), for the
+     * member that takes the version over ({@link #takeBacklog}). Stamped with Redis's clock, not
+     * the member's; kept {@link #BACKLOG_KEPT} at most.
+     */
+    public void publishBacklog(Map<String, Map<String, Long>> byVersion) {
+        Map<String, String> fields = new HashMap<>();
+        String at = Long.toString(redisMicros());
+        byVersion.forEach((version, replicas) -> {
+            StringBuilder b = new StringBuilder(at);
+            replicas.forEach((replica, nanos) -> b.append('\n').append(nanos).append(' ').append(replica));
+            fields.put(version, b.toString());
+        });
+        if (!fields.isEmpty()) {
+            redis.hset(backlogKey, fields);
+            redis.pexpire(backlogKey, BACKLOG_KEPT.toMillis());
+        }
+    }
+
+    /**
+     * What {@link #publishBacklog} left for {@code versions}, less the time since by Redis's clock
+     * (replicas whose backlog has run out are left out), removing it: version → replica id →
+     * nanoseconds from now.
+     */
+    public Map<String, Map<String, Long>> takeBacklog(Collection<String> versions) {
+        Map<String, Map<String, Long>> out = new HashMap<>();
+        if (versions.isEmpty()) {
+            return out;
+        }
+        String[] fields = versions.toArray(String[]::new);
+        List<KeyValue<String, String>> stored = redis.hmget(backlogKey, fields);
+        long now = redisMicros();
+        for (var kv : stored) {
+            if (!kv.hasValue()) {
+                continue;
+            }
+            String[] lines = kv.getValue().split("\n");
+            long elapsedNanos = Math.max(0, now - Long.parseLong(lines[0])) * 1_000;
+            Map<String, Long> replicas = new HashMap<>();
+            for (int i = 1; i < lines.length; i++) {
+                int space = lines[i].indexOf(' ');
+                long left = Long.parseLong(lines[i].substring(0, space)) - elapsedNanos;
+                if (left > 0) {
+                    replicas.put(lines[i].substring(space + 1), left);
+                }
+            }
+            out.put(kv.getKey(), replicas);
+        }
+        redis.hdel(backlogKey, fields);
+        return out;
+    }
+
+    private long redisMicros() {
+        List<String> t = redis.time();
+        return Long.parseLong(t.get(0)) * 1_000_000 + Long.parseLong(t.get(1));
     }
 
     private List<Object> run(String script, String sha, List<String> argv) {

@@ -44,7 +44,7 @@ public enum DefaultReason {
             case CIRCUIT_OPEN -> CIRCUIT_OPEN;
             case CONTAINER_ERROR -> CONTAINER_ERROR;
             case INPUT_REJECTED -> INPUT_REJECTED;
-            case FORWARD_FAILED -> FORWARD_FAILED;
+            case FORWARD_FAILED, MOVED -> FORWARD_FAILED;
         };
     }
 }

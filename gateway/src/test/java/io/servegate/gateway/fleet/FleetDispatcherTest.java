@@ -356,4 +356,125 @@ class FleetDispatcherTest {
             old.shutdownNow();
         }
     }
+
+    /**
+     * A query queued here when this gateway hands its version on fails locally as moved; it goes
+     * to the new owner once the heartbeat that releases the version is through, not before (the
+     * new owner's view would not show the version yet), and only once.
+     */
+    @Test
+    void aQueryMovedByAHandOffGoesToTheNewOwnerAfterTheReleasingHeartbeat() throws Exception {
+        ownerAnswer.complete("out-");
+        String address = "127.0.0.1:" + owner.getPort();
+        CompletableFuture<Void> releasingBeat = new CompletableFuture<>();
+        java.util.concurrent.atomic.AtomicReference<Route> route = new java.util.concurrent.atomic.AtomicReference<>(
+                new Route.Local(7));
+        Ownership handingOn = new Ownership() {
+            @Override
+            public String self() {
+                return "old-owner";
+            }
+
+            @Override
+            public Route route(String model, String version) {
+                return route.get();
+            }
+
+            @Override
+            public CompletableFuture<Boolean> accepts(String model, String version, Claim claim) {
+                return CompletableFuture.completedFuture(false);
+            }
+
+            @Override
+            public CompletableFuture<Void> nextBeat() {
+                return releasingBeat;
+            }
+        };
+        java.util.concurrent.atomic.AtomicInteger local = new java.util.concurrent.atomic.AtomicInteger();
+        Dispatcher movesEverything = (m, v, i, d) -> {
+            local.incrementAndGet();
+            return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.MOVED, "handed on"));
+        };
+        FleetDispatcher forwarder = new FleetDispatcher(movesEverything, handingOn, client, 1 << 20, registry,
+                new ArrivalRates(System::nanoTime), System::nanoTime, meters);
+        try {
+            CompletableFuture<String> out = forwarder.submit("m", "1", new float[] {5f},
+                    System.nanoTime() + TimeUnit.SECONDS.toNanos(5));
+            route.set(new Route.Remote("new-owner", address, 8)); // the view as the release is sent
+            Thread.sleep(50);
+            assertThat(out).as("before the releasing heartbeat is through").isNotDone();
+
+            releasingBeat.complete(null);
+
+            assertThat(out.get(5, TimeUnit.SECONDS)).isEqualTo("out-5.0");
+            assertThat(local).as("scheduled here once, then forwarded").hasValue(1);
+            assertThat(meters.get("servegate.fleet.moved").counter().count()).isEqualTo(1);
+
+            // moved again after its move (the release did not happen): the default, not a loop
+            route.set(new Route.Local(9));
+            CompletableFuture<String> again = forwarder.submit("m", "1", new float[] {6f},
+                    System.nanoTime() + TimeUnit.SECONDS.toNanos(5));
+            assertThatThrownBy(() -> again.get(5, TimeUnit.SECONDS)).cause().isInstanceOf(DispatchException.class)
+                    .satisfies(e -> assertThat(((DispatchException) e).failure()).isEqualTo(DispatchFailure.MOVED));
+            assertThat(local).hasValue(3);
+        } finally {
+            forwarder.close();
+        }
+    }
+
+    /**
+     * A forwarded query queued at a gateway when it hands the version on is relayed to the new
+     * owner once the releasing heartbeat is through; the gateway that forwarded it gets the answer.
+     */
+    @Test
+    void aForwardedQueryMovedByAHandOffIsRelayedToTheNewOwner() throws Exception {
+        ownerAnswer.complete("out-");
+        String newOwner = "127.0.0.1:" + owner.getPort();
+        CompletableFuture<Void> releasingBeat = new CompletableFuture<>();
+        java.util.concurrent.atomic.AtomicReference<Route> route = new java.util.concurrent.atomic.AtomicReference<>(
+                new Route.Local(7));
+        Ownership handingOn = new Ownership() {
+            @Override
+            public String self() {
+                return "old-owner";
+            }
+
+            @Override
+            public Route route(String model, String version) {
+                return route.get();
+            }
+
+            @Override
+            public CompletableFuture<Boolean> accepts(String model, String version, Claim claim) {
+                return CompletableFuture.completedFuture(route.get() instanceof Route.Local);
+            }
+
+            @Override
+            public CompletableFuture<Void> nextBeat() {
+                return releasingBeat;
+            }
+        };
+        Dispatcher movesEverything = (m, v, i, d) -> {
+            route.set(new Route.Remote("new-owner", newOwner, 8)); // handed on while it was queued
+            return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.MOVED, "handed on"));
+        };
+        Server oldOwner = NettyServerBuilder.forAddress(new java.net.InetSocketAddress("127.0.0.1", 0))
+                .directExecutor()
+                .addService(new ForwardService(registry, movesEverything, handingOn, client, System::nanoTime, 1 << 20))
+                .build().start();
+        FleetDispatcher forwarder = forwarder("127.0.0.1:" + oldOwner.getPort());
+        try {
+            CompletableFuture<String> out = forwarder.submit("m", "1", new float[] {3f},
+                    System.nanoTime() + TimeUnit.SECONDS.toNanos(5));
+            Thread.sleep(100);
+            assertThat(out).as("before the old owner's releasing heartbeat is through").isNotDone();
+
+            releasingBeat.complete(null);
+
+            assertThat(out.get(5, TimeUnit.SECONDS)).isEqualTo("out-3.0");
+        } finally {
+            forwarder.close();
+            oldOwner.shutdownNow();
+        }
+    }
 }

@@ -81,6 +81,8 @@ class FleetMemberRedisTest {
     /** Records what it was asked to prepare; ready for it while {@link #ready} says so. */
     private static final class RecordingHandover implements Handover {
         final Set<String> prepared = ConcurrentHashMap.newKeySet();
+        final Set<String> released = ConcurrentHashMap.newKeySet();
+        final Set<String> takenOver = ConcurrentHashMap.newKeySet();
         volatile boolean ready = true;
 
         @Override
@@ -91,6 +93,16 @@ class FleetMemberRedisTest {
 
         @Override
         public void publish(Collection<String> owned) {
+        }
+
+        @Override
+        public void release(Collection<String> versions) {
+            released.addAll(versions);
+        }
+
+        @Override
+        public void takeOver(Collection<String> versions) {
+            takenOver.addAll(versions);
         }
     }
 
@@ -345,7 +357,8 @@ class FleetMemberRedisTest {
         // leases long enough that no member is fenced between beats on a loaded machine: that, not a
         // hand-off, would leave versions unowned here
         Duration lease = Duration.ofSeconds(5);
-        FleetMember a = member("a", lease, new RecordingHandover());
+        RecordingHandover aHands = new RecordingHandover();
+        FleetMember a = member("a", lease, aHands);
         beat(List.of(a), 2);
         assertThat(a.owned()).hasSize(VERSIONS.size());
         RecordingHandover bPrepares = new RecordingHandover();
@@ -357,6 +370,7 @@ class FleetMemberRedisTest {
             beatScheduled(both, bPrepares);
         }
         assertThat(a.owned()).as("a, while b is not ready").hasSize(VERSIONS.size());
+        assertThat(aHands.released).as("released by a before b is ready").isEmpty();
         long marked = a.state().owners().values().stream().filter(x -> x.pending().equals(b.self())).count();
         assertThat(marked).as("versions being handed to b").isBetween(8L, 12L);
         assertThat(bPrepares.prepared).hasSize((int) marked);
@@ -367,6 +381,7 @@ class FleetMemberRedisTest {
         }
         assertAllOwnedOnce(both);
         assertThat(b.owned()).hasSize((int) marked);
+        assertThat(aHands.released).as("released by a: what went to b").containsExactlyInAnyOrderElementsOf(b.owned());
 
         bPrepares.prepared.clear();
         a.leave();
@@ -374,6 +389,30 @@ class FleetMemberRedisTest {
         b.beat();
         assertThat(b.owned()).hasSize(VERSIONS.size());
         assertThat(bPrepares.prepared).as("granted to b when a left").hasSize(VERSIONS.size() - (int) marked);
+        assertThat(bPrepares.takenOver).as("every version that came to b").hasSize(VERSIONS.size());
+    }
+
+    /**
+     * What a releasing member's replicas still run reaches the member that takes the version over,
+     * less the time since on Redis's clock (so the two gateways' clocks need not agree), once: a
+     * second read finds nothing, and a replica whose backlog has run out is left out.
+     */
+    @Test
+    void aReleasedVersionsBacklogReachesItsNextOwnerOnceLessTheTimeSince() throws Exception {
+        RedisFleetStore releasing = store();
+        RedisFleetStore taking = store();
+        releasing.publishBacklog(Map.of("m0:1", Map.of("10.0.0.1:7001", 400_000_000L, "10.0.0.2:7001", 1_000_000L),
+                "m1:1", Map.of()));
+        Thread.sleep(50);
+
+        Map<String, Map<String, Long>> read = taking.takeBacklog(List.of("m0:1", "m1:1", "m2:1"));
+
+        assertThat(read).containsOnlyKeys("m0:1", "m1:1");
+        assertThat(read.get("m0:1")).containsOnlyKeys("10.0.0.1:7001");
+        assertThat(read.get("m0:1").get("10.0.0.1:7001")).as("400 ms less the 50 ms since")
+                .isBetween(1L, 350_000_000L);
+        assertThat(read.get("m1:1")).isEmpty();
+        assertThat(taking.takeBacklog(List.of("m0:1", "m1:1"))).as("read a second time").isEmpty();
     }
 
     /**
@@ -393,6 +432,8 @@ class FleetMemberRedisTest {
                 }
             }
             assertThat(bPrepares.prepared).containsAll(members.get(1).owned());
+            // what the last owner still runs was read before b scheduled anything of a version
+            assertThat(bPrepares.takenOver).containsExactlyInAnyOrderElementsOf(members.get(1).owned());
         }
         Thread.sleep(PERIOD.toMillis());
     }
