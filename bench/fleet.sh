@@ -5,7 +5,8 @@
 # goodput over the single gateway's and what forwarding adds to the median (owner's predictions
 # against the others'). Then, under the same load and 20 feedback/s to an exp3 app, kill -9 of
 # the gateway owning the model version (--owner-stop term: SIGTERM, a graceful shutdown): when
-# predictions resumed, the queries lost in the 10 s after the stop, a per-second timeline, and the
+# predictions resumed, the queries lost in the 10 s after the stop, a per-second timeline, the
+# queries sent and lost in each 100 ms from 0.5 s before the stop to 1.5 s after it, and the
 # feedback acknowledged against the feedback stored. Then the join: the two gateways left take the
 # same load for --join-s (20 s, the steady period; 0 skips the phase), a new gateway (gw3) starts, and
 # once its /v2/health/ready answers 200 the client adds it to its round robin, as a load balancer

@@ -10,6 +10,7 @@ import io.servegate.loadgen.load.RoundRobinWorkload;
 import io.servegate.loadgen.load.TimelineWorkload;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * by {@code kill -9} (a crash) or SIGTERM (a graceful shutdown, which hands its versions off
  * first); the client drops it at once, as a load balancer would. It reports when predictions
  * resumed, the share of queries lost in the 10 s after the stop against the period before it, a
- * per-second timeline, and the feedback acknowledged against the feedback stored. Performance is
+ * per-second timeline, what was lost in each 100 ms around the stop, and the feedback
+ * acknowledged against the feedback stored. Performance is
  * reported, never asserted.
  */
 final class FleetFailoverPhase {
@@ -37,6 +39,12 @@ final class FleetFailoverPhase {
 
     /** The window after the stop whose lost share is reported, in seconds. */
     private static final int WINDOW_S = 10;
+    /** The stop's own moments, in steps of this: the signal, the hand-off and the first batches after it. */
+    private static final long STEP_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** Steps counted before the planned stop, and from it on. */
+    private static final int STEPS_BEFORE = 5;
+    private static final int STEPS_AFTER = 15;
+    private static final String STEP = "step ";
 
     private final double rate;
     private final long sloNanos;
@@ -73,6 +81,10 @@ final class FleetFailoverPhase {
         int seconds = beforeKillS + afterKillS;
         TimelineWorkload timeline = new TimelineWorkload(spread, start, sloNanos, seconds);
         timeline.openWindow("before the stop", start, TimeUnit.SECONDS.toNanos(beforeKillS));
+        long plannedStop = start + TimeUnit.SECONDS.toNanos(beforeKillS);
+        for (int i = -STEPS_BEFORE; i < STEPS_AFTER; i++) {
+            timeline.openWindow(STEP + i, plannedStop + i * STEP_NANOS, STEP_NANOS);
+        }
         List<Integer> ports = fleet.stream().map(GatewayProcess::port).toList();
         Map<String, Object> f = new LinkedHashMap<>();
         try (FeedbackStream feedback = new FeedbackStream(GatewayProcess.HOST, ports, feedbackApp,
@@ -117,7 +129,8 @@ final class FleetFailoverPhase {
             f.put("feedback", counts);
             f.put("feedback_stored", stored);
             f.put("feedback_lost", Math.max(0, counts.acknowledged() - stored));
-            List<TimelineWorkload.Window> windows = timeline.windows();
+            List<TimelineWorkload.Window> windows = timeline.windows().stream()
+                    .filter(w -> !w.name().startsWith(STEP)).toList();
             Map<String, Object> lost = new LinkedHashMap<>();
             for (TimelineWorkload.Window w : windows) {
                 lost.put(w.name(), FleetJoinPhase.window(w, windows.get(0)));
@@ -133,7 +146,32 @@ final class FleetFailoverPhase {
                     counts.unanswered());
             FleetJoinPhase.printTimeline(err, timeline.seconds(), Map.of((int) ((stopped - start) / 1_000_000_000L),
                     "<- " + how));
+            f.put("around_the_stop", steps(timeline, stopped - plannedStop));
         }
         return f;
+    }
+
+    /**
+     * The queries sent in each 100 ms around the stop and those of them not predicted within the
+     * SLO, printed on one line each way; {@code lateNanos} is how long after its planned moment the
+     * stop came.
+     */
+    private List<Map<String, Object>> steps(TimelineWorkload timeline, long lateNanos) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        StringBuilder sent = new StringBuilder();
+        StringBuilder lost = new StringBuilder();
+        for (TimelineWorkload.Window w : timeline.windows()) {
+            if (w.name().startsWith(STEP)) {
+                int step = Integer.parseInt(w.name().substring(STEP.length()));
+                long notInSlo = w.sent() - w.inSlo();
+                out.add(Map.of("from_ms", step * 100, "sent", w.sent(), "lost", notInSlo));
+                sent.append(String.format(" %4d", w.sent()));
+                lost.append(String.format(" %4d", notInSlo));
+            }
+        }
+        err.printf("%s: failover: per 100 ms from %d ms before the stop (it came %.0f ms after its planned moment):%n"
+                + "%s: failover:   sent%s%n%s: failover:   lost%s%n", FleetCommand.SCENARIO, STEPS_BEFORE * 100,
+                lateNanos / 1e6, FleetCommand.SCENARIO, sent, FleetCommand.SCENARIO, lost);
+        return out;
     }
 }
