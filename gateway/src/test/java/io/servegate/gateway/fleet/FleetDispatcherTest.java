@@ -18,7 +18,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -358,6 +360,36 @@ class FleetDispatcherTest {
     }
 
     /**
+     * The view of a member handing its versions on: it schedules them here ({@link Route.Local})
+     * until the test moves {@link #route} on; the heartbeat that releases them is through once the
+     * test completes {@link #releasingBeat}.
+     */
+    private static final class HandingOn implements Ownership {
+        final AtomicReference<Route> route = new AtomicReference<>(new Route.Local(7));
+        final CompletableFuture<Void> releasingBeat = new CompletableFuture<>();
+
+        @Override
+        public String self() {
+            return "old-owner";
+        }
+
+        @Override
+        public Route route(String model, String version) {
+            return route.get();
+        }
+
+        @Override
+        public CompletableFuture<Boolean> accepts(String model, String version, Claim claim) {
+            return CompletableFuture.completedFuture(route.get() instanceof Route.Local);
+        }
+
+        @Override
+        public CompletableFuture<Void> nextBeat() {
+            return releasingBeat;
+        }
+    }
+
+    /**
      * A query queued here when this gateway hands its version on fails locally as moved; it goes
      * to the new owner once the heartbeat that releases the version is through, not before (the
      * new owner's view would not show the version yet), and only once.
@@ -366,31 +398,10 @@ class FleetDispatcherTest {
     void aQueryMovedByAHandOffGoesToTheNewOwnerAfterTheReleasingHeartbeat() throws Exception {
         ownerAnswer.complete("out-");
         String address = "127.0.0.1:" + owner.getPort();
-        CompletableFuture<Void> releasingBeat = new CompletableFuture<>();
-        java.util.concurrent.atomic.AtomicReference<Route> route = new java.util.concurrent.atomic.AtomicReference<>(
-                new Route.Local(7));
-        Ownership handingOn = new Ownership() {
-            @Override
-            public String self() {
-                return "old-owner";
-            }
-
-            @Override
-            public Route route(String model, String version) {
-                return route.get();
-            }
-
-            @Override
-            public CompletableFuture<Boolean> accepts(String model, String version, Claim claim) {
-                return CompletableFuture.completedFuture(false);
-            }
-
-            @Override
-            public CompletableFuture<Void> nextBeat() {
-                return releasingBeat;
-            }
-        };
-        java.util.concurrent.atomic.AtomicInteger local = new java.util.concurrent.atomic.AtomicInteger();
+        HandingOn handingOn = new HandingOn();
+        CompletableFuture<Void> releasingBeat = handingOn.releasingBeat;
+        AtomicReference<Route> route = handingOn.route;
+        AtomicInteger local = new AtomicInteger();
         Dispatcher movesEverything = (m, v, i, d) -> {
             local.incrementAndGet();
             return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.MOVED, "handed on"));
@@ -430,30 +441,9 @@ class FleetDispatcherTest {
     void aForwardedQueryMovedByAHandOffIsRelayedToTheNewOwner() throws Exception {
         ownerAnswer.complete("out-");
         String newOwner = "127.0.0.1:" + owner.getPort();
-        CompletableFuture<Void> releasingBeat = new CompletableFuture<>();
-        java.util.concurrent.atomic.AtomicReference<Route> route = new java.util.concurrent.atomic.AtomicReference<>(
-                new Route.Local(7));
-        Ownership handingOn = new Ownership() {
-            @Override
-            public String self() {
-                return "old-owner";
-            }
-
-            @Override
-            public Route route(String model, String version) {
-                return route.get();
-            }
-
-            @Override
-            public CompletableFuture<Boolean> accepts(String model, String version, Claim claim) {
-                return CompletableFuture.completedFuture(route.get() instanceof Route.Local);
-            }
-
-            @Override
-            public CompletableFuture<Void> nextBeat() {
-                return releasingBeat;
-            }
-        };
+        HandingOn handingOn = new HandingOn();
+        CompletableFuture<Void> releasingBeat = handingOn.releasingBeat;
+        AtomicReference<Route> route = handingOn.route;
         Dispatcher movesEverything = (m, v, i, d) -> {
             route.set(new Route.Remote("new-owner", newOwner, 8)); // handed on while it was queued
             return CompletableFuture.failedFuture(new DispatchException(DispatchFailure.MOVED, "handed on"));
