@@ -218,11 +218,8 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
         }
         Map<String, Long> backlog = new LinkedHashMap<>();
         for (Replica r : replicas.values()) {
-            long soonest = Long.MAX_VALUE;
-            for (Lane l : r.lanes) {
-                soonest = Math.min(soonest, l.outstanding.isEmpty() ? 0 : Math.max(0, l.freeAt - now));
-            }
-            backlog.put(r.id, soonest == Long.MAX_VALUE ? 0 : soonest);
+            backlog.put(r.id, r.lanes.stream()
+                    .mapToLong(l -> l.outstanding.isEmpty() ? 0 : Math.max(0, l.freeAt - now)).min().orElse(0));
         }
         return backlog;
     }

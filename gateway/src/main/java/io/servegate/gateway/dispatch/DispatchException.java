@@ -1,5 +1,7 @@
 package io.servegate.gateway.dispatch;
 
+import java.util.concurrent.CompletionException;
+
 /** A query that the dispatch layer will not get a prediction for, and why. */
 public final class DispatchException extends RuntimeException {
 
@@ -21,5 +23,10 @@ public final class DispatchException extends RuntimeException {
 
     public String detail() {
         return detail;
+    }
+
+    /** What a future of the dispatch layer failed with: {@code error}, or the cause a {@link CompletionException} wraps. */
+    public static Throwable unwrap(Throwable error) {
+        return error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
     }
 }

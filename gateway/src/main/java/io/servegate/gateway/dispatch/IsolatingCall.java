@@ -121,7 +121,7 @@ final class IsolatingCall {
             }
             call.answered(rejected);
         } else {
-            Status status = Status.fromThrowable(ReplicaWorker.unwrap(error));
+            Status status = Status.fromThrowable(DispatchException.unwrap(error));
             call.failed(status, ReplicaWorker.describe(status));
         }
     }
@@ -141,14 +141,14 @@ final class IsolatingCall {
     }
 
     private CompletableFuture<Outcome> failed(List<Query<PendingPrediction>> group, Throwable error) {
-        Status status = Status.fromThrowable(ReplicaWorker.unwrap(error));
+        Status status = Status.fromThrowable(DispatchException.unwrap(error));
         Status.Code code = status.getCode();
         if (code == Status.Code.UNAVAILABLE) {
             // the container is gone or unreachable: another may answer
             return CompletableFuture.completedFuture(new Outcome(error, false, group, 0, false));
         }
         // the container's own status: an answer the client cannot decode is the replica's fault
-        boolean fromContainer = ReplicaWorker.unwrap(error) instanceof StatusRuntimeException;
+        boolean fromContainer = DispatchException.unwrap(error) instanceof StatusRuntimeException;
         if (group.size() > 1 && fromContainer && mayBlameInput(code)) {
             return split(group);
         }

@@ -15,7 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -317,7 +316,7 @@ final class ReplicaWorker implements AutoCloseable {
         return outcome.handle((o, error) -> {
             IsolatingCall.Outcome done = error == null ? o : new IsolatingCall.Outcome(error, false, List.of(), 0, false);
             if (trace != null) {
-                trace.end(done.failure() == null ? null : describe(Status.fromThrowable(unwrap(done.failure()))));
+                trace.end(done.failure() == null ? null : describe(Status.fromThrowable(DispatchException.unwrap(done.failure()))));
             }
             finish(batch, done);
             return null; // what follows on this replica must not wait on a failed report
@@ -356,7 +355,7 @@ final class ReplicaWorker implements AutoCloseable {
             }
             return;
         }
-        Status status = Status.fromThrowable(unwrap(outcome.failure()));
+        Status status = Status.fromThrowable(DispatchException.unwrap(outcome.failure()));
         lastFailure = describe(status);
         if (meters != null) {
             meters.failed(status.getCode());
@@ -406,11 +405,7 @@ final class ReplicaWorker implements AutoCloseable {
     }
 
     private static boolean unavailable(Throwable error) {
-        return Status.fromThrowable(unwrap(error)).getCode() == Status.Code.UNAVAILABLE;
-    }
-
-    static Throwable unwrap(Throwable error) {
-        return error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        return Status.fromThrowable(DispatchException.unwrap(error)).getCode() == Status.Code.UNAVAILABLE;
     }
 
     /** Code, description and the cause's message: Status.toString() would print the cause's stack trace. */

@@ -120,8 +120,7 @@ public final class FleetDispatcher implements Dispatcher, AutoCloseable {
     }
 
     private static boolean wasMoved(Throwable error) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        return cause instanceof DispatchException e && e.failure() == DispatchFailure.MOVED;
+        return DispatchException.unwrap(error) instanceof DispatchException e && e.failure() == DispatchFailure.MOVED;
     }
 
     private CompletableFuture<String> forward(Route.Remote to, String model, String version, Object input,

@@ -26,7 +26,6 @@ import io.servegate.oip.ModelInferResponse;
 import io.servegate.oip.client.TensorType;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -281,8 +280,7 @@ public final class ForwardService implements BindableService {
             Context.ROOT.detach(previous);
         }
         output.whenComplete((value, error) -> {
-            Throwable cause = error instanceof CompletionException && error.getCause() != null
-                    ? error.getCause() : error;
+            Throwable cause = DispatchException.unwrap(error);
             if (cause instanceof DispatchException e && e.failure() == DispatchFailure.MOVED) {
                 if (query != null) {
                     query.failed(e.failure().name(), e.detail());
@@ -291,7 +289,7 @@ public final class ForwardService implements BindableService {
                 return;
             }
             ModelInferResponse response = error == null ? ForwardProtocol.answer(value, ownership.self())
-                    : failed(error);
+                    : failed(cause);
             if (query != null) {
                 if (error == null) {
                     query.answered();
@@ -327,8 +325,8 @@ public final class ForwardService implements BindableService {
         return Status.INVALID_ARGUMENT.withDescription(Names.brief(description, MAX_SHOWN)).asRuntimeException();
     }
 
-    private ModelInferResponse failed(Throwable error) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    /** The answer for a query the dispatch layer failed with {@code cause}, unwrapped. */
+    private ModelInferResponse failed(Throwable cause) {
         return cause instanceof DispatchException e
                 ? ForwardProtocol.failed(e.failure(), e.detail(), ownership.self())
                 : ForwardProtocol.failed(DispatchFailure.CONTAINER_ERROR, String.valueOf(cause.getMessage()),

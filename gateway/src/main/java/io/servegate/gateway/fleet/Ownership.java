@@ -66,4 +66,9 @@ public interface Ownership {
     static String key(String model, String version) {
         return model + ':' + version;
     }
+
+    /** The model and the version of a {@link #key}, split at its first {@code ':'}. */
+    static String[] modelAndVersion(String key) {
+        return key.split(":", 2);
+    }
 }

@@ -53,7 +53,7 @@ public final class PublishedProfiles implements ProfileSharing {
         Map<String, String> published = b.store().profiles(versions);
         Set<String> ready = new HashSet<>();
         for (String v : versions) {
-            String[] mv = v.split(":", 2);
+            String[] mv = Ownership.modelAndVersion(v);
             if (b.pool().seed(mv[0], mv[1], decode(v, published.get(v)))) {
                 ready.add(v);
             }
@@ -66,7 +66,7 @@ public final class PublishedProfiles implements ProfileSharing {
         Bound b = bound.join();
         Map<String, String> out = new HashMap<>();
         for (String v : owned) {
-            String[] mv = v.split(":", 2);
+            String[] mv = Ownership.modelAndVersion(v);
             Map<String, ReplicaEstimate> estimates = b.pool().estimates(mv[0], mv[1]);
             if (!estimates.isEmpty()) {
                 out.put(v, JSON.writeValueAsString(estimates));

@@ -41,7 +41,7 @@ final class ReplicaHandover implements Handover {
     public void release(Collection<String> versions) {
         Map<String, Map<String, Long>> backlog = new HashMap<>();
         for (String v : versions) {
-            String[] mv = v.split(":", 2);
+            String[] mv = Ownership.modelAndVersion(v);
             backlog.put(v, pool.handOver(mv[0], mv[1]));
         }
         store.publishBacklog(backlog);
@@ -50,7 +50,7 @@ final class ReplicaHandover implements Handover {
     @Override
     public void takeOver(Collection<String> versions) {
         store.takeBacklog(versions).forEach((v, replicas) -> {
-            String[] mv = v.split(":", 2);
+            String[] mv = Ownership.modelAndVersion(v);
             pool.busyFor(mv[0], mv[1], replicas);
         });
     }

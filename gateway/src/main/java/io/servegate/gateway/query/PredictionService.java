@@ -273,8 +273,7 @@ public final class PredictionService {
     }
 
     private static PredictionException failure(Throwable error) {
-        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
-                ? error.getCause() : error;
+        Throwable cause = DispatchException.unwrap(error);
         return cause instanceof DispatchException e ? new PredictionException(DefaultReason.of(e.failure()), e.detail())
                 : cause instanceof PredictionException e ? e
                 : new PredictionException(DefaultReason.CONTAINER_ERROR, cause.getMessage());
