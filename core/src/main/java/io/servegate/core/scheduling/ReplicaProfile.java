@@ -58,9 +58,11 @@ final class ReplicaProfile {
      *                      trip also included waiting behind another batch
      */
     void record(int batchSize, long serviceNanos, long overheadNanos, long now) {
-        if (!coldShapes && known() && !service.measured(batchSize) && batchSize <= maxBatch) {
+        if (known() && !service.measured(batchSize) && batchSize <= maxBatch) {
             // the first batch of a new size, far slower than the other sizes allow? (computed apart:
-            // reading the cached estimates here would freeze them before the samples that follow)
+            // reading the cached estimates here would freeze them before the samples that follow).
+            // Each new size judges again: a stall that happened to hit one first batch is cleared
+            // by the next size explored, while a replica whose every new shape is cold stays judged cold
             long[] allowed = service.estimates(maxBatch, now);
             coldShapes = allowed != null && serviceNanos > BatchLatencyProfile.OUTLIER_FACTOR * allowed[batchSize];
         }

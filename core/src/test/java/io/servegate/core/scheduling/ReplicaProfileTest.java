@@ -76,4 +76,17 @@ class ReplicaProfileTest {
         assertThat(p.sendable(5, t + ReplicaProfile.EXPLORE_INTERVAL_NANOS - 1)).isEqualTo(4);
         assertThat(p.sendable(5, t + ReplicaProfile.EXPLORE_INTERVAL_NANOS)).isEqualTo(5);
     }
+
+    @Test
+    void aNewSizeWhoseFirstBatchIsNormalClearsTheColdJudgement() {
+        ReplicaProfile p = seeded(1);
+        p.record(3, 300 * MS, MS, MS); // a stall on the first batch of 3
+        long t = 2 * MS;
+        assertThat(p.sendable(7, t)).as("explores 7").isEqualTo(7);
+        assertThat(p.sendable(9, t)).as("within the interval").isEqualTo(8);
+        p.record(7, 8 * MS, MS, t + MS); // the first batch of 7 costs what 7 should
+        assertThat(p.sendable(9, t + 2 * MS)).as("sent freely again").isEqualTo(9);
+        p.record(9, 300 * MS, MS, t + 3 * MS); // and a cold first batch judges the replica cold again
+        assertThat(p.sendable(11, t + 4 * MS)).isEqualTo(9);
+    }
 }
