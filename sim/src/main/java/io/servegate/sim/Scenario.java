@@ -14,15 +14,28 @@ import java.util.List;
  * @param profileMax the profiling pass at registration measures batch sizes 1, 2, 4, … up to this
  *                   (0: none; the scheduler then starts cold)
  * @param settings what the run was asked for, as the reports print it
+ * @param measureFromNanos the models' tallies count the queries that arrive from then on and the
+ *                         batches sent from then on; what comes before runs as a lead-in that
+ *                         warms the schedulers (arrival rate, profiles) and is not counted, and
+ *                         rates are over the rest of the duration (0: everything counts)
  */
 public record Scenario(List<ModelSpec> models, Workload workload, long durationNanos, long seed, int profileMax,
-        java.util.Map<String, Object> settings) {
+        java.util.Map<String, Object> settings, long measureFromNanos) {
 
     public Scenario {
         models = List.copyOf(models);
         if (models.isEmpty() || durationNanos <= 0 || profileMax < 0) {
             throw new IllegalArgumentException("need a model, a positive duration and profileMax >= 0");
         }
+        if (measureFromNanos < 0 || measureFromNanos >= durationNanos) {
+            throw new IllegalArgumentException("the measured part must start within the duration");
+        }
         settings = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(settings));
+    }
+
+    /** A scenario whose whole run is counted. */
+    public Scenario(List<ModelSpec> models, Workload workload, long durationNanos, long seed, int profileMax,
+            java.util.Map<String, Object> settings) {
+        this(models, workload, durationNanos, seed, profileMax, settings, 0);
     }
 }

@@ -18,7 +18,8 @@ import java.util.function.Function;
  * driver side of it. It carries the scheduler's actions out in virtual time (a batch or a load goes
  * to its emulated replica, a timer becomes an event) and tallies what happens to each query of the
  * models it serves: one model for a {@link io.servegate.core.scheduling.ModelScheduler}, many for a
- * {@link io.servegate.core.scheduling.MultiModelScheduler}.
+ * {@link io.servegate.core.scheduling.MultiModelScheduler}. A scenario's lead-in runs untallied:
+ * a query counts if it arrived after it, a batch if it was sent after it.
  *
  * @param <S> the scheduler
  */
@@ -66,11 +67,16 @@ final class SchedulerRun<S extends Scheduler<Object>> implements SchedulerAction
 
     /** As {@link #submit(String, Object, long, long)}, for {@code tenant}'s app. */
     void submit(String model, Object payload, long deadline, Tenant tenant, long now) {
-        stats.arrived++;
+        boolean measured = sim.measured(now);
+        if (measured) {
+            stats.arrived++;
+        }
         if (loadNanos.containsKey(model)) {
             scheduler.submit(model, payload, deadline, tenant, now);
         } else {
-            stats.defaults[RejectReason.NO_REPLICA.ordinal()]++;
+            if (measured) {
+                stats.defaults[RejectReason.NO_REPLICA.ordinal()]++;
+            }
             router.dropped(this, payload, now);
         }
     }
@@ -121,7 +127,9 @@ final class SchedulerRun<S extends Scheduler<Object>> implements SchedulerAction
             }
             Batch<Object> b = batch(action);
             for (Query<Object> q : scheduler.batchFailed(b, b.queries(), now)) {
-                stats.failed++;
+                if (sim.measured(q.arrival())) {
+                    stats.failed++;
+                }
                 router.dropped(this, q.payload(), now);
             }
         }
@@ -135,7 +143,9 @@ final class SchedulerRun<S extends Scheduler<Object>> implements SchedulerAction
         }
         Batch<Object> batch = batch(action);
         for (Query<Object> q : batch.queries()) {
-            stats.answered(now - q.arrival(), now <= q.deadline());
+            if (sim.measured(q.arrival())) {
+                stats.answered(now - q.arrival(), now <= q.deadline());
+            }
         }
         scheduler.batchCompleted(batch, nanos, now);
         for (Query<Object> q : batch.queries()) {
@@ -151,7 +161,9 @@ final class SchedulerRun<S extends Scheduler<Object>> implements SchedulerAction
 
     @Override
     public void send(Batch<Object> batch) {
-        stats.batch(batch.size());
+        if (sim.measured(sim.now())) {
+            stats.batch(batch.size());
+        }
         replicas.get(batch.replica()).accept(batch, sim.now(), sim.events());
     }
 
@@ -167,7 +179,9 @@ final class SchedulerRun<S extends Scheduler<Object>> implements SchedulerAction
 
     @Override
     public void reject(Query<Object> query, RejectReason reason) {
-        stats.defaults[reason.ordinal()]++;
+        if (sim.measured(query.arrival())) {
+            stats.defaults[reason.ordinal()]++;
+        }
         router.dropped(this, query.payload(), sim.now());
     }
 

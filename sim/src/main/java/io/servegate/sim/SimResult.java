@@ -40,9 +40,9 @@ public record SimResult(Scenario scenario, List<ModelResult> models, List<Replic
         return t;
     }
 
-    /** The span rates are over, in seconds. */
+    /** The span rates are over, in seconds: the duration less the lead-in ({@link Scenario#measureFromNanos}). */
     public double seconds() {
-        return scenario.durationNanos() / 1e9;
+        return (scenario.durationNanos() - scenario.measureFromNanos()) / 1e9;
     }
 
     /** Queries offered per second. */

@@ -26,6 +26,8 @@ public final class Simulation {
     private final List<SimReplica> replicas = new ArrayList<>();
     private long now;
     private long fired;
+    /** The scenario's lead-in: before it nothing is tallied ({@link Scenario#measureFromNanos}). */
+    private long measureFrom;
 
     private Simulation() {
     }
@@ -62,6 +64,11 @@ public final class Simulation {
         return now;
     }
 
+    /** Whether what arrived or was sent at {@code t} is tallied: it is past the lead-in. */
+    boolean measured(long t) {
+        return t >= measureFrom;
+    }
+
     EventQueue events() {
         return events;
     }
@@ -70,6 +77,7 @@ public final class Simulation {
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long cpuStart = threads.getCurrentThreadCpuTime();
         long wallStart = System.nanoTime();
+        measureFrom = scenario.measureFromNanos();
         SplittableRandom root = new SplittableRandom(scenario.seed());
         // the first split, as ArrivalSchedule draws a live run's: the same seed offers the same arrivals
         SplittableRandom arrivalRandom = root.split();

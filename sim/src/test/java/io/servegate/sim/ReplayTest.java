@@ -1,6 +1,7 @@
 package io.servegate.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.servegate.core.scheduling.PolicyKind;
 import io.servegate.core.trace.RunRecorder;
@@ -65,6 +66,29 @@ class ReplayTest {
         first.remove("sim");
         again.remove("sim");
         assertThat(again).isEqualTo(first);
+    }
+
+    @Test
+    void aLeadInReplaysUncountedAndTheLatencyModelDrawsFromWhatFollowsIt() throws IOException {
+        Path f = dir.resolve("run.csv");
+        Files.writeString(f, RECORDING);
+        Recording recording = Recording.read(f);
+        assertThat(recording.firstArrivalNanos()).isEqualTo(10_000 * MS);
+        SimResult r = Simulation.run(recording.scenario(null, null, 1, 64, 10_030 * MS));
+        assertThat(r.scenario().measureFromNanos()).isEqualTo(30 * MS);
+        assertThat(r.scenario().settings()).containsEntry("lead_in_s", 0.03);
+        assertThat(r.seconds()).isEqualTo(0.001);
+        // the first three queries and their batches ran before it, uncounted
+        assertThat(r.total().arrived()).isEqualTo(2);
+        assertThat(r.total().good()).isEqualTo(2);
+        assertThat(r.total().batches()).isEqualTo(2);
+        // the one batch recorded after it, of 4 in 7 ms, is the only sample: a batch of one costs a quarter
+        assertThat(r.total().latencyMs(0)).isEqualTo(0.5 + 1.75, org.assertj.core.data.Offset.offset(0.01));
+
+        assertThatThrownBy(() -> recording.scenario(null, null, 1, 64, 10_031 * MS))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("nothing arrives after the lead-in");
+        assertThat(Simulation.run(recording.scenario(null, null, 1, 64, 0)).total().arrived())
+                .as("a start before the recording counts everything").isEqualTo(5);
     }
 
     @Test

@@ -26,6 +26,10 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--overhead-ms", description = "round-trip transport overhead for every replica (default: estimated from the recording)")
     Double overheadMs;
 
+    @Option(names = "--lead-in-s", defaultValue = "0", description = "replay the first SECONDS after the first arrival "
+            + "uncounted, as a warm-up that the schedulers enter the counted part warm from (default: ${DEFAULT-VALUE})")
+    double leadInS;
+
     @Option(names = "--seed", defaultValue = "1", description = "seed of the latency draws (default: ${DEFAULT-VALUE})")
     long seed;
 
@@ -38,8 +42,11 @@ final class ReplayCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Recording recording = Recording.read(file);
+        if (!(leadInS >= 0)) {
+            throw new IllegalArgumentException("--lead-in-s must be >= 0");
+        }
         SimResult r = Simulation.run(recording.scenario(policy == null ? null : PolicyKind.of(policy), overheadMs, seed,
-                profileMax));
+                profileMax, leadInS == 0 ? Long.MIN_VALUE : recording.firstArrivalNanos() + Math.round(leadInS * 1e9)));
         System.out.println(Summary.line(r));
         SimCommand.report("replay", "Replayed run", r, output);
         return 0;

@@ -32,15 +32,16 @@ public final class Recording {
         PolicyKind policy;
         long sloNanos;
         final Map<String, ReplicaRecord> replicas = new LinkedHashMap<>();
-        final Map<Integer, List<Long>> pooled = new TreeMap<>();
     }
 
     private static final class ReplicaRecord {
         int concurrency = 1;
         long joinAt = Long.MIN_VALUE;
         long removedAt = Long.MAX_VALUE;
-        final Map<Integer, List<Long>> samples = new TreeMap<>();
-        final List<Long> overheads = new ArrayList<>();
+        final List<BatchRecord> batches = new ArrayList<>();
+    }
+
+    private record BatchRecord(long sentAt, int size, long service, long roundTrip) {
     }
 
     private final String source;
@@ -114,16 +115,8 @@ public final class Recording {
             }
             case "batch" -> {
                 need(f, 7);
-                ReplicaRecord rr = replica(m, f[2]);
-                seen(Long.parseLong(f[3]));
-                int size = Integer.parseInt(f[4]);
-                long service = Long.parseLong(f[5]);
-                long roundTrip = Long.parseLong(f[6]);
-                rr.samples.computeIfAbsent(size, k -> new ArrayList<>()).add(service);
-                m.pooled.computeIfAbsent(size, k -> new ArrayList<>()).add(service);
-                if (roundTrip >= service) {
-                    rr.overheads.add(roundTrip - service);
-                }
+                replica(m, f[2]).batches.add(new BatchRecord(seen(Long.parseLong(f[3])), Integer.parseInt(f[4]),
+                        Long.parseLong(f[5]), Long.parseLong(f[6])));
             }
             default -> throw new IllegalArgumentException("unknown record '" + f[0] + "'");
         }
@@ -149,6 +142,20 @@ public final class Recording {
         return arrivals;
     }
 
+    /** When the first query arrived, on the recording's clock. */
+    public long firstArrivalNanos() {
+        long first = Long.MAX_VALUE;
+        for (int i = 0; i < arrivals; i++) {
+            first = Math.min(first, times[i]);
+        }
+        return first;
+    }
+
+    /** The recording as a scenario, all of it counted: {@link #scenario(PolicyKind, Double, long, int, long)} without a lead-in. */
+    public Scenario scenario(PolicyKind policy, Double overheadMs, long seed, int profileMax) {
+        return scenario(policy, overheadMs, seed, profileMax, Long.MIN_VALUE);
+    }
+
     /**
      * The recording as a scenario. Times start at the earliest record; the duration is the span
      * of the arrivals. A replica without a {@code replica} record joins at the start with
@@ -156,13 +163,27 @@ public final class Recording {
      * is the 10th percentile of its batches' round trip minus service time (the batches that did
      * not wait behind another at the container), unless {@code overheadMs} is given.
      *
-     * @param policy     replay under this policy instead of the recorded one (null: as recorded)
-     * @param overheadMs round-trip overhead for every replica, or null to estimate it per replica
+     * <p>What was recorded before {@code measureFrom} (a live run's warm-up) is replayed as the
+     * scenario's lead-in, uncounted ({@link Scenario#measureFromNanos}): the replayed schedulers
+     * enter the measured part with an arrival rate and profiles as warm as the live ones were. The
+     * latency model draws from the batches of the measured part only, where there are any, since a
+     * warm-up's batches pay one-off costs.
+     *
+     * @param policy      replay under this policy instead of the recorded one (null: as recorded)
+     * @param overheadMs  round-trip overhead for every replica, or null to estimate it per replica
+     * @param measureFrom on the recording's clock, where the counted part starts; at or before the
+     *                    earliest record, everything counts
      */
-    public Scenario scenario(PolicyKind policy, Double overheadMs, long seed, int profileMax) {
+    public Scenario scenario(PolicyKind policy, Double overheadMs, long seed, int profileMax, long measureFrom) {
         long[] order = sortedArrivalOrder();
         long firstArrival = times[(int) order[0]];
         long lastArrival = times[(int) order[order.length - 1]];
+        if (measureFrom >= lastArrival) {
+            throw new IllegalArgumentException("nothing arrives after the lead-in: the last arrival is "
+                    + (lastArrival - firstArrival) / 1_000_000 + " ms after the first");
+        }
+        long o = origin;
+        long leadIn = measureFrom <= o ? 0 : measureFrom - o;
         List<ModelSpec> specs = new ArrayList<>();
         int index = 0;
         for (Map.Entry<String, ModelRecord> e : models.entrySet()) {
@@ -173,15 +194,18 @@ public final class Recording {
             }
             long slo = m.sloNanos > 0 ? m.sloNanos : longestBudget(index);
             List<ReplicaSpec> replicas = new ArrayList<>();
+            List<BatchRecord> pooled = measured(m.replicas.values().stream().flatMap(r -> r.batches.stream()).toList(),
+                    measureFrom);
             for (Map.Entry<String, ReplicaRecord> re : m.replicas.entrySet()) {
                 ReplicaRecord rr = re.getValue();
-                Map<Integer, List<Long>> samples = rr.samples.isEmpty() ? m.pooled : rr.samples;
+                List<BatchRecord> own = measured(rr.batches, measureFrom);
+                Map<Integer, List<Long>> samples = samples(own.isEmpty() ? pooled : own);
                 if (samples.isEmpty()) {
                     throw new IllegalArgumentException("model " + e.getKey() + " has no batch records to draw latency from");
                 }
                 long join = rr.joinAt == Long.MIN_VALUE || rr.joinAt <= firstArrival ? 0 : rr.joinAt - origin;
                 long fail = rr.removedAt == Long.MAX_VALUE ? Long.MAX_VALUE : Math.max(join + 1, rr.removedAt - origin);
-                long overhead = overheadMs != null ? Math.round(overheadMs * 1e6) : percentile10(rr.overheads);
+                long overhead = overheadMs != null ? Math.round(overheadMs * 1e6) : percentile10(own);
                 replicas.add(new ReplicaSpec(re.getKey(), rr.concurrency, new EmpiricalLatency(profile(samples)),
                         overhead, join, fail));
             }
@@ -194,9 +218,11 @@ public final class Recording {
         settings.put("models", specs.size());
         settings.put("arrivals", arrivals);
         settings.put("overhead_ms", overheadMs == null ? "estimated per replica" : overheadMs);
+        if (leadIn > 0) {
+            settings.put("lead_in_s", leadIn / 1e9);
+        }
         settings.put("profile_max", profileMax);
         settings.put("seed", seed);
-        long o = origin;
         Workload workload = random -> new Workload.Stream() {
             private int next;
 
@@ -210,7 +236,7 @@ public final class Recording {
                 return true;
             }
         };
-        return new Scenario(specs, workload, Math.max(1, lastArrival - o), seed, profileMax, settings);
+        return new Scenario(specs, workload, Math.max(1, lastArrival - o), seed, profileMax, settings, leadIn);
     }
 
     /** Arrival indices by time (stable: ties keep file order). */
@@ -233,12 +259,25 @@ public final class Recording {
         return slo;
     }
 
-    private static long percentile10(List<Long> values) {
-        if (values.isEmpty()) {
-            return 0;
+    /** The batches sent from {@code from} on, or all of them when none was. */
+    private static List<BatchRecord> measured(List<BatchRecord> batches, long from) {
+        List<BatchRecord> kept = batches.stream().filter(b -> b.sentAt() >= from).toList();
+        return kept.isEmpty() ? batches : kept;
+    }
+
+    private static Map<Integer, List<Long>> samples(List<BatchRecord> batches) {
+        Map<Integer, List<Long>> samples = new TreeMap<>();
+        for (BatchRecord b : batches) {
+            samples.computeIfAbsent(b.size(), k -> new ArrayList<>()).add(b.service());
         }
-        long[] v = values.stream().mapToLong(Long::longValue).sorted().toArray();
-        return v[v.length / 10];
+        return samples;
+    }
+
+    /** The 10th percentile of the batches' round trip less service time, over those whose round trip is known. */
+    private static long percentile10(List<BatchRecord> batches) {
+        long[] v = batches.stream().filter(b -> b.roundTrip() >= b.service())
+                .mapToLong(b -> b.roundTrip() - b.service()).sorted().toArray();
+        return v.length == 0 ? 0 : v[v.length / 10];
     }
 
     private static ServiceProfile profile(Map<Integer, List<Long>> samples) {
