@@ -17,7 +17,8 @@ import java.util.List;
  * @param measureFromNanos the models' tallies count the queries that arrive from then on and the
  *                         batches sent from then on; what comes before runs as a lead-in that
  *                         warms the schedulers (arrival rate, profiles) and is not counted, and
- *                         rates are over the rest of the duration (0: everything counts)
+ *                         rates are over the rest of the duration (0: everything counts); the
+ *                         replicas' busy time and idle fraction still cover the whole run
  */
 public record Scenario(List<ModelSpec> models, Workload workload, long durationNanos, long seed, int profileMax,
         java.util.Map<String, Object> settings, long measureFromNanos) {
