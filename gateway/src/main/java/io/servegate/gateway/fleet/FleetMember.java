@@ -227,7 +227,8 @@ public final class FleetMember implements Ownership, AutoCloseable {
         List<String> had = owned();
         FleetState state = read.get();
         boolean newlyReady = prepare(self, state, had);
-        List<String> coming = state.ownedBy(self).stream().filter(v -> !had.contains(v)).toList();
+        List<String> has = state.ownedBy(self); // what owned() says once the view below is set
+        List<String> coming = has.stream().filter(v -> !had.contains(v)).toList();
         if (!coming.isEmpty()) {
             try {
                 handover.takeOver(coming); // before the view that makes them this member's to schedule
@@ -236,8 +237,7 @@ public final class FleetMember implements Ownership, AutoCloseable {
             }
         }
         view = new View(self, state, sent + lease.toNanos() - safetyNanos, Set.of());
-        List<String> has = owned();
-        gained.increment(has.stream().filter(v -> !had.contains(v)).count());
+        gained.increment(coming.size());
         lost.increment(had.stream().filter(v -> !has.contains(v)).count());
         onState.accept(state);
         CompletableFuture<Void> done = beaten;
