@@ -91,11 +91,11 @@ abstract class AbstractScheduler<P> implements Scheduler<P> {
     /**
      * {@code count} queries of {@code queue} for a batch predicted to take {@code batchNanos}
      * (0 when unknown), each sent once more: the earliest deadlines, or with several apps queued
-     * the fair shares' first, the highest tiers' before them where {@code byTier}
-     * ({@link DeadlineQueue#take}).
+     * the fair shares' first, those due by {@code dueBy} before them, the highest tiers' before
+     * those where {@code byTier} ({@link DeadlineQueue#take}).
      */
-    static <P> List<Query<P>> take(DeadlineQueue<P> queue, int count, long batchNanos, boolean byTier) {
-        List<Query<P>> items = queue.take(count, Math.max(1.0, (double) batchNanos / count), byTier);
+    static <P> List<Query<P>> take(DeadlineQueue<P> queue, int count, long batchNanos, boolean byTier, long dueBy) {
+        List<Query<P>> items = queue.take(count, Math.max(1.0, (double) batchNanos / count), byTier, dueBy);
         for (Query<P> q : items) {
             q.attempts++;
         }

@@ -37,7 +37,8 @@ final class ClockworkPolicy implements SchedulingPolicy {
                 return;
             }
             int b = profile.sendable(
-                    profile.largestWithin(head.deadline() - answerBase, Math.min(s.queue.size(), s.config().batchCap())), now);
+                    profile.largestWithin(head.deadline() - answerBase,
+                            Math.min(s.queue.size(), Math.min(s.config().batchCap(), s.notDueCap(profile, now)))), now);
             s.send(slot.lane(), b, now, slot.start(), slot.start() + profile.serviceNanos(b));
         }
     }

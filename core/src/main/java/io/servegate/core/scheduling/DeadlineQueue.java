@@ -17,9 +17,11 @@ import java.util.PriorityQueue;
  * it stays exactly as long as the queue.
  *
  * <p>It also knows whose queries it holds ({@link Tenant}): {@link #take} fills a batch from the
- * highest tier first and, within a tier, from the app that has had the least model time for its
- * weight (start-time fair queueing on the model time each batch is predicted to take, shared by
- * its queries). While one app's queries are queued, that is plain earliest-deadline order.
+ * highest tier first; within a tier, from the apps whose earliest query is already due (within the
+ * tightest SLO) before those that can still wait, and among those from the app that has had the
+ * least model time for its weight (start-time fair queueing on the model time each batch is
+ * predicted to take, shared by its queries). While one app's queries are queued, that is plain
+ * earliest-deadline order.
  */
 final class DeadlineQueue<P> {
 
@@ -83,11 +85,12 @@ final class DeadlineQueue<P> {
     /**
      * Removes {@code count} queries for one batch, each charged {@code costEach} of model time
      * (nanoseconds; the batch's predicted time over its size): with {@code byTier} the highest
-     * tier's first, within a tier (every tier, without it) the app with the least model time for
-     * its weight first, each app's earliest deadline first. With one app queued, the {@code count}
-     * earliest deadlines.
+     * tier's first, within a tier (every tier, without it) the apps whose earliest queued query is
+     * due by {@code dueBy} first (an app with a longer SLO takes no place that a query due sooner
+     * needs), then the app with the least model time for its weight, each app's earliest deadline
+     * first. With one app queued, the {@code count} earliest deadlines.
      */
-    List<Query<P>> take(int count, double costEach, boolean byTier) {
+    List<Query<P>> take(int count, double costEach, boolean byTier, long dueBy) {
         List<Query<P>> items = new ArrayList<>(count);
         if (shares.size() <= 1) {
             for (int i = 0; i < count; i++) {
@@ -107,15 +110,20 @@ final class DeadlineQueue<P> {
         while (items.size() < count) {
             ArrayDeque<Query<P>> next = null;
             AppShare best = null;
+            int bestTier = 0;
+            boolean bestDue = false;
             for (ArrayDeque<Query<P>> queue : byApp.values()) {
                 if (queue.isEmpty()) {
                     continue;
                 }
                 AppShare share = shares.get(queue.peek().tenant().app());
                 int tier = byTier ? share.tenant.priority().ordinal() : 0;
-                int bestTier = best == null || !byTier ? 0 : best.tenant.priority().ordinal();
-                if (best == null || tier < bestTier || (tier == bestTier && share.served < best.served)) {
+                boolean due = queue.peek().deadline() <= dueBy;
+                if (best == null || tier < bestTier || (tier == bestTier && (due && !bestDue
+                        || due == bestDue && share.served < best.served))) {
                     best = share;
+                    bestTier = tier;
+                    bestDue = due;
                     next = queue;
                 }
             }
@@ -131,6 +139,17 @@ final class DeadlineQueue<P> {
 
     int size() {
         return byDeadline.size();
+    }
+
+    /** Queries due by {@code t}: a walk of the whole queue. */
+    int dueBy(long t) {
+        int n = 0;
+        for (Query<P> q : byDeadline) {
+            if (q.deadline() <= t) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** Apps with queries queued. */

@@ -37,7 +37,7 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
     private final TierAdmission tiers = new TierAdmission();
     private final TierBatchCap tierCap = new TierBatchCap(tiers);
     /** What the last {@link #batchCap} held batches to, below the configured cap; {@link Integer#MAX_VALUE} when nothing. */
-    private int tierCapApplied = Integer.MAX_VALUE;
+    private int capApplied = Integer.MAX_VALUE;
     /** Queries answered after their deadline, or failed. */
     private long lateOrFailed;
 
@@ -301,13 +301,31 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
 
     /**
      * The largest batch a policy may send now, planning with {@code profile}: the configured cap,
-     * lower while apps of different tiers share the version over capacity ({@link TierBatchCap}).
-     * A policy that holds its batches to it asks here, and {@link #maxBatchSize} reports it.
+     * lower while apps of different tiers share the version over capacity ({@link TierBatchCap})
+     * or while queries not yet due wait beside it ({@link #notDueCap}). A policy that holds its
+     * batches to it asks here, and {@link #maxBatchSize} reports it.
      */
     int batchCap(ReplicaProfile profile, long now) {
-        int cap = tierCap.cap(this, profile, now);
-        tierCapApplied = cap < config.batchCap() ? cap : Integer.MAX_VALUE;
+        int cap = Math.min(tierCap.cap(this, profile, now), notDueCap(profile, now));
+        capApplied = cap < config.batchCap() ? cap : Integer.MAX_VALUE;
         return cap;
+    }
+
+    /**
+     * The largest batch that may carry queries not due within the SLO, the tightest of the apps
+     * sharing the version (an app with a longer one, a burst of its rows queued): the queries due
+     * within it, or the largest batch that answers within half of it, whichever is more. A longer
+     * batch would hold the replica from the tighter apps' next queries for longer than they can
+     * wait; the queries that can wait ride batches of that size in the time left between them.
+     * {@link Integer#MAX_VALUE} while every query queued is due within the SLO, as with one app.
+     */
+    int notDueCap(ReplicaProfile profile, long now) {
+        int half = Math.max(1, profile.largestWithin(config.sloNanos() / 2 - profile.overheadNanos(), config.batchCap()));
+        if (queue.size() <= half) {
+            return Integer.MAX_VALUE;
+        }
+        int due = queue.dueBy(now + config.sloNanos());
+        return due >= queue.size() ? Integer.MAX_VALUE : Math.max(due, half);
     }
 
     /** As {@link #batchCap}, for pricing a query at the batch it may ride: nothing is sent, nothing reported. */
@@ -332,14 +350,16 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
 
     /**
      * Sends {@code count} queries to {@code lane}: the earliest deadlines, or with several apps
-     * queued their fair shares' first, the higher tiers' before them while {@link #tiersApply}.
+     * queued their fair shares' first, those due within the SLO before them, the higher tiers'
+     * before those while {@link #tiersApply}.
      *
      * @param predictedStart  when the container is expected to start it
      * @param predictedFinish when the container is expected to finish it
      */
     void send(Lane lane, int count, long now, long predictedStart, long predictedFinish) {
         boolean byTier = count < queue.size() && queue.apps() > 1 && tiersApply(profile(lane, now), now);
-        Batch<P> batch = new Batch<>(lane, model, take(queue, count, predictedFinish - predictedStart, byTier), now,
+        Batch<P> batch = new Batch<>(lane, model, take(queue, count, predictedFinish - predictedStart, byTier,
+                now + config.sloNanos()), now,
                 predictedStart, predictedFinish, lane.outstanding.isEmpty());
         lane.outstanding.addLast(batch);
         lane.freeAt = Math.max(predictedFinish, now);
@@ -449,12 +469,13 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
     /**
      * The largest batch a replica is sent now: its AIMD (or fixed) size under Clipper, the batch
      * cap under the other policies, or what the last decision held it to while tiers share an
-     * overloaded version ({@link TierBatchCap}); 0 for an unknown replica.
+     * overloaded version ({@link TierBatchCap}) or queries not yet due waited ({@link #notDueCap});
+     * 0 for an unknown replica.
      */
     public int maxBatchSize(String id) {
         Replica r = replicas.get(id);
         return r == null ? 0 : r.batching != null ? r.batching.maxBatchSize()
-                : Math.min(config.batchCap(), tierCapApplied);
+                : Math.min(config.batchCap(), capApplied);
     }
 
     @Override

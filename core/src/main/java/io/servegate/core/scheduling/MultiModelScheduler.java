@@ -323,7 +323,7 @@ public final class MultiModelScheduler<P> extends AbstractScheduler<P> {
 
     /** Sends {@code r} a batch of {@code size} queries of {@code m} ({@link #take}), predicted to run from {@code start} to {@code finish}. */
     void send(SharedReplica r, ServedModel<P> m, int size, long start, long finish, long now) {
-        List<Query<P>> items = take(m.queue, size, finish - start, true);
+        List<Query<P>> items = take(m.queue, size, finish - start, true, Long.MAX_VALUE);
         m.sent(size);
         if (m.queue.isEmpty()) {
             waiting.remove(m);

@@ -77,7 +77,8 @@ class PolicyBehaviourTest {
 
     @Test
     void symphonyPrunesTheStalestQueriesSoThatTheFreshestFillALargeBatch() {
-        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.SYMPHONY, SLO), 1)
+        // an SLO that covers the fresh queries' deadlines: none is one of an app that could wait
+        var c = VirtualCluster.of(SchedulerConfig.of(PolicyKind.SYMPHONY, 40 * MS), 1)
                 .replica("a", 5 * MS, MS / 2, 0).profiled("a", 64);
         c.submit(1_000 * MS); // runs alone until 5.5 ms
         c.runUntil(MS);
