@@ -3,7 +3,10 @@
 # SLO 50 ms, 700 req/s Poisson; first one gateway alone (in-memory registry), then three gateways
 # sharing a redis-server of their own, the load sent round robin across them. Reports the fleet's
 # goodput over the single gateway's and what forwarding adds to the median (owner's predictions
-# against the others'). Then, under the same load and 20 feedback/s to an exp3 app, kill -9 of
+# against the others'). Then the bulk phase (--bulk-s, 10 s; 0 skips it): under the same load, every
+# --bulk-every-s (2 s) a request of --bulk-rows (250) rows to an app with a --bulk-slo-ms (1 s) SLO
+# goes to a gateway that does not own the version: each request's latency and rows predicted, and
+# the queries per forward call. Then, under the same load and 20 feedback/s to an exp3 app, kill -9 of
 # the gateway owning the model version (--owner-stop term: SIGTERM, a graceful shutdown): when
 # predictions resumed, the queries lost in the 10 s after the stop, a per-second timeline, the
 # queries sent and lost in each 100 ms from 0.5 s before the stop to 1.5 s after it, and the

@@ -42,7 +42,8 @@ import picocli.CommandLine.Model.CommandSpec;
  * registry), then a fleet of gateways sharing a {@code redis-server} of its own, under the same
  * Poisson load, sent round robin across the fleet. It reports the fleet's goodput against the
  * single gateway's, and what forwarding adds to the median (the owner's predictions against the
- * other gateways'). Then, still under load and with feedback streaming to an app that learns
+ * other gateways'). Then, under the same load, requests of many rows to an app with a longer SLO
+ * go to the gateways that do not own the version ({@link FleetBulkPhase}). Then, still under load and with feedback streaming to an app that learns
  * from it, it stops the gateway that owns the model version ({@code kill -9}, or SIGTERM with
  * {@code --owner-stop term}) and reports when predictions resumed, the queries lost after the stop,
  * a per-second timeline, and the feedback acknowledged against the feedback stored. Performance is
@@ -56,6 +57,7 @@ public final class FleetCommand implements Callable<Integer> {
     static final String SCENARIO = "fleet";
     private static final String APP = "fleet";
     private static final String FEEDBACK_APP = "fleet-feedback";
+    private static final String BULK_APP = "fleet-bulk";
     private static final int INPUT_LENGTH = 4;
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -116,6 +118,22 @@ public final class FleetCommand implements Callable<Integer> {
             + "≥ " + FleetJoinPhase.WINDOW_S + " (default ${DEFAULT-VALUE}).")
     int afterJoinS;
 
+    @Option(names = "--bulk-s", defaultValue = "10", description = "Bulk: seconds of load after the fleet's measured "
+            + "window during which requests of --bulk-rows rows go to gateways that do not own the version; 0 = no "
+            + "bulk phase (default ${DEFAULT-VALUE}).")
+    int bulkS;
+
+    @Option(names = "--bulk-rows", defaultValue = "250", description = "Bulk: rows per request (default ${DEFAULT-VALUE}).")
+    int bulkRows;
+
+    @Option(names = "--bulk-slo-ms", defaultValue = "1000",
+            description = "Bulk: the SLO of the app the bulk requests query (default ${DEFAULT-VALUE}).")
+    double bulkSloMs;
+
+    @Option(names = "--bulk-every-s", defaultValue = "2",
+            description = "Bulk: seconds between bulk requests (default ${DEFAULT-VALUE}).")
+    double bulkEveryS;
+
     @Option(names = "--owner-stop", defaultValue = "kill", description = "Failover: how the owner is stopped, kill "
             + "(kill -9, a crash) or term (SIGTERM, a graceful shutdown) (default ${DEFAULT-VALUE}).")
     FleetFailoverPhase.Stop ownerStop;
@@ -141,6 +159,10 @@ public final class FleetCommand implements Callable<Integer> {
         if (joinS > 0 && afterJoinS < FleetJoinPhase.WINDOW_S) {
             throw new ParameterException(spec.commandLine(), "--after-join-s must be ≥ " + FleetJoinPhase.WINDOW_S
                     + " (the window counted after the join), got " + afterJoinS);
+        }
+        if (bulkS < 0 || (bulkS > 0 && (bulkRows < 1 || !(bulkSloMs > 0) || !(bulkEveryS > 0)))) {
+            throw new ParameterException(spec.commandLine(), "the bulk phase needs --bulk-s ≥ 0 and, when on, "
+                    + "--bulk-rows ≥ 1 and a positive --bulk-slo-ms and --bulk-every-s");
         }
         Path dir = results.create(SCENARIO);
         RunConditions atStart = RunConditions.now();
@@ -206,6 +228,11 @@ public final class FleetCommand implements Callable<Integer> {
             admin.post("add_app", Map.of("name", FEEDBACK_APP, "input_type", "floats", "default_output", "-1",
                     "latency_slo_micros", Math.round(slo.ms() * 1000), "selection_policy", "exp3"));
             admin.addModelLinks(FEEDBACK_APP, List.of(APP));
+            if (bulkS > 0) {
+                admin.post("add_app", Map.of("name", BULK_APP, "input_type", "floats", "default_output", "-1",
+                        "latency_slo_micros", Math.round(bulkSloMs * 1000)));
+                admin.addModelLinks(BULK_APP, List.of(APP));
+            }
             int owner = awaitOwner(fleet);
             for (GatewayPredictWorkload w : loads) {
                 awaitPredicting(w);
@@ -235,6 +262,10 @@ public final class FleetCommand implements Callable<Integer> {
             report.put("forwarding_added_p50_ms", forwardedP50 - ownerP50);
             err.printf("%s: fleet: %.1f %% in SLO (%.3f of one gateway's); prediction p50 %s; forwarding adds %.2f ms%n",
                     SCENARIO, m.get("in_slo_pct"), ratio, p50, forwardedP50 - ownerP50);
+            if (bulkS > 0) {
+                report.put("bulk", new FleetBulkPhase(rate.one(), slo.ms(), bulkRows, bulkSloMs, bulkS, bulkEveryS,
+                        seed.seed(), timeout, err).run(fleet, owner, spread, BULK_APP, INPUT_LENGTH));
+            }
             report.put("failover", new FleetFailoverPhase(rate.one(), slo.ms(), beforeKillS, afterKillS, feedbackRate,
                     ownerStop, seed.seed(), timeout, err).run(fleet, loads, owner, FEEDBACK_APP, INPUT_LENGTH));
             if (joinS > 0) {
@@ -361,6 +392,10 @@ public final class FleetCommand implements Callable<Integer> {
         s.put("before_kill_s", beforeKillS);
         s.put("after_kill_s", afterKillS);
         s.put("feedback_rate", feedbackRate);
+        s.put("bulk_s", bulkS);
+        s.put("bulk_rows", bulkRows);
+        s.put("bulk_slo_ms", bulkSloMs);
+        s.put("bulk_every_s", bulkEveryS);
         s.put("join_s", joinS);
         s.put("after_join_s", afterJoinS);
         s.put("seed", seed.seed());
