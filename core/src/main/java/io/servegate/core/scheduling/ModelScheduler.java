@@ -33,6 +33,8 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
     /** Every replica's samples together: what a replica without its own samples is assumed to cost. */
     private final ReplicaProfile pooled;
     private final ArrivalRate arrivalRate = new ArrivalRate(1_000_000_000L);
+    /** Arrivals due within the SLO as they arrive: the queries that those not yet due must not hold up. */
+    private final ArrivalRate dueArrivalRate = new ArrivalRate(1_000_000_000L);
     private final ArrivalEnvelope envelope = new ArrivalEnvelope();
     private final TierAdmission tiers = new TierAdmission();
     private final TierBatchCap tierCap = new TierBatchCap(tiers);
@@ -88,6 +90,9 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
         requireServed(modelId);
         Query<P> q = arrive(payload, deadline, tenant, now);
         arrivalRate.record(now);
+        if (deadline - now <= config.sloNanos()) {
+            dueArrivalRate.record(now);
+        }
         envelope.record(now);
         tiers.arrived(tenant, now);
         if (availableLanes() == 0) {
@@ -317,11 +322,13 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
      * within it, or the largest batch that answers within half of it, whichever is more. A longer
      * batch would hold the replica from the tighter apps' next queries for longer than they can
      * wait; the queries that can wait ride batches of that size in the time left between them.
-     * {@link Integer#MAX_VALUE} while every query queued is due within the SLO, as with one app.
+     * {@link Integer#MAX_VALUE} while every query queued is due within the SLO, as with one app,
+     * and while fewer than one query a second arrives due within it (only queries that can wait,
+     * e.g. Open Inference Protocol calls with their own long timeout): there is nothing to protect.
      */
     int notDueCap(ReplicaProfile profile, long now) {
         int half = Math.max(1, profile.largestWithin(config.sloNanos() / 2 - profile.overheadNanos(), config.batchCap()));
-        if (queue.size() <= half) {
+        if (queue.size() <= half || dueArrivalRate.perSecond(now) < 1) {
             return Integer.MAX_VALUE;
         }
         int due = queue.dueBy(now + config.sloNanos());

@@ -221,6 +221,26 @@ class TierSchedulingTest {
         assertThat(queue.queued(Priority.SHEDDABLE)).isEqualTo(8);
     }
 
+    @ParameterizedTest
+    @EnumSource(value = PolicyKind.class, names = {"ADAPTIVE", "SYMPHONY", "CLOCKWORK"})
+    void queriesThatCanWaitAreNotHeldToSmallBatchesWhenNothingDueArrives(PolicyKind policy) {
+        Tenant bulk = new Tenant("bulk", Priority.STANDARD, 1);
+        var c = cluster(policy);
+        for (long t = 0; t < 3000 * MS; t += 1000 * MS) {
+            long at = t;
+            c.at(at, () -> {
+                for (int i = 0; i < 100; i++) {
+                    c.submit(VirtualCluster.MODEL, at + 20 * SLO, bulk);
+                }
+            });
+        }
+        c.drain();
+        // as the bursts of an Open Inference Protocol client with its own long timeout: no query of a
+        // tighter app arrives to be protected, so the batches are as large as the deadlines allow
+        assertThat(c.batches).extracting(b -> b.queries().size()).anyMatch(size -> size > 9);
+        assertThat(c.good()).isEqualTo(300);
+    }
+
     @Test
     void aBatchTakesTheQueriesDueWithinTheSloBeforeThoseThatCanWait() {
         Tenant tight = new Tenant("tight", Priority.STANDARD, 1);
