@@ -35,6 +35,8 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
     private final ArrivalRate arrivalRate = new ArrivalRate(1_000_000_000L);
     /** Arrivals due within the SLO as they arrive: the queries that those not yet due must not hold up. */
     private final ArrivalRate dueArrivalRate = new ArrivalRate(1_000_000_000L);
+    /** The latest deadline of the arrivals not due within the SLO as they arrived; after it, every query queued is due. */
+    private long latestNotDue = Long.MIN_VALUE;
     private final ArrivalEnvelope envelope = new ArrivalEnvelope();
     private final TierAdmission tiers = new TierAdmission();
     private final TierBatchCap tierCap = new TierBatchCap(tiers);
@@ -92,6 +94,8 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
         arrivalRate.record(now);
         if (deadline - now <= config.sloNanos()) {
             dueArrivalRate.record(now);
+        } else {
+            latestNotDue = Math.max(latestNotDue, deadline);
         }
         envelope.record(now);
         tiers.arrived(tenant, now);
@@ -327,8 +331,11 @@ public final class ModelScheduler<P> extends AbstractScheduler<P> {
      * e.g. Open Inference Protocol calls with their own long timeout): there is nothing to protect.
      */
     int notDueCap(ReplicaProfile profile, long now) {
+        if (latestNotDue <= now + config.sloNanos() || dueArrivalRate.perSecond(now) < 1) {
+            return Integer.MAX_VALUE; // nothing queued could wait (one app, apps of one SLO), or nothing to protect
+        }
         int half = Math.max(1, profile.largestWithin(config.sloNanos() / 2 - profile.overheadNanos(), config.batchCap()));
-        if (queue.size() <= half || dueArrivalRate.perSecond(now) < 1) {
+        if (queue.size() <= half) {
             return Integer.MAX_VALUE;
         }
         int due = queue.dueBy(now + config.sloNanos());
