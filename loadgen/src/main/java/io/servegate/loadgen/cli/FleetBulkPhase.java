@@ -17,7 +17,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -194,20 +193,10 @@ final class FleetBulkPhase {
         }
 
         private CompletableFuture<Map<String, Object>> send(GatewayProcess to) {
-            StringBuilder body = new StringBuilder("{\"input_batch\":[");
-            for (int i = 0; i < rows; i++) {
-                body.append(i == 0 ? "[" : ",[");
-                float[] v = inputs.vector();
-                for (int j = 0; j < v.length; j++) {
-                    body.append(j == 0 ? "" : ",").append(v[j]);
-                }
-                body.append(']');
-            }
-            body.append("]}");
             HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + GatewayProcess.HOST + ":" + to.port()
                             + "/" + app + "/predict"))
                     .timeout(timeout).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(body.toString(), StandardCharsets.US_ASCII)).build();
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(inputs.batchQueryBody(rows))).build();
             long start = System.nanoTime();
             Map<String, Object> q = new LinkedHashMap<>();
             q.put("to", to.log().getFileName().toString());

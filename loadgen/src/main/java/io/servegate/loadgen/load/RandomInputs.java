@@ -15,6 +15,7 @@ public final class RandomInputs {
 
     private static final byte[] PREFIX = "{\"input\":[".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] SUFFIX = "]}".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] BATCH_PREFIX = "{\"input_batch\":[".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] OIP_SUFFIX = "]}]}".getBytes(StandardCharsets.US_ASCII);
     /** {@code 0.dddddd} plus a comma. */
     private static final int ELEMENT_BYTES = 9;
@@ -60,11 +61,41 @@ public final class RandomInputs {
         return body(oipPrefix, OIP_SUFFIX);
     }
 
-    private byte[] body(byte[] prefix, byte[] suffix) {
+    /**
+     * {@code rows} new random vectors as the body of one Clipper batch query:
+     * {@code {"input_batch":[[0.123456,...],...]}}, ASCII.
+     */
+    public byte[] batchQueryBody(int rows) {
+        if (rows < 1) {
+            throw new IllegalArgumentException("a batch needs at least 1 row, got " + rows);
+        }
         ThreadLocalRandom random = ThreadLocalRandom.current();
+        int row = 2 + length * ELEMENT_BYTES - 1; // [vector]
+        byte[] body = new byte[BATCH_PREFIX.length + rows * row + rows - 1 + SUFFIX.length];
+        System.arraycopy(BATCH_PREFIX, 0, body, 0, BATCH_PREFIX.length);
+        int at = BATCH_PREFIX.length;
+        for (int r = 0; r < rows; r++) {
+            if (r > 0) {
+                body[at++] = ',';
+            }
+            body[at++] = '[';
+            at = writeVector(body, at, random);
+            body[at++] = ']';
+        }
+        System.arraycopy(SUFFIX, 0, body, at, SUFFIX.length);
+        return body;
+    }
+
+    private byte[] body(byte[] prefix, byte[] suffix) {
         byte[] body = new byte[prefix.length + length * ELEMENT_BYTES - 1 + suffix.length];
         System.arraycopy(prefix, 0, body, 0, prefix.length);
-        int at = prefix.length;
+        int at = writeVector(body, prefix.length, ThreadLocalRandom.current());
+        System.arraycopy(suffix, 0, body, at, suffix.length);
+        return body;
+    }
+
+    /** Writes a new random vector's elements, comma-separated, from {@code at}; returns where it ends. */
+    private int writeVector(byte[] body, int at, ThreadLocalRandom random) {
         for (int i = 0; i < length; i++) {
             if (i > 0) {
                 body[at++] = ',';
@@ -78,8 +109,7 @@ public final class RandomInputs {
             }
             at += 6;
         }
-        System.arraycopy(suffix, 0, body, at, suffix.length);
-        return body;
+        return at;
     }
 
     /**

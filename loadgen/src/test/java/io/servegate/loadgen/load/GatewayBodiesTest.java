@@ -34,6 +34,24 @@ class GatewayBodiesTest {
     }
 
     @Test
+    void batchQueryBodiesHoldTheGivenRowsOfDistinctInputs() throws Exception {
+        JsonNode batch = JSON.readTree(new RandomInputs(8).batchQueryBody(250)).get("input_batch");
+        assertThat(batch.size()).isEqualTo(250);
+        Set<String> rows = new HashSet<>();
+        for (JsonNode row : batch) {
+            assertThat(row.size()).isEqualTo(8);
+            for (JsonNode x : row) {
+                assertThat(x.doubleValue()).isBetween(0.0, 1.0);
+            }
+            rows.add(row.toString());
+        }
+        assertThat(rows).hasSize(250);
+        assertThat(new String(new RandomInputs(1).batchQueryBody(2), StandardCharsets.US_ASCII))
+                .matches("\\{\"input_batch\":\\[\\[0\\.\\d{6}],\\[0\\.\\d{6}]]}");
+        assertThatThrownBy(() -> new RandomInputs(8).batchQueryBody(0)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void vectorsAreDistinctAndInTheUnitInterval() {
         RandomInputs inputs = new RandomInputs(8);
         float[] a = inputs.vector();
